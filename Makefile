@@ -1,0 +1,110 @@
+# rk1828: top-level build. `make help` lists the targets.
+#
+# Userspace binaries and the module land in build/ (build/rk1828.ko).
+
+KVER ?= $(shell ls /lib/modules 2>/dev/null | grep '^6\.12\.' | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+MODEL ?= ../shared/models/stories260K.gguf
+CARDS ?= 2
+PROMPT ?= Once upon a time
+B := build
+
+CC ?= gcc
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
+	  -D_GNU_SOURCE -Iuapi -Ikernel -Iuserspace/common -Iuserspace/lib \
+	  -Iemulator $(shell pkg-config --cflags libdrm 2>/dev/null)
+LDLIBS += -lm -pthread
+
+COMMON_SRC := $(wildcard userspace/common/*.c)
+LIB_SRC    := $(wildcard userspace/lib/*.c)
+LLM_SRC    := $(filter-out userspace/llm/main.c,$(wildcard userspace/llm/*.c))
+EMU_SRC    := $(wildcard emulator/*.c)
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+TESTLIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+
+PROGS := $(B)/rk1828-llm $(B)/rk1828-emu
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+
+.PHONY: all help deps module userspace tests check demo bench checkpatch clean
+all: userspace module tests
+
+help:
+	@echo "make deps       install Debian packages and unpack kernel tools"
+	@echo "make            build userspace, emulator, tests and the module"
+	@echo "make demo       generate a story on $(CARDS) emulated cards"
+	@echo "make check      run every test (host + guest)"
+	@echo "make bench      benchmarks (ratios measured side by side)"
+	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
+
+deps:
+	@tools/install-deps
+	@tools/unpack-kernel-tools $(B)/linux-src
+
+userspace: $(PROGS)
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libcommon.a: $(call obj,$(COMMON_SRC))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/librk1828.a: $(call obj,$(LIB_SRC))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/libllm.a: $(call obj,$(LLM_SRC))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/libemu.a: $(call obj,$(filter-out emulator/main.c,$(EMU_SRC)))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/libtest.a: $(call obj,$(TESTLIB_SRC))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+
+$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(LDLIBS)
+
+$(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a $(B)/libcommon.a
+	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)
+
+# Host unit tests: one binary per tests/unit/test_*.c, linked with every library.
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
+
+# Guest (kselftest) tests.
+SELFTEST_SRC := $(wildcard tests/selftests/*.c)
+SELFTEST_BINS := $(patsubst tests/selftests/%.c,$(B)/tests/%,$(SELFTEST_SRC))
+$(B)/tests/rk1828_%: tests/selftests/rk1828_%.c $(B)/linux-src/.stamp $(B)/librk1828.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(B)/linux-src/tools/testing/selftests -o $@ $< $(B)/librk1828.a $(B)/libcommon.a $(shell pkg-config --libs libdrm) $(LDLIBS)
+
+$(B)/linux-src/.stamp:
+	@tools/unpack-kernel-tools $(B)/linux-src
+
+tests: $(UNIT_BINS) $(SELFTEST_BINS)
+
+# The module: built against the installed Debian 6.12 headers, W=1.
+module:
+	@test -d $(KDIR) || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_DRM_ACCEL_RK1828=m W=1 \
+		KCPPFLAGS="-I$(CURDIR)/uapi -I$(KDIR)/include/uapi/drm" modules
+	@mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko
+
+checkpatch: $(B)/linux-src/.stamp
+	perl $(B)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
+		-f $(wildcard kernel/*.c kernel/*.h uapi/drm/*.h)
+
+demo: deps all
+	tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+
+check: deps all
+	tests/run-all
+
+bench: deps all
+	tests/run-bench
+
+clean:
+	rm -rf $(B)
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean >/dev/null 2>&1
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * Userspace ABI of the Rockchip RK1828 NPU card accel driver.
+ *
+ * The ABI follows Documentation/process/botching-up-ioctls.rst: only
+ * fixed-size types, explicit padding that must be zero, 64-bit user
+ * pointers, absolute CLOCK_MONOTONIC timeouts, unknown flags rejected with
+ * -EINVAL and structs only ever extended at the end.
+ */
+#ifndef __UAPI_RK1828_ACCEL_H__
+#define __UAPI_RK1828_ACCEL_H__
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define DRM_RK1828_GET_PARAM		0x00
+#define DRM_RK1828_BO_CREATE		0x01
+#define DRM_RK1828_BO_INFO		0x02
+#define DRM_RK1828_SUBMIT		0x03
+#define DRM_RK1828_BO_WAIT		0x04
+
+#define DRM_IOCTL_RK1828_GET_PARAM \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_GET_PARAM, struct drm_rk1828_get_param)
+#define DRM_IOCTL_RK1828_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_BO_CREATE, struct drm_rk1828_bo_create)
+#define DRM_IOCTL_RK1828_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_BO_INFO, struct drm_rk1828_bo_info)
+#define DRM_IOCTL_RK1828_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_SUBMIT, struct drm_rk1828_submit)
+#define DRM_IOCTL_RK1828_BO_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_BO_WAIT, struct drm_rk1828_bo_wait)
+
+/**
+ * DOC: parameters
+ *
+ * Parameters read with &DRM_IOCTL_RK1828_GET_PARAM.
+ *
+ * %DRM_RK1828_PARAM_PROTOCOL_VERSION:
+ *	Card host-interface protocol version, (major << 16) | minor.
+ * %DRM_RK1828_PARAM_CARD_MEM_SIZE:
+ *	Card memory in bytes usable for card BOs.
+ * %DRM_RK1828_PARAM_CARD_MEM_FREE:
+ *	Card memory in bytes not yet allocated to any card BO (all clients).
+ * %DRM_RK1828_PARAM_LINK_TYPE:
+ *	One of &enum drm_rk1828_link_type.
+ * %DRM_RK1828_PARAM_LINK_SPEED:
+ *	Negotiated link speed in Mbit/s (5000 for USB 3.0 SuperSpeed).
+ * %DRM_RK1828_PARAM_CARD_SERIAL:
+ *	64-bit serial number the card reports.
+ * %DRM_RK1828_PARAM_CAPABILITIES:
+ *	Bit mask of %DRM_RK1828_CAP_* the driver and card support.
+ * %DRM_RK1828_PARAM_NUM_QUEUES:
+ *	Number of hardware queues (one compute and one copy queue: 2).
+ * %DRM_RK1828_PARAM_CONTEXT_ID:
+ *	Card context id of this file (for debugging and logs).
+ */
+#define DRM_RK1828_PARAM_PROTOCOL_VERSION	0
+#define DRM_RK1828_PARAM_CARD_MEM_SIZE		1
+#define DRM_RK1828_PARAM_CARD_MEM_FREE		2
+#define DRM_RK1828_PARAM_LINK_TYPE		3
+#define DRM_RK1828_PARAM_LINK_SPEED		4
+#define DRM_RK1828_PARAM_CARD_SERIAL		5
+#define DRM_RK1828_PARAM_CAPABILITIES		6
+#define DRM_RK1828_PARAM_NUM_QUEUES		7
+#define DRM_RK1828_PARAM_CONTEXT_ID		8
+
+/** DRM_RK1828_CAP_TIMELINE_SYNCOBJ - submit accepts timeline syncobj points */
+#define DRM_RK1828_CAP_TIMELINE_SYNCOBJ		(1ULL << 0)
+/** DRM_RK1828_CAP_PRIME_IMPORT - host BOs of other devices can be imported */
+#define DRM_RK1828_CAP_PRIME_IMPORT		(1ULL << 1)
+/** DRM_RK1828_CAP_EXEC_DECODER - EXEC runs decoder-layer segment programs */
+#define DRM_RK1828_CAP_EXEC_DECODER		(1ULL << 2)
+
+/**
+ * enum drm_rk1828_link_type - link between host and card
+ * @DRM_RK1828_LINK_USB: USB 3.0 bulk endpoints
+ * @DRM_RK1828_LINK_PCIE: PCIe 2.1 x2
+ */
+enum drm_rk1828_link_type {
+	DRM_RK1828_LINK_USB = 1,
+	DRM_RK1828_LINK_PCIE = 2,
+};
+
+/**
+ * struct drm_rk1828_get_param - read one device parameter
+ *
+ * Errors: -EINVAL for an unknown @param or non-zero @pad, -ENODEV once
+ * the card is gone.
+ */
+struct drm_rk1828_get_param {
+	/** @param: in, one of DRM_RK1828_PARAM_* */
+	__u32 param;
+	/** @pad: must be zero */
+	__u32 pad;
+	/** @value: out, the parameter value */
+	__u64 value;
+};
+
+/** DRM_RK1828_BO_HOST - host memory (shmem): mmap-able, PRIME export/import */
+#define DRM_RK1828_BO_HOST	(1U << 0)
+/** DRM_RK1828_BO_CARD - card memory: weights, KV cache, activations */
+#define DRM_RK1828_BO_CARD	(1U << 1)
+
+/**
+ * struct drm_rk1828_bo_create - create a buffer object
+ *
+ * Exactly one of %DRM_RK1828_BO_HOST and %DRM_RK1828_BO_CARD must be set.
+ * Sizes are rounded up to the page size (host) or to 4 KiB (card).
+ * A card BO is mapped into this file's card context before the ioctl
+ * returns; only jobs of this file can touch it.
+ *
+ * Errors: -EINVAL for zero size, unknown flags or none/both kinds,
+ * -ENOMEM when the card (or the host) has not enough free memory,
+ * -E2BIG for a size above the card memory size, -ENODEV once unplugged.
+ */
+struct drm_rk1828_bo_create {
+	/** @size: in, size in bytes; out, the rounded-up size */
+	__u64 size;
+	/** @flags: in, DRM_RK1828_BO_* */
+	__u32 flags;
+	/** @handle: out, GEM handle */
+	__u32 handle;
+	/** @card_addr: out, card address of a card BO, 0 for host BOs */
+	__u64 card_addr;
+	/** @mmap_offset: out, offset for mmap() on the accel fd (host BOs), 0 for card BOs */
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_rk1828_bo_info - look up a BO, also one imported by PRIME
+ *
+ * Errors: -ENOENT for a handle this file does not own, -EINVAL for
+ * non-zero @pad.
+ */
+struct drm_rk1828_bo_info {
+	/** @handle: in, GEM handle */
+	__u32 handle;
+	/** @flags: out, DRM_RK1828_BO_HOST or DRM_RK1828_BO_CARD */
+	__u32 flags;
+	/** @size: out, size in bytes */
+	__u64 size;
+	/** @card_addr: out, card address (card BOs) */
+	__u64 card_addr;
+	/** @mmap_offset: out, fake offset for mmap() (host BOs) */
+	__u64 mmap_offset;
+};
+
+/**
+ * struct drm_rk1828_sync - one syncobj wait or signal operation
+ */
+struct drm_rk1828_sync {
+	/** @handle: syncobj handle of this file */
+	__u32 handle;
+	/** @flags: must be zero */
+	__u32 flags;
+	/** @point: timeline point, 0 for a binary syncobj */
+	__u64 point;
+};
+
+/**
+ * enum drm_rk1828_job_type - what a submitted job does
+ * @DRM_RK1828_JOB_COPY: copy @size bytes from (src_handle, src_offset) to
+ *	(dst_handle, dst_offset). Host->card, card->host and card->card are
+ *	allowed; host->host is -EINVAL. Runs on the copy queue.
+ * @DRM_RK1828_JOB_EXEC: run the segment program stored in the card BO
+ *	@src_handle at @src_offset, @size bytes long (format: struct
+ *	rk1828_hif_program, Documentation/accel/rk1828/protocol.rst). Runs on
+ *	the compute queue. Every card BO the program touches must be listed
+ *	in @bo_handles (they are kept alive and implicitly fenced).
+ */
+enum drm_rk1828_job_type {
+	DRM_RK1828_JOB_COPY = 1,
+	DRM_RK1828_JOB_EXEC = 2,
+};
+
+/**
+ * struct drm_rk1828_submit - queue one job
+ *
+ * The job waits for every @in_syncs entry (binary or timeline point) and
+ * for the implicit fences of the BOs it reads (all writers) and writes
+ * (all users), runs, and then signals every @out_syncs entry and the BOs'
+ * reservation objects with its fence. A job that fails (card reports an
+ * error such as an access outside this file's mappings, timeout, card
+ * reset, unplug) signals its fence with the error set: read it with
+ * &DRM_IOCTL_RK1828_BO_WAIT or from the sync_file status.
+ *
+ * Errors: -EINVAL for an unknown @type, non-zero @flags or @pad, counts
+ * over 64, zero @size, offsets or sizes outside a BO, host->host copies;
+ * -ENOENT for a BO or syncobj handle this file does not own; -EFAULT for
+ * bad user pointers; -ENODEV once the card is gone. Nothing is queued
+ * when the ioctl fails.
+ */
+struct drm_rk1828_submit {
+	/** @type: one of &enum drm_rk1828_job_type */
+	__u32 type;
+	/** @flags: must be zero */
+	__u32 flags;
+	/** @in_syncs: user pointer to @in_sync_count struct drm_rk1828_sync */
+	__u64 in_syncs;
+	/** @out_syncs: user pointer to @out_sync_count struct drm_rk1828_sync */
+	__u64 out_syncs;
+	/** @bo_handles: user pointer to @bo_handle_count __u32 handles (EXEC) */
+	__u64 bo_handles;
+	/** @in_sync_count: number of in-syncobjs (at most 64) */
+	__u32 in_sync_count;
+	/** @out_sync_count: number of out-syncobjs (at most 64) */
+	__u32 out_sync_count;
+	/** @bo_handle_count: number of BO handles (EXEC only, at most 64) */
+	__u32 bo_handle_count;
+	/** @sync_struct_size: sizeof(struct drm_rk1828_sync), for extension */
+	__u32 sync_struct_size;
+	/** @src_handle: COPY source BO, or the EXEC program card BO */
+	__u32 src_handle;
+	/** @dst_handle: COPY destination BO; must be zero for EXEC */
+	__u32 dst_handle;
+	/** @src_offset: byte offset in @src_handle */
+	__u64 src_offset;
+	/** @dst_offset: byte offset in @dst_handle; must be zero for EXEC */
+	__u64 dst_offset;
+	/** @size: bytes to copy, or size of the EXEC program */
+	__u64 size;
+	/** @seqno: out, per-file job sequence number (for logs and debugfs) */
+	__u64 seqno;
+};
+
+/**
+ * struct drm_rk1828_bo_wait - wait for the jobs using a BO
+ *
+ * Waits until every job that reads or writes the BO has finished, or
+ * until the absolute CLOCK_MONOTONIC time @timeout_ns.
+ *
+ * Return: 0 when the jobs finished (their status is in @job_status),
+ * -ETIMEDOUT when @timeout_ns passed first (a time in the past polls),
+ * -ENOENT for a bad handle, -EINVAL for non-zero @flags, -ERESTARTSYS
+ * when interrupted.
+ */
+struct drm_rk1828_bo_wait {
+	/** @handle: in, GEM handle */
+	__u32 handle;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/** @timeout_ns: in, absolute CLOCK_MONOTONIC deadline in ns */
+	__s64 timeout_ns;
+	/** @job_status: out, 0 or the negative errno of the first failed job */
+	__s32 job_status;
+	/** @pad: must be zero */
+	__u32 pad;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* __UAPI_RK1828_ACCEL_H__ */

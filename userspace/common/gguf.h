@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GGUF reader: validates and indexes a GGUF v3 (and v2) file mapped read-only.
+ * Format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+ */
+#ifndef RK_GGUF_H
+#define RK_GGUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* GGML tensor types we know; values are the GGML numbers. */
+enum gguf_type {
+	GGML_TYPE_F32 = 0,
+	GGML_TYPE_F16 = 1,
+	GGML_TYPE_Q4_0 = 2,
+	GGML_TYPE_Q8_0 = 8,
+};
+
+/* GGUF metadata value types. */
+enum gguf_vtype {
+	GGUF_VT_U8 = 0, GGUF_VT_I8 = 1, GGUF_VT_U16 = 2, GGUF_VT_I16 = 3,
+	GGUF_VT_U32 = 4, GGUF_VT_I32 = 5, GGUF_VT_F32 = 6, GGUF_VT_BOOL = 7,
+	GGUF_VT_STRING = 8, GGUF_VT_ARRAY = 9, GGUF_VT_U64 = 10,
+	GGUF_VT_I64 = 11, GGUF_VT_F64 = 12,
+};
+
+/* A string inside the mapped file (not NUL terminated). */
+struct gguf_str {
+	const char *s;
+	uint64_t len;
+};
+
+struct gguf_kv {
+	struct gguf_str key;
+	enum gguf_vtype type;
+	/* Scalars: value (integers widened, bool 0/1, float in f). */
+	union {
+		uint64_t u;
+		int64_t i;
+		double f;
+		struct gguf_str str;
+	} v;
+	/* Arrays: element type, count and pointer to the first element. */
+	enum gguf_vtype arr_type;
+	uint64_t arr_n;
+	const uint8_t *arr_data;
+};
+
+struct gguf_tensor {
+	struct gguf_str name;
+	uint32_t n_dims;
+	uint64_t ne[4];		/* ne[0] is the row length (innermost) */
+	enum gguf_type type;
+	uint64_t offset;	/* relative to the data section */
+	uint64_t nbytes;
+	const void *data;	/* inside the mapping */
+};
+
+struct gguf_file {
+	char *path;
+	void *map;
+	size_t map_size;
+	uint32_t version;
+	uint64_t n_kv, n_tensors;
+	struct gguf_kv *kv;
+	struct gguf_tensor *tensors;
+	uint64_t alignment;
+	uint64_t data_offset;
+};
+
+/*
+ * gguf_open() - map and validate @path.
+ * Checks magic, version (2 or 3), every count and length against the file
+ * size, string/array bounds, known value types, tensor types, dimension
+ * products (no overflow), alignment and that every tensor's data lies in
+ * the file. On failure returns NULL and writes "PATH: reason" into err.
+ */
+struct gguf_file *gguf_open(const char *path, char *err, size_t errlen);
+void gguf_close(struct gguf_file *f);
+
+const struct gguf_kv *gguf_find_kv(const struct gguf_file *f, const char *key);
+const struct gguf_tensor *gguf_find_tensor(const struct gguf_file *f, const char *name);
+/* Typed getters: return false when missing or of a non-matching type. */
+bool gguf_get_u64(const struct gguf_file *f, const char *key, uint64_t *out);
+bool gguf_get_f32(const struct gguf_file *f, const char *key, float *out);
+bool gguf_get_str(const struct gguf_file *f, const char *key, struct gguf_str *out);
+/* Array element access for STRING, F32 and integer arrays; false on type/bounds error. */
+bool gguf_arr_str(const struct gguf_kv *kv, uint64_t i, struct gguf_str *out);
+bool gguf_arr_f32(const struct gguf_kv *kv, uint64_t i, float *out);
+bool gguf_arr_i64(const struct gguf_kv *kv, uint64_t i, int64_t *out);
+
+/* Bytes for n elements of type t (n must be a multiple of the block size). */
+uint64_t gguf_type_size(enum gguf_type t, uint64_t n);
+uint32_t gguf_block_size(enum gguf_type t);
+const char *gguf_type_name(enum gguf_type t);
+
+#endif
