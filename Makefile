@@ -81,7 +81,14 @@ $(B)/tests/rk1828_%: tests/selftests/rk1828_%.c $(B)/linux-src/.stamp $(B)/librk
 $(B)/linux-src/.stamp:
 	@tools/unpack-kernel-tools $(B)/linux-src
 
-tests: $(UNIT_BINS) $(SELFTEST_BINS)
+# Test tools: one binary per tests/tools/*.c (e.g. the reference logits check).
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRC))
+$(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
+
+tests: $(UNIT_BINS) $(SELFTEST_BINS) $(TOOL_BINS)
 
 # The module: built against the installed Debian 6.12 headers, W=1.
 module:
