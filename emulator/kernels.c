@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Emulator compute kernels: see kernels.h.
+ *
+ * Matmul strategy: each worker owns a contiguous range of weight rows. It
+ * dequantizes up to 4 rows into per-thread scratch (exactly the values of
+ * quant.c's dequantize_row) and then, for every token, computes the 4 dot
+ * products together so each activation vector is loaded once per 4 rows.
+ * F32 weights are used in place.
+ */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quant.h"
+#include "threadpool.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define KERN_HAVE_X86 1
+#include <immintrin.h>
+#else
+#define KERN_HAVE_X86 0
+#endif
+
+#define MM_TILE 4
+
+/* Dequantize one row of k elements into dst (k multiple of block size). */
+typedef void (*dequant_fn)(int type, const uint8_t *src, float *dst, size_t k);
+/* out[i] = dot(rows[i], x) for i < nr, rows at stride k. */
+typedef void (*dotn_fn)(const float *const *rows, size_t nr, const float *x,
+			size_t k, float *out);
+typedef float (*dot_fn)(const float *a, const float *b, size_t n);
+typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
+
+struct kern_ops {
+	dequant_fn dequant;
+	dotn_fn dotn;
+	dot_fn dot;
+	axpy_fn axpy;
+};
+
+/* ---------------------------------------------------------------- scalar */
+
+static void dequant_scalar(int type, const uint8_t *src, float *dst, size_t k)
+{
+	dequantize_row(type, src, dst, k);
+}
+
+static float dot_scalar(const float *a, const float *b, size_t n)
+{
+	float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		s0 += a[i] * b[i];
+		s1 += a[i + 1] * b[i + 1];
+		s2 += a[i + 2] * b[i + 2];
+		s3 += a[i + 3] * b[i + 3];
+	}
+	for (; i < n; i++)
+		s0 += a[i] * b[i];
+	return (s0 + s1) + (s2 + s3);
+}
+
+static void dotn_scalar(const float *const *rows, size_t nr, const float *x,
+			size_t k, float *out)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		out[i] = dot_scalar(rows[i], x, k);
+}
+
+static void axpy_scalar(float *y, float s, const float *x, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		y[i] += s * x[i];
+}
+
+static const struct kern_ops ops_scalar = {
+	.dequant = dequant_scalar,
+	.dotn = dotn_scalar,
+	.dot = dot_scalar,
+	.axpy = axpy_scalar,
+};
+
+/* ------------------------------------------------------------------ AVX2 */
+#if KERN_HAVE_X86
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+static AVX2 inline float hsum_avx2(__m256 v)
+{
+	__m128 lo = _mm256_castps256_ps128(v);
+	__m128 hi = _mm256_extractf128_ps(v, 1);
+
+	lo = _mm_add_ps(lo, hi);
+	lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+	lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+	return _mm_cvtss_f32(lo);
+}
+
+static AVX2 inline float f16_avx2(const uint8_t *p)
+{
+	uint16_t h;
+
+	memcpy(&h, p, 2);
+	return _cvtsh_ss(h);
+}
+
+/* 8 int8 at p -> 8 floats times d. */
+static AVX2 inline __m256 i8x8_ps(__m128i v8, __m256 d)
+{
+	return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v8)), d);
+}
+
+static AVX2 void dequant_avx2(int type, const uint8_t *src, float *dst, size_t k)
+{
+	size_t i;
+
+	switch (type) {
+	case QUANT_TYPE_F16:
+		for (i = 0; i + 8 <= k; i += 8) {
+			__m128i h = _mm_loadu_si128((const __m128i *)(src + 2 * i));
+
+			_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+		}
+		for (; i < k; i++)
+			dst[i] = f16_avx2(src + 2 * i);
+		break;
+	case QUANT_TYPE_Q8_0:
+		for (i = 0; i < k; i += QK8_0, src += QUANT_Q8_0_BLOCK_BYTES) {
+			__m256 d = _mm256_set1_ps(f16_avx2(src));
+			__m256i q = _mm256_loadu_si256((const __m256i *)(src + 2));
+			__m128i lo = _mm256_castsi256_si128(q);
+			__m128i hi = _mm256_extracti128_si256(q, 1);
+
+			_mm256_storeu_ps(dst + i, i8x8_ps(lo, d));
+			_mm256_storeu_ps(dst + i + 8, i8x8_ps(_mm_srli_si128(lo, 8), d));
+			_mm256_storeu_ps(dst + i + 16, i8x8_ps(hi, d));
+			_mm256_storeu_ps(dst + i + 24, i8x8_ps(_mm_srli_si128(hi, 8), d));
+		}
+		break;
+	case QUANT_TYPE_Q4_0: {
+		const __m128i m4 = _mm_set1_epi8(0x0f);
+		const __m128i off = _mm_set1_epi8(8);
+
+		for (i = 0; i < k; i += QK4_0, src += QUANT_Q4_0_BLOCK_BYTES) {
+			__m256 d = _mm256_set1_ps(f16_avx2(src));
+			__m128i qs = _mm_loadu_si128((const __m128i *)(src + 2));
+			__m128i lo = _mm_sub_epi8(_mm_and_si128(qs, m4), off);
+			__m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), off);
+
+			_mm256_storeu_ps(dst + i, i8x8_ps(lo, d));
+			_mm256_storeu_ps(dst + i + 8, i8x8_ps(_mm_srli_si128(lo, 8), d));
+			_mm256_storeu_ps(dst + i + 16, i8x8_ps(hi, d));
+			_mm256_storeu_ps(dst + i + 24, i8x8_ps(_mm_srli_si128(hi, 8), d));
+		}
+		break;
+	}
+	default:
+		dequantize_row(type, src, dst, k);
+		break;
+	}
+}
+
+static AVX2 float dot_avx2(const float *a, const float *b, size_t n)
+{
+	__m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+	size_t i = 0;
+	float s;
+
+	for (; i + 16 <= n; i += 16) {
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+		s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+	}
+	for (; i + 8 <= n; i += 8)
+		s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+	s = hsum_avx2(_mm256_add_ps(s0, s1));
+	for (; i < n; i++)
+		s += a[i] * b[i];
+	return s;
+}
+
+static AVX2 void dotn_avx2(const float *const *rows, size_t nr, const float *x,
+			   size_t k, float *out)
+{
+	size_t i = 0, r;
+
+	if (nr != 4) {
+		for (r = 0; r < nr; r++)
+			out[r] = dot_avx2(rows[r], x, k);
+		return;
+	}
+	const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+	__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+	__m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+
+	for (; i + 8 <= k; i += 8) {
+		__m256 xv = _mm256_loadu_ps(x + i);
+
+		a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + i), xv, a0);
+		a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + i), xv, a1);
+		a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + i), xv, a2);
+		a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + i), xv, a3);
+	}
+	out[0] = hsum_avx2(a0);
+	out[1] = hsum_avx2(a1);
+	out[2] = hsum_avx2(a2);
+	out[3] = hsum_avx2(a3);
+	for (; i < k; i++) {
+		out[0] += r0[i] * x[i];
+		out[1] += r1[i] * x[i];
+		out[2] += r2[i] * x[i];
+		out[3] += r3[i] * x[i];
+	}
+}
+
+static AVX2 void axpy_avx2(float *y, float s, const float *x, size_t n)
+{
+	__m256 sv = _mm256_set1_ps(s);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(sv, _mm256_loadu_ps(x + i),
+							_mm256_loadu_ps(y + i)));
+	for (; i < n; i++)
+		y[i] += s * x[i];
+}
+
+static const struct kern_ops ops_avx2 = {
+	.dequant = dequant_avx2,
+	.dotn = dotn_avx2,
+	.dot = dot_avx2,
+	.axpy = axpy_avx2,
+};
+#endif /* KERN_HAVE_X86 */
+
+/* ------------------------------------------------------------- dispatch */
+
+static const struct kern_ops *ops;
+static enum kern_isa cur_isa;
+
+bool kern_isa_supported(enum kern_isa isa)
+{
+	switch (isa) {
+	case KERN_ISA_SCALAR:
+		return true;
+	case KERN_ISA_AVX2:
+#if KERN_HAVE_X86
+		__builtin_cpu_init();
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+		       __builtin_cpu_supports("f16c");
+#else
+		return false;
+#endif
+	}
+	return false;
+}
+
+static const struct kern_ops *kern_ops(void)
+{
+	const struct kern_ops *o = __atomic_load_n(&ops, __ATOMIC_ACQUIRE);
+
+	if (o)
+		return o;
+	if (kern_set_isa(KERN_ISA_AVX2))
+		kern_set_isa(KERN_ISA_SCALAR);
+	return __atomic_load_n(&ops, __ATOMIC_ACQUIRE);
+}
+
+int kern_set_isa(enum kern_isa isa)
+{
+	const struct kern_ops *o;
+
+	if (!kern_isa_supported(isa))
+		return -1;
+#if KERN_HAVE_X86
+	o = isa == KERN_ISA_AVX2 ? &ops_avx2 : &ops_scalar;
+#else
+	o = &ops_scalar;
+#endif
+	cur_isa = isa;
+	__atomic_store_n(&ops, o, __ATOMIC_RELEASE);
+	return 0;
+}
+
+enum kern_isa kern_isa(void)
+{
+	kern_ops();
+	return cur_isa;
+}
+
+const char *kern_isa_name(enum kern_isa isa)
+{
+	return isa == KERN_ISA_AVX2 ? "avx2" : "scalar";
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+struct mm_job {
+	const struct kern_ops *o;
+	struct tpool *pool;
+	int wtype;
+	const uint8_t *w;
+	size_t row_bytes;
+	const float *x;
+	float *y;
+	size_t n_rows, k, n_tok;
+	volatile int failed;
+};
+
+static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
+{
+	struct mm_job *j = arg;
+	const struct kern_ops *o = j->o;
+	float *buf = NULL;
+	const float *rows[MM_TILE];
+	float out[MM_TILE];
+	size_t r, i, t;
+
+	if (j->wtype != QUANT_TYPE_F32) {
+		buf = tp_scratch(j->pool, tid, MM_TILE * j->k * sizeof(float), 0);
+		if (!buf) {
+			j->failed = 1;
+			return;
+		}
+	}
+	for (r = r0; r < r1; r += MM_TILE) {
+		size_t nr = r1 - r < MM_TILE ? r1 - r : MM_TILE;
+
+		for (i = 0; i < nr; i++) {
+			const uint8_t *src = j->w + (r + i) * j->row_bytes;
+
+			if (buf) {
+				o->dequant(j->wtype, src, buf + i * j->k, j->k);
+				rows[i] = buf + i * j->k;
+			} else {
+				rows[i] = (const float *)src;
+			}
+		}
+		for (t = 0; t < j->n_tok; t++) {
+			o->dotn(rows, nr, j->x + t * j->k, j->k, out);
+			for (i = 0; i < nr; i++)
+				j->y[t * j->n_rows + r + i] = out[i];
+		}
+	}
+}
+
+int kern_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
+		float *y, size_t n_rows, size_t k, size_t n_tok)
+{
+	struct mm_job j = {
+		.o = kern_ops(),
+		.pool = pool,
+		.wtype = wtype,
+		.w = w,
+		.x = x,
+		.y = y,
+		.n_rows = n_rows,
+		.k = k,
+		.n_tok = n_tok,
+	};
+
+	j.row_bytes = quant_row_size(wtype, k);
+	if (k == 0 || j.row_bytes == 0)
+		return -1;
+	if (n_rows == 0 || n_tok == 0)
+		return 0;
+	tp_parallel_for(pool, n_rows, MM_TILE, mm_worker, &j);
+	return j.failed ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+void kern_rmsnorm(float *out, const float *x, const float *w, size_t n, float eps)
+{
+	double ss = 0.0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		ss += (double)x[i] * x[i];
+	float scale = (float)(1.0 / sqrt(ss / (double)n + eps));
+
+	for (i = 0; i < n; i++)
+		out[i] = x[i] * scale * (w ? w[i] : 1.0f);
+}
+
+void kern_rope(float *x, size_t n_heads, size_t head_dim, size_t rope_dim,
+	       const float *cs, const float *sn, bool neox)
+{
+	size_t h, i, half = rope_dim / 2;
+
+	for (h = 0; h < n_heads; h++) {
+		float *v = x + h * head_dim;
+
+		for (i = 0; i < half; i++) {
+			size_t ia = neox ? i : 2 * i;
+			size_t ib = neox ? i + half : 2 * i + 1;
+			float a = v[ia], b = v[ib];
+
+			v[ia] = a * cs[i] - b * sn[i];
+			v[ib] = a * sn[i] + b * cs[i];
+		}
+	}
+}
+
+void kern_softmax(float *x, size_t n)
+{
+	float max = x[0], sum = 0.0f;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (x[i] > max)
+			max = x[i];
+	for (i = 0; i < n; i++) {
+		x[i] = expf(x[i] - max);
+		sum += x[i];
+	}
+	for (i = 0; i < n; i++)
+		x[i] /= sum;
+}
+
+void kern_silu_mul(float *a, const float *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		a[i] = a[i] / (1.0f + expf(-a[i])) * b[i];
+}
+
+float kern_dot(const float *a, const float *b, size_t n)
+{
+	return kern_ops()->dot(a, b, n);
+}
+
+void kern_axpy(float *y, float s, const float *x, size_t n)
+{
+	kern_ops()->axpy(y, s, x, n);
+}
