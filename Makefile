@@ -42,6 +42,7 @@ help:
 deps:
 	@tools/install-deps
 	@tools/unpack-kernel-tools $(B)/linux-src
+	@if [ -x tools/fetch-vocab ]; then tools/fetch-vocab $(B)/vocab; fi
 
 userspace: $(PROGS)
 
