@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Card emulator EXEC: validate a segment program (struct rk1828_hif_program
+ * followed by struct rk1828_hif_layer entries, kernel/rk1828_hif.h) and run
+ * it against card memory.
+ *
+ * Order of work:
+ *  1. copy the header, then the whole program, out of card memory (so a
+ *     concurrent COPY cannot change it under us), after acc->check;
+ *  2. validate every field and compute every tensor's byte range from its
+ *     shape and type with overflow checks; each range goes through
+ *     acc->check. Nothing is written before all of this passed;
+ *  3. run the layers, llama.cpp "llama" architecture semantics
+ *     (src/models/llama.cpp, qwen2.cpp, qwen3.cpp in llama.cpp):
+ *       h  = rmsnorm(x) * attn_norm
+ *       q  = Wq h (+ bq), k = Wk h (+ bk), v = Wv h (+ bv)
+ *       q, k: optional per-head rmsnorm (q_norm, k_norm), then RoPE
+ *       K/V rows [pos, pos + n_tokens) stored in the F32 caches
+ *       a  = softmax(q K^T / sqrt(head_dim), causal) V, head h of q uses
+ *            KV head h / (n_heads / n_kv_heads)
+ *       x += Wo a
+ *       h  = rmsnorm(x) * ffn_norm
+ *       x += Wdown (silu(Wgate h) * (Wup h))
+ *     and with RK1828_PROG_F_OUTPUT: logits = Woutput (rmsnorm(x) *
+ *     output_norm) for the last token (or all with F_ALL_LOGITS).
+ *
+ * Alignment requirements (a misaligned address is RK1828_HIF_ST_INVAL):
+ * F32 tensors, KV caches, in_addr and out_addr 4 bytes; F16 tensors 2
+ * bytes; quantized tensors any. rms_eps must be finite and >= 0,
+ * rope_theta finite and > 0. All pad and reserved fields must be zero.
+ */
+#include "exec.h"
+
+#include <endian.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rk1828_hif.h"
+#include "quant.h"
+#include "kernels.h"
+#include "threadpool.h"
+
+_Static_assert(sizeof(struct rk1828_hif_program) == 160, "program header size");
+_Static_assert(sizeof(struct rk1828_hif_layer) == 14 * 16 + 16, "layer size");
+
+/* Refuse programs whose scratch would exceed this (bytes). */
+#define EXEC_MAX_SCRATCH	(8ULL << 30)
+
+#define ST_OK		RK1828_HIF_ST_OK
+#define ST_ACCESS	RK1828_HIF_ST_ACCESS
+#define ST_INVAL	RK1828_HIF_ST_INVAL
+#define ST_NOMEM	RK1828_HIF_ST_NOMEM
+
+/* A validated weight: host pointer (NULL: absent) and type. */
+struct ex_tensor {
+	const uint8_t *p;
+	int type;
+};
+
+struct ex_layer {
+	struct ex_tensor attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm;
+	struct ex_tensor ffn_norm, ffn_gate, ffn_up, ffn_down;
+	float *k_cache, *v_cache;
+};
+
+/* The validated program, all sizes as size_t. */
+struct ex_prog {
+	uint32_t flags;
+	size_t n_layers, n_tokens, pos;
+	size_t dim, n_heads, n_kv_heads, head_dim, ffn_dim, n_ctx, rope_dim, n_vocab;
+	size_t q_dim, kv_dim;
+	float eps, theta;
+	const float *in;
+	float *out;
+	struct ex_tensor output_norm, output;
+	struct ex_layer *layers;
+};
+
+/* ------------------------------------------------------------ thread pool */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tpool *pool;
+static int pool_threads;
+static bool pool_tried;
+
+void emu_exec_set_threads(int n)
+{
+	pthread_mutex_lock(&pool_lock);
+	if (pool) {
+		tp_destroy(pool);
+		pool = NULL;
+	}
+	pool_threads = n < 0 ? 0 : n;
+	pool_tried = false;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* The shared pool, created on first use; NULL (single thread) on failure. */
+static struct tpool *exec_pool(void)
+{
+	struct tpool *p;
+
+	pthread_mutex_lock(&pool_lock);
+	if (!pool_tried) {
+		pool = tp_create(pool_threads);
+		pool_tried = true;
+	}
+	p = pool;
+	pthread_mutex_unlock(&pool_lock);
+	return p;
+}
+
+/* ------------------------------------------------------------- validation */
+
+static bool mul_ok(uint64_t a, uint64_t b, uint64_t *r)
+{
+	return !__builtin_mul_overflow(a, b, r);
+}
+
+/* [addr, addr + len) inside card memory and one mapping of the context. */
+static int check_range(const struct emu_access *acc, uint64_t addr, uint64_t len)
+{
+	uint64_t end;
+
+	if (len == 0)
+		return ST_INVAL;
+	if (__builtin_add_overflow(addr, len, &end) || end > acc->mem_size)
+		return ST_ACCESS;
+	if (acc->check(acc->priv, addr, len))
+		return ST_ACCESS;
+	return ST_OK;
+}
+
+/* A float array of n elements at a card address (4-byte aligned). */
+static int map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, float **out)
+{
+	uint64_t len;
+	int rc;
+
+	if (addr % 4 || !mul_ok(n, 4, &len))
+		return ST_INVAL;
+	rc = check_range(acc, addr, len);
+	if (rc)
+		return rc;
+	*out = (float *)(acc->base + addr);
+	return ST_OK;
+}
+
+/*
+ * Validate a weight of @rows rows of @ne0 elements. @f32_only for norms and
+ * biases; @optional lets addr 0 mean "absent".
+ */
+static int map_tensor(const struct emu_access *acc, const struct rk1828_hif_tensor *t,
+		      uint64_t rows, uint64_t ne0, bool f32_only, bool optional,
+		      struct ex_tensor *out)
+{
+	uint64_t addr = le64toh(t->addr), len;
+	uint32_t type = le32toh(t->type);
+	size_t row;
+	int rc;
+
+	out->p = NULL;
+	out->type = (int)type;
+	if (le32toh(t->pad))
+		return ST_INVAL;
+	if (addr == 0)
+		return optional ? ST_OK : ST_INVAL;
+	if (f32_only && type != RK1828_TYPE_F32)
+		return ST_INVAL;
+	if (type != RK1828_TYPE_F32 && type != RK1828_TYPE_F16 &&
+	    type != RK1828_TYPE_Q4_0 && type != RK1828_TYPE_Q8_0)
+		return ST_INVAL;
+	if ((type == RK1828_TYPE_F32 && addr % 4) || (type == RK1828_TYPE_F16 && addr % 2))
+		return ST_INVAL;
+	row = quant_row_size((int)type, ne0);
+	if (row == 0 || !mul_ok(rows, row, &len))
+		return ST_INVAL;
+	rc = check_range(acc, addr, len);
+	if (rc)
+		return rc;
+	out->p = acc->base + addr;
+	return ST_OK;
+}
+
+static bool float_bits(uint32_t le, float *f)
+{
+	uint32_t u = le32toh(le);
+
+	memcpy(f, &u, sizeof(*f));
+	return isfinite(*f);
+}
+
+/* Header fields: everything except the tensors and the layers. */
+static int validate_header(const struct rk1828_hif_program *h, uint64_t prog_size,
+			   struct ex_prog *p)
+{
+	const uint32_t known = RK1828_PROG_F_OUTPUT | RK1828_PROG_F_ALL_LOGITS |
+			       RK1828_PROG_F_ROPE_NEOX;
+	uint64_t size = le32toh(h->size), want;
+	size_t i;
+
+	p->flags = le32toh(h->flags);
+	p->n_layers = le32toh(h->n_layers);
+	p->n_tokens = le32toh(h->n_tokens);
+	p->pos = le32toh(h->pos);
+	p->dim = le32toh(h->dim);
+	p->n_heads = le32toh(h->n_heads);
+	p->n_kv_heads = le32toh(h->n_kv_heads);
+	p->head_dim = le32toh(h->head_dim);
+	p->ffn_dim = le32toh(h->ffn_dim);
+	p->n_ctx = le32toh(h->n_ctx);
+	p->rope_dim = le32toh(h->rope_dim);
+	p->n_vocab = le32toh(h->n_vocab);
+
+	want = sizeof(*h) + (uint64_t)p->n_layers * sizeof(struct rk1828_hif_layer);
+	if (size != want || size > prog_size)
+		return ST_INVAL;
+	if (h->pad || h->delay_ms)
+		return ST_INVAL;
+	for (i = 0; i < 4; i++)
+		if (h->reserved[i])
+			return ST_INVAL;
+	if (p->flags & ~known)
+		return ST_INVAL;
+	if ((p->flags & RK1828_PROG_F_ALL_LOGITS) && !(p->flags & RK1828_PROG_F_OUTPUT))
+		return ST_INVAL;
+	if (p->n_layers == 0 && !(p->flags & RK1828_PROG_F_OUTPUT))
+		return ST_INVAL;
+	if (!p->n_tokens || !p->dim || !p->n_heads || !p->n_kv_heads || !p->head_dim ||
+	    !p->ffn_dim || !p->n_ctx)
+		return ST_INVAL;
+	if (p->n_heads % p->n_kv_heads)
+		return ST_INVAL;
+	if (p->rope_dim % 2 || p->rope_dim > p->head_dim)
+		return ST_INVAL;
+	if ((uint64_t)p->pos + p->n_tokens > p->n_ctx)
+		return ST_INVAL;
+	if ((p->flags & RK1828_PROG_F_OUTPUT) && !p->n_vocab)
+		return ST_INVAL;
+	if (!float_bits(h->rms_eps, &p->eps) || p->eps < 0.0f)
+		return ST_INVAL;
+	if (!float_bits(h->rope_theta, &p->theta) || p->theta <= 0.0f)
+		return ST_INVAL;
+	/* u32 * u32 fits in 64 bits; size_t is 64-bit on our hosts. */
+	p->q_dim = p->n_heads * p->head_dim;
+	p->kv_dim = p->n_kv_heads * p->head_dim;
+	return ST_OK;
+}
+
+static int validate_layer(const struct emu_access *acc, const struct rk1828_hif_layer *l,
+			  const struct ex_prog *p, struct ex_layer *o)
+{
+	uint64_t kv_elems;
+	int rc;
+
+#define TRY(x) do { rc = (x); if (rc) return rc; } while (0)
+	TRY(map_tensor(acc, &l->attn_norm, 1, p->dim, true, false, &o->attn_norm));
+	TRY(map_tensor(acc, &l->wq, p->q_dim, p->dim, false, false, &o->wq));
+	TRY(map_tensor(acc, &l->wk, p->kv_dim, p->dim, false, false, &o->wk));
+	TRY(map_tensor(acc, &l->wv, p->kv_dim, p->dim, false, false, &o->wv));
+	TRY(map_tensor(acc, &l->wo, p->dim, p->q_dim, false, false, &o->wo));
+	TRY(map_tensor(acc, &l->bq, 1, p->q_dim, true, true, &o->bq));
+	TRY(map_tensor(acc, &l->bk, 1, p->kv_dim, true, true, &o->bk));
+	TRY(map_tensor(acc, &l->bv, 1, p->kv_dim, true, true, &o->bv));
+	TRY(map_tensor(acc, &l->q_norm, 1, p->head_dim, true, true, &o->q_norm));
+	TRY(map_tensor(acc, &l->k_norm, 1, p->head_dim, true, true, &o->k_norm));
+	TRY(map_tensor(acc, &l->ffn_norm, 1, p->dim, true, false, &o->ffn_norm));
+	TRY(map_tensor(acc, &l->ffn_gate, p->ffn_dim, p->dim, false, false, &o->ffn_gate));
+	TRY(map_tensor(acc, &l->ffn_up, p->ffn_dim, p->dim, false, false, &o->ffn_up));
+	TRY(map_tensor(acc, &l->ffn_down, p->dim, p->ffn_dim, false, false, &o->ffn_down));
+	if (!mul_ok(p->n_ctx, p->kv_dim, &kv_elems))
+		return ST_INVAL;
+	if (!le64toh(l->k_cache) || !le64toh(l->v_cache))
+		return ST_INVAL;
+	TRY(map_f32(acc, le64toh(l->k_cache), kv_elems, &o->k_cache));
+	TRY(map_f32(acc, le64toh(l->v_cache), kv_elems, &o->v_cache));
+#undef TRY
+	return ST_OK;
+}
+
+static int validate_io(const struct emu_access *acc, const struct rk1828_hif_program *h,
+		       struct ex_prog *p)
+{
+	uint64_t in_n, out_n;
+	float *in;
+	int rc;
+
+	if (!mul_ok(p->n_tokens, p->dim, &in_n))
+		return ST_INVAL;
+	if (p->flags & RK1828_PROG_F_OUTPUT) {
+		uint64_t n_out = (p->flags & RK1828_PROG_F_ALL_LOGITS) ? p->n_tokens : 1;
+
+		if (!mul_ok(n_out, p->n_vocab, &out_n))
+			return ST_INVAL;
+		rc = map_tensor(acc, &h->output_norm, 1, p->dim, true, false, &p->output_norm);
+		if (rc)
+			return rc;
+		rc = map_tensor(acc, &h->output, p->n_vocab, p->dim, false, false, &p->output);
+		if (rc)
+			return rc;
+	} else {
+		/* Without F_OUTPUT the head tensors are ignored. */
+		out_n = in_n;
+	}
+	rc = map_f32(acc, le64toh(h->in_addr), in_n, &in);
+	if (rc)
+		return rc;
+	p->in = in;
+	return map_f32(acc, le64toh(h->out_addr), out_n, &p->out);
+}
+
+/* ---------------------------------------------------------------- compute */
+
+struct ex_work {
+	const struct ex_prog *p;
+	struct tpool *pool;
+	float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rcos, *rsin;
+	const struct ex_layer *l;
+	float scale;
+	volatile int failed;
+};
+
+static int matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, float *y,
+		  size_t rows, size_t k, size_t n_tok)
+{
+	return kern_matmul(w->pool, t->type, t->p, x, y, rows, k, n_tok) ? ST_NOMEM : ST_OK;
+}
+
+/* One (token, head) pair of causal attention per index. */
+static void attn_worker(void *arg, size_t b, size_t e, int tid)
+{
+	struct ex_work *w = arg;
+	const struct ex_prog *p = w->p;
+	const struct ex_layer *l = w->l;
+	size_t group = p->n_heads / p->n_kv_heads, hd = p->head_dim;
+	float *s = tp_scratch(w->pool, tid, p->n_ctx * sizeof(float), 1);
+	size_t i, j;
+
+	if (!s) {
+		w->failed = 1;
+		return;
+	}
+	for (i = b; i < e; i++) {
+		size_t t = i / p->n_heads, h = i % p->n_heads;
+		size_t n = p->pos + t + 1;
+		size_t koff = (h / group) * hd;
+		const float *qh = w->q + t * p->q_dim + h * hd;
+		float *o = w->att + t * p->q_dim + h * hd;
+
+		for (j = 0; j < n; j++)
+			s[j] = kern_dot(qh, l->k_cache + j * p->kv_dim + koff, hd) * w->scale;
+		kern_softmax(s, n);
+		memset(o, 0, hd * sizeof(float));
+		for (j = 0; j < n; j++)
+			kern_axpy(o, s[j], l->v_cache + j * p->kv_dim + koff, hd);
+	}
+}
+
+static void add_bias(float *y, const struct ex_tensor *b, size_t n, size_t n_tok)
+{
+	const float *bias = (const float *)b->p;
+	size_t t, i;
+
+	if (!bias)
+		return;
+	for (t = 0; t < n_tok; t++)
+		for (i = 0; i < n; i++)
+			y[t * n + i] += bias[i];
+}
+
+/* Per-head RMSNorm (qwen3 q_norm / k_norm), same eps as the layer norms. */
+static void head_norm(float *y, const struct ex_tensor *nw, size_t n_heads, size_t hd,
+		      size_t n_tok, float eps)
+{
+	size_t i;
+
+	if (!nw->p)
+		return;
+	for (i = 0; i < n_tok * n_heads; i++)
+		kern_rmsnorm(y + i * hd, y + i * hd, (const float *)nw->p, hd, eps);
+}
+
+static int run_layer(struct ex_work *w, const struct ex_layer *l)
+{
+	const struct ex_prog *p = w->p;
+	size_t T = p->n_tokens, t, i;
+	bool neox = p->flags & RK1828_PROG_F_ROPE_NEOX;
+	size_t half = p->rope_dim / 2;
+	int rc;
+
+	for (t = 0; t < T; t++)
+		kern_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
+			     (const float *)l->attn_norm.p, p->dim, p->eps);
+	if ((rc = matmul(w, &l->wq, w->xb, w->q, p->q_dim, p->dim, T)) ||
+	    (rc = matmul(w, &l->wk, w->xb, w->k, p->kv_dim, p->dim, T)) ||
+	    (rc = matmul(w, &l->wv, w->xb, w->v, p->kv_dim, p->dim, T)))
+		return rc;
+	add_bias(w->q, &l->bq, p->q_dim, T);
+	add_bias(w->k, &l->bk, p->kv_dim, T);
+	add_bias(w->v, &l->bv, p->kv_dim, T);
+	head_norm(w->q, &l->q_norm, p->n_heads, p->head_dim, T, p->eps);
+	head_norm(w->k, &l->k_norm, p->n_kv_heads, p->head_dim, T, p->eps);
+	for (t = 0; t < T; t++) {
+		kern_rope(w->q + t * p->q_dim, p->n_heads, p->head_dim, p->rope_dim,
+			  w->rcos + t * half, w->rsin + t * half, neox);
+		kern_rope(w->k + t * p->kv_dim, p->n_kv_heads, p->head_dim, p->rope_dim,
+			  w->rcos + t * half, w->rsin + t * half, neox);
+	}
+	memcpy(l->k_cache + p->pos * p->kv_dim, w->k, T * p->kv_dim * sizeof(float));
+	memcpy(l->v_cache + p->pos * p->kv_dim, w->v, T * p->kv_dim * sizeof(float));
+
+	w->l = l;
+	w->failed = 0;
+	tp_parallel_for(w->pool, T * p->n_heads, 1, attn_worker, w);
+	if (w->failed)
+		return ST_NOMEM;
+
+	rc = matmul(w, &l->wo, w->att, w->xb, p->dim, p->q_dim, T);
+	if (rc)
+		return rc;
+	for (i = 0; i < T * p->dim; i++)
+		w->x[i] += w->xb[i];
+
+	for (t = 0; t < T; t++)
+		kern_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
+			     (const float *)l->ffn_norm.p, p->dim, p->eps);
+	if ((rc = matmul(w, &l->ffn_gate, w->xb, w->hb, p->ffn_dim, p->dim, T)) ||
+	    (rc = matmul(w, &l->ffn_up, w->xb, w->hb2, p->ffn_dim, p->dim, T)))
+		return rc;
+	kern_silu_mul(w->hb, w->hb2, T * p->ffn_dim);
+	rc = matmul(w, &l->ffn_down, w->hb, w->xb, p->dim, p->ffn_dim, T);
+	if (rc)
+		return rc;
+	for (i = 0; i < T * p->dim; i++)
+		w->x[i] += w->xb[i];
+	return ST_OK;
+}
+
+/* RoPE tables: theta_i = (pos + t) * theta^(-2i / rope_dim), in double. */
+static void rope_tables(const struct ex_prog *p, float *cs, float *sn)
+{
+	size_t half = p->rope_dim / 2, t, i;
+
+	for (t = 0; t < p->n_tokens; t++) {
+		for (i = 0; i < half; i++) {
+			double freq = pow((double)p->theta, -2.0 * (double)i / (double)p->rope_dim);
+			double a = (double)(p->pos + t) * freq;
+
+			cs[t * half + i] = (float)cos(a);
+			sn[t * half + i] = (float)sin(a);
+		}
+	}
+}
+
+static bool aborted(const struct emu_access *acc)
+{
+	return acc->abort && *acc->abort;
+}
+
+static int run_program(const struct emu_access *acc, const struct ex_prog *p)
+{
+	size_t T = p->n_tokens, dmax = p->dim > p->q_dim ? p->dim : p->q_dim;
+	uint64_t per_tok = 0, total, half = p->rope_dim / 2;
+	struct ex_work w = { .p = p, .pool = exec_pool() };
+	float *buf;
+	size_t i;
+	int rc = ST_OK;
+
+	/* x, xb, q, k, v, att, hb, hb2 per token, plus the RoPE tables. */
+	if (__builtin_add_overflow(per_tok, (uint64_t)p->dim + dmax + 2 * p->q_dim, &per_tok) ||
+	    __builtin_add_overflow(per_tok, 2 * (uint64_t)p->kv_dim, &per_tok) ||
+	    __builtin_add_overflow(per_tok, 2 * (uint64_t)p->ffn_dim + 2 * half, &per_tok) ||
+	    !mul_ok(per_tok, T, &total) || !mul_ok(total, sizeof(float), &total) ||
+	    total > EXEC_MAX_SCRATCH)
+		return ST_NOMEM;
+	buf = malloc(total);
+	if (!buf)
+		return ST_NOMEM;
+	w.x = buf;
+	w.xb = w.x + T * p->dim;
+	w.q = w.xb + T * dmax;
+	w.k = w.q + T * p->q_dim;
+	w.v = w.k + T * p->kv_dim;
+	w.att = w.v + T * p->kv_dim;
+	w.hb = w.att + T * p->q_dim;
+	w.hb2 = w.hb + T * p->ffn_dim;
+	w.rcos = w.hb2 + T * p->ffn_dim;
+	w.rsin = w.rcos + T * half;
+	w.scale = (float)(1.0 / sqrt((double)p->head_dim));
+
+	memcpy(w.x, p->in, T * p->dim * sizeof(float));
+	rope_tables(p, w.rcos, w.rsin);
+
+	for (i = 0; i < p->n_layers; i++) {
+		if (aborted(acc)) {
+			rc = -1;
+			goto out;
+		}
+		rc = run_layer(&w, &p->layers[i]);
+		if (rc)
+			goto out;
+	}
+	if (aborted(acc)) {
+		rc = -1;
+		goto out;
+	}
+	if (p->flags & RK1828_PROG_F_OUTPUT) {
+		size_t first = (p->flags & RK1828_PROG_F_ALL_LOGITS) ? 0 : T - 1;
+		size_t n_out = T - first;
+
+		for (i = 0; i < n_out; i++)
+			kern_rmsnorm(w.xb + i * p->dim, w.x + (first + i) * p->dim,
+				     (const float *)p->output_norm.p, p->dim, p->eps);
+		rc = matmul(&w, &p->output, w.xb, p->out, p->n_vocab, p->dim, n_out);
+	} else {
+		memcpy(p->out, w.x, T * p->dim * sizeof(float));
+	}
+out:
+	free(buf);
+	return rc;
+}
+
+/* DELAY: sleep in 1 ms steps, watching the abort flag. */
+static int run_delay(const struct emu_access *acc, uint32_t ms)
+{
+	const struct timespec step = { .tv_sec = 0, .tv_nsec = 1000000 };
+	uint32_t i;
+
+	for (i = 0; i < ms; i++) {
+		if (aborted(acc))
+			return -1;
+		nanosleep(&step, NULL);
+	}
+	return aborted(acc) ? -1 : ST_OK;
+}
+
+int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_size)
+{
+	struct rk1828_hif_program h;
+	struct rk1828_hif_layer *raw = NULL;
+	struct ex_prog p;
+	size_t i;
+	int rc;
+
+	if (prog_size < sizeof(h))
+		return ST_INVAL;
+	rc = check_range(acc, prog_addr, sizeof(h));
+	if (rc)
+		return rc;
+	memcpy(&h, acc->base + prog_addr, sizeof(h));
+	if (le32toh(h.magic) != RK1828_PROG_MAGIC)
+		return ST_INVAL;
+
+	if (le32toh(h.op) == RK1828_PROG_OP_DELAY) {
+		uint64_t size = le32toh(h.size);
+
+		if (size < sizeof(h) || size > prog_size)
+			return ST_INVAL;
+		return run_delay(acc, le32toh(h.delay_ms));
+	}
+	if (le32toh(h.op) != RK1828_PROG_OP_DECODER)
+		return ST_INVAL;
+
+	memset(&p, 0, sizeof(p));
+	rc = validate_header(&h, prog_size, &p);
+	if (rc)
+		return rc;
+	rc = check_range(acc, prog_addr, le32toh(h.size));
+	if (rc)
+		return rc;
+	if (p.n_layers) {
+		raw = malloc(p.n_layers * sizeof(*raw));
+		p.layers = calloc(p.n_layers, sizeof(*p.layers));
+		if (!raw || !p.layers) {
+			rc = ST_NOMEM;
+			goto out;
+		}
+		memcpy(raw, acc->base + prog_addr + sizeof(h), p.n_layers * sizeof(*raw));
+	}
+	for (i = 0; i < p.n_layers; i++) {
+		rc = validate_layer(acc, &raw[i], &p, &p.layers[i]);
+		if (rc)
+			goto out;
+	}
+	rc = validate_io(acc, &h, &p);
+	if (rc)
+		goto out;
+	rc = run_program(acc, &p);
+out:
+	free(raw);
+	free(p.layers);
+	return rc;
+}
