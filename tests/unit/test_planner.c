@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host unit tests of the segment planner (userspace/llm/planner.c):
+ * one card, more cards than blocks, uneven block sizes, a model that does
+ * not fit, the vendor rule (equal blocks + a large LM head: the last card
+ * gets fewer blocks) and the plan string. Prints TAP.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../userspace/llm/planner.h"
+
+static int n_test, n_fail;
+
+static void ok(int cond, const char *name)
+{
+	n_test++;
+	if (!cond)
+		n_fail++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", n_test, name);
+}
+
+#define GB (1ULL << 30)
+#define MB (1ULL << 20)
+
+static void test_one_card(void)
+{
+	uint64_t blocks[5] = { 10, 10, 10, 10, 10 }, free[1] = { 1000 };
+	struct plan_input in = {
+		.n_blocks = 5, .block_bytes = blocks, .head_bytes = 7,
+		.card_overhead = 3, .n_cards = 1, .card_free = free,
+	};
+	struct plan p;
+	char err[256], s[128];
+
+	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "one card: plans");
+	ok(p.n_segs == 1 && p.seg[0].first == 0 && p.seg[0].count == 5 &&
+	   p.seg[0].output, "one card: all blocks + output on card0");
+	ok(p.seg[0].bytes == 50 + 7 + 3, "one card: bytes = blocks + head + overhead");
+	plan_format(&p, s, sizeof(s));
+	ok(!strcmp(s, "card0: blk 0-4 + output"), "one card: plan string");
+	ok(p.note[0] == '\0', "one card: no note");
+}
+
+static void test_more_cards_than_blocks(void)
+{
+	uint64_t blocks[3] = { 10, 10, 10 }, free[5] = { 100, 100, 100, 100, 100 };
+	int ids[5] = { 0, 1, 2, 3, 4 };
+	struct plan_input in = {
+		.n_blocks = 3, .block_bytes = blocks, .head_bytes = 0,
+		.card_overhead = 0, .n_cards = 5, .card_free = free, .card_ids = ids,
+	};
+	struct plan p;
+	char err[256], s[128];
+
+	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "5 cards, 3 blocks: plans");
+	ok(p.n_segs == 3, "5 cards, 3 blocks: uses 3 cards");
+	ok(strstr(p.note, "using 3 of 5 cards") != NULL, "5 cards, 3 blocks: says so");
+	plan_format(&p, s, sizeof(s));
+	ok(!strcmp(s, "card0: blk 0, card1: blk 1, card2: blk 2 + output"),
+	   "5 cards, 3 blocks: one block each");
+}
+
+static void test_uneven(void)
+{
+	/* One huge block in the middle: it gets a card of its own. */
+	uint64_t blocks[6] = { 10, 10, 100, 10, 10, 10 }, free[3] = { 1000, 1000, 1000 };
+	struct plan_input in = {
+		.n_blocks = 6, .block_bytes = blocks, .head_bytes = 5,
+		.card_overhead = 0, .n_cards = 3, .card_free = free,
+	};
+	struct plan p;
+	char err[256], s[128];
+
+	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "uneven: plans");
+	ok(p.seg[1].first == 2 && p.seg[1].count == 1, "uneven: big block alone on card1");
+	ok(p.seg[0].count == 2 && p.seg[2].count == 3, "uneven: 2 | 1 | 3");
+	ok(p.seg[2].bytes == 35 && p.seg[1].bytes == 100, "uneven: loads 20 | 100 | 35");
+	plan_format(&p, s, sizeof(s));
+	ok(!strcmp(s, "card0: blk 0-1, card1: blk 2, card2: blk 3-5 + output"),
+	   "uneven: plan string");
+}
+
+static void test_does_not_fit(void)
+{
+	uint64_t blocks[4] = { 2 * GB, 2 * GB, 2 * GB, 2 * GB };
+	uint64_t free[2] = { 5 * GB, 4 * GB };
+	int ids[2] = { 0, 1 };
+	struct plan_input in = {
+		.n_blocks = 4, .block_bytes = blocks, .head_bytes = 1 * GB,
+		.card_overhead = 0, .n_cards = 2, .card_free = free, .card_ids = ids,
+	};
+	struct plan p;
+	char err[512] = "";
+
+	ok(plan_make(&in, &p, err, sizeof(err)) == -1, "does not fit: refused");
+	ok(strstr(err, "card1 needs 5.00 GiB") && strstr(err, "has 4.00 GiB free"),
+	   "does not fit: names card1, need and free");
+	ok(strstr(err, "blk 2-3 + output") != NULL, "does not fit: names the blocks");
+	ok(strstr(err, "card0") == NULL, "does not fit: card0 (fits) not blamed");
+
+	/* Memory limits force an unbalanced but valid split. */
+	free[0] = 7 * GB;
+	free[1] = 3 * GB;
+	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "tight card1: still plans");
+	ok(p.seg[0].count == 3 && p.seg[1].count == 1,
+	   "tight card1: 3 | 1 to fit card1's 3 GiB");
+}
+
+static void test_vendor_rule(void)
+{
+	/* 32 equal blocks of 100 MiB, LM head 500 MiB, 2 cards of 4.9 GiB. */
+	uint64_t blocks[32], free[2] = { 4900 * MB, 4900 * MB };
+	struct plan_input in = {
+		.n_blocks = 32, .block_bytes = blocks, .head_bytes = 500 * MB,
+		.card_overhead = 10 * MB, .n_cards = 2, .card_free = free,
+	};
+	struct plan p;
+	char err[256], s[128];
+	int i;
+
+	for (i = 0; i < 32; i++)
+		blocks[i] = 100 * MB;
+	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "vendor rule: plans");
+	ok(p.seg[0].count > p.seg[1].count, "vendor rule: last card gets fewer blocks");
+	/*
+	 * 18 | 14 gives 1810 | 1910 MiB and 19 | 13 gives 1910 | 1810 MiB:
+	 * equal maxima and evenness; the tie goes to the earlier card, which
+	 * is the vendor's 19 | 13.
+	 */
+	ok(p.seg[0].count == 19 && p.seg[1].count == 13, "vendor rule: 19 | 13");
+	ok(p.seg[0].bytes == 1910 * MB && p.seg[1].bytes == 1810 * MB,
+	   "vendor rule: loads 1910 | 1810 MiB");
+	plan_format(&p, s, sizeof(s));
+	ok(!strcmp(s, "card0: blk 0-18, card1: blk 19-31 + output"),
+	   "vendor rule: plan string");
+
+	/* A bigger head moves one more block to card0: 20 | 12. */
+	in.head_bytes = 700 * MB;
+	ok(plan_make(&in, &p, err, sizeof(err)) == 0 &&
+	   p.seg[0].count == 20 && p.seg[1].count == 12, "head 700 MiB: 20 | 12");
+
+	/* Without an LM head the split is even. */
+	in.head_bytes = 0;
+	ok(plan_make(&in, &p, err, sizeof(err)) == 0 &&
+	   p.seg[0].count == 16 && p.seg[1].count == 16, "no head: 16 | 16");
+}
+
+static void test_bad_input(void)
+{
+	uint64_t blocks[1] = { 1 }, free[1] = { 10 };
+	struct plan_input in = {
+		.n_blocks = 0, .block_bytes = blocks, .n_cards = 1, .card_free = free,
+	};
+	struct plan p;
+	char err[256] = "";
+
+	ok(plan_make(&in, &p, err, sizeof(err)) == -1 && strstr(err, "no blocks"),
+	   "bad input: zero blocks refused");
+	in.n_blocks = 1;
+	in.n_cards = 0;
+	ok(plan_make(&in, &p, err, sizeof(err)) == -1 && strstr(err, "no cards"),
+	   "bad input: zero cards refused");
+	in.n_cards = PLAN_MAX_CARDS + 1;
+	ok(plan_make(&in, &p, err, sizeof(err)) == -1, "bad input: too many cards refused");
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	test_one_card();
+	test_more_cards_than_blocks();
+	test_uneven();
+	test_does_not_fit();
+	test_vendor_rule();
+	test_bad_input();
+	printf("1..%d\n# %d passed, %d failed\n", n_test, n_test - n_fail, n_fail);
+	return n_fail ? 1 : 0;
+}

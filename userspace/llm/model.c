@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Model description from GGUF metadata and tensors; see model.h.
+ * Key names: llama.cpp gguf-py/gguf/constants.py (Keys.LLM, Keys.Attention,
+ * Keys.Rope); tensor names: MODEL_TENSOR / TENSOR_NAMES there.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "quant.h"
+
+static int fail(char *err, size_t errlen, const struct gguf_file *gf,
+		const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (err && errlen)
+		snprintf(err, errlen, "%s: %s", gf && gf->path ? gf->path : "model", msg);
+	return -1;
+}
+
+/* Read "<arch>.<suffix>" as an unsigned value in [1, UINT32_MAX]. */
+static int get_u32(const struct gguf_file *gf, const char *arch,
+		   const char *suffix, uint32_t *out, bool required,
+		   uint32_t def, char *err, size_t errlen)
+{
+	char key[128];
+	uint64_t v;
+
+	snprintf(key, sizeof(key), "%s.%s", arch, suffix);
+	if (!gguf_find_kv(gf, key)) {
+		if (required)
+			return fail(err, errlen, gf, "missing metadata key %s", key);
+		*out = def;
+		return 0;
+	}
+	if (!gguf_get_u64(gf, key, &v))
+		return fail(err, errlen, gf, "metadata key %s is not an unsigned integer", key);
+	if (v == 0 || v > 0x7fffffff)
+		return fail(err, errlen, gf, "metadata key %s = %llu out of range",
+			    key, (unsigned long long)v);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int get_f32(const struct gguf_file *gf, const char *arch,
+		   const char *suffix, float *out, float def, char *err,
+		   size_t errlen)
+{
+	char key[128];
+
+	snprintf(key, sizeof(key), "%s.%s", arch, suffix);
+	if (!gguf_find_kv(gf, key)) {
+		*out = def;
+		return 0;
+	}
+	if (!gguf_get_f32(gf, key, out))
+		return fail(err, errlen, gf, "metadata key %s is not a float", key);
+	if (!(*out > 0.0f) || *out > 1e12f)
+		return fail(err, errlen, gf, "metadata key %s = %g out of range", key, *out);
+	return 0;
+}
+
+static bool is_small_type(enum gguf_type t)
+{
+	return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
+}
+
+static bool is_matrix_type(enum gguf_type t)
+{
+	return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 ||
+	       t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0;
+}
+
+/*
+ * Look up tensor @name and check its shape: a vector [ne0] when ne1 == 0,
+ * else a matrix [ne0, ne1]. Vectors must be F32/F16.
+ */
+static int get_tensor(const struct llm_model *m, const char *name,
+		      uint64_t ne0, uint64_t ne1, bool required,
+		      const struct gguf_tensor **out, char *err, size_t errlen)
+{
+	const struct gguf_tensor *t = gguf_find_tensor(m->gf, name);
+	uint32_t d, first_extra = ne1 ? 2 : 1;
+	bool ok;
+
+	*out = NULL;
+	if (!t) {
+		if (required)
+			return fail(err, errlen, m->gf, "missing tensor %s", name);
+		return 0;
+	}
+	ok = t->ne[0] == ne0 && (!ne1 || (t->n_dims >= 2 ? t->ne[1] : 1) == ne1);
+	for (d = first_extra; d < t->n_dims; d++)
+		ok = ok && t->ne[d] == 1;
+	if (!ok) {
+		char shape[96];
+		int n = 0;
+
+		for (d = 0; d < t->n_dims && d < 4; d++)
+			n += snprintf(shape + n, sizeof(shape) - n, "%s%llu",
+				      d ? ", " : "", (unsigned long long)t->ne[d]);
+		if (ne1)
+			return fail(err, errlen, m->gf,
+				    "tensor %s has shape [%s], expected [%llu, %llu]",
+				    name, shape, (unsigned long long)ne0,
+				    (unsigned long long)ne1);
+		return fail(err, errlen, m->gf,
+			    "tensor %s has shape [%s], expected [%llu]", name,
+			    shape, (unsigned long long)ne0);
+	}
+	if (!ne1 && !is_small_type(t->type))
+		return fail(err, errlen, m->gf, "tensor %s has type %s, expected f32 or f16",
+			    name, gguf_type_name(t->type));
+	if (ne1 && !is_matrix_type(t->type))
+		return fail(err, errlen, m->gf, "tensor %s has unsupported type %s",
+			    name, gguf_type_name(t->type));
+	*out = t;
+	return 0;
+}
+
+static int load_layer(struct llm_model *m, uint32_t l, char *err, size_t errlen)
+{
+	struct llm_layer *L = &m->layers[l];
+	uint64_t q = (uint64_t)m->n_heads * m->head_dim;
+	uint64_t kv = (uint64_t)m->n_kv_heads * m->head_dim;
+	bool bias = m->arch == LLM_ARCH_QWEN2, qk_norm = m->arch == LLM_ARCH_QWEN3;
+	char name[64];
+
+#define T(field, suffix, ne0, ne1, req)						\
+	do {									\
+		snprintf(name, sizeof(name), "blk.%u.%s.weight", l, suffix);	\
+		if (get_tensor(m, name, ne0, ne1, req, &L->field, err, errlen))	\
+			return -1;						\
+	} while (0)
+#define B(field, suffix, ne0, req)						\
+	do {									\
+		snprintf(name, sizeof(name), "blk.%u.%s.bias", l, suffix);	\
+		if (get_tensor(m, name, ne0, 0, req, &L->field, err, errlen))	\
+			return -1;						\
+	} while (0)
+
+	T(attn_norm, "attn_norm", m->dim, 0, true);
+	T(wq, "attn_q", m->dim, q, true);
+	T(wk, "attn_k", m->dim, kv, true);
+	T(wv, "attn_v", m->dim, kv, true);
+	T(wo, "attn_output", q, m->dim, true);
+	B(bq, "attn_q", q, bias);
+	B(bk, "attn_k", kv, bias);
+	B(bv, "attn_v", kv, bias);
+	T(q_norm, "attn_q_norm", m->head_dim, 0, qk_norm);
+	T(k_norm, "attn_k_norm", m->head_dim, 0, qk_norm);
+	T(ffn_norm, "ffn_norm", m->dim, 0, true);
+	T(ffn_gate, "ffn_gate", m->dim, m->ffn_dim, true);
+	T(ffn_up, "ffn_up", m->dim, m->ffn_dim, true);
+	T(ffn_down, "ffn_down", m->ffn_dim, m->dim, true);
+#undef T
+#undef B
+	return 0;
+}
+
+int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
+		   char *err, size_t errlen)
+{
+	struct gguf_str s;
+	char key[128];
+	const char *a;
+	uint32_t l;
+
+	memset(m, 0, sizeof(*m));
+	m->gf = gf;
+	if (!gguf_get_str(gf, "general.architecture", &s))
+		return fail(err, errlen, gf, "missing metadata key general.architecture");
+	if (s.len == 5 && !memcmp(s.s, "llama", 5))
+		m->arch = LLM_ARCH_LLAMA;
+	else if (s.len == 5 && !memcmp(s.s, "qwen2", 5))
+		m->arch = LLM_ARCH_QWEN2;
+	else if (s.len == 5 && !memcmp(s.s, "qwen3", 5))
+		m->arch = LLM_ARCH_QWEN3;
+	else
+		return fail(err, errlen, gf,
+			    "unsupported architecture \"%.*s\" (supported: llama, qwen2, qwen3)",
+			    (int)(s.len > 32 ? 32 : s.len), s.s);
+	memcpy(m->arch_name, s.s, s.len);
+	m->arch_name[s.len] = '\0';
+	a = m->arch_name;
+	m->rope_neox = m->arch != LLM_ARCH_LLAMA;
+
+	if (get_u32(gf, a, "block_count", &m->n_layers, true, 0, err, errlen) ||
+	    get_u32(gf, a, "embedding_length", &m->dim, true, 0, err, errlen) ||
+	    get_u32(gf, a, "feed_forward_length", &m->ffn_dim, true, 0, err, errlen) ||
+	    get_u32(gf, a, "attention.head_count", &m->n_heads, true, 0, err, errlen) ||
+	    get_u32(gf, a, "attention.head_count_kv", &m->n_kv_heads, false,
+		    m->n_heads, err, errlen) ||
+	    get_u32(gf, a, "context_length", &m->n_ctx_train, false, 2048, err, errlen) ||
+	    get_f32(gf, a, "rope.freq_base", &m->rope_theta, 10000.0f, err, errlen) ||
+	    get_f32(gf, a, "attention.layer_norm_rms_epsilon", &m->rms_eps, 1e-5f,
+		    err, errlen))
+		return -1;
+	if (m->n_layers > 4096)
+		return fail(err, errlen, gf, "%s.block_count = %u is too large", a, m->n_layers);
+	if (m->n_heads % m->n_kv_heads)
+		return fail(err, errlen, gf,
+			    "%s.attention.head_count %u is not a multiple of head_count_kv %u",
+			    a, m->n_heads, m->n_kv_heads);
+	snprintf(key, sizeof(key), "%s.attention.key_length", a);
+	if (!gguf_find_kv(gf, key) && m->dim % m->n_heads)
+		return fail(err, errlen, gf,
+			    "%s.embedding_length %u is not a multiple of head_count %u",
+			    a, m->dim, m->n_heads);
+	if (get_u32(gf, a, "attention.key_length", &m->head_dim, false,
+		    m->dim / m->n_heads, err, errlen))
+		return -1;
+	if (get_u32(gf, a, "rope.dimension_count", &m->rope_dim, false,
+		    m->head_dim, err, errlen))
+		return -1;
+	if (m->rope_dim > m->head_dim || (m->rope_dim & 1))
+		return fail(err, errlen, gf,
+			    "%s.rope.dimension_count %u must be even and at most the head size %u",
+			    a, m->rope_dim, m->head_dim);
+
+	m->token_embd = gguf_find_tensor(gf, "token_embd.weight");
+	if (!m->token_embd)
+		return fail(err, errlen, gf, "missing tensor token_embd.weight");
+	if (m->token_embd->n_dims != 2 || m->token_embd->ne[1] == 0 ||
+	    m->token_embd->ne[1] > 0x7fffffff)
+		return fail(err, errlen, gf, "tensor token_embd.weight must be 2-D [dim, n_vocab]");
+	m->n_vocab = (uint32_t)m->token_embd->ne[1];
+	if (get_tensor(m, "token_embd.weight", m->dim, m->n_vocab, true,
+		       &m->token_embd, err, errlen) ||
+	    get_tensor(m, "output_norm.weight", m->dim, 0, true, &m->output_norm,
+		       err, errlen) ||
+	    get_tensor(m, "output.weight", m->dim, m->n_vocab, false, &m->output,
+		       err, errlen))
+		return -1;
+	if (!m->output) {
+		m->output = m->token_embd;
+		m->tied = true;
+	}
+
+	m->layers = calloc(m->n_layers, sizeof(*m->layers));
+	if (!m->layers)
+		return fail(err, errlen, gf, "out of memory");
+	for (l = 0; l < m->n_layers; l++) {
+		if (load_layer(m, l, err, errlen)) {
+			llm_model_free(m);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void llm_model_free(struct llm_model *m)
+{
+	free(m->layers);
+	m->layers = NULL;
+}
+
+static uint64_t n_elems(const struct gguf_tensor *t)
+{
+	uint64_t n = 1;
+	uint32_t d;
+
+	for (d = 0; d < t->n_dims; d++)
+		n *= t->ne[d];
+	return n;
+}
+
+uint64_t llm_tensor_card_bytes(const struct gguf_tensor *t, bool as_f32)
+{
+	if (!t)
+		return 0;
+	return as_f32 ? n_elems(t) * 4 : t->nbytes;
+}
+
+uint64_t llm_layer_weight_bytes(const struct llm_model *m, uint32_t l)
+{
+	const struct llm_layer *L = &m->layers[l];
+
+	return llm_tensor_card_bytes(L->attn_norm, true) +
+	       llm_tensor_card_bytes(L->wq, false) +
+	       llm_tensor_card_bytes(L->wk, false) +
+	       llm_tensor_card_bytes(L->wv, false) +
+	       llm_tensor_card_bytes(L->wo, false) +
+	       llm_tensor_card_bytes(L->bq, true) +
+	       llm_tensor_card_bytes(L->bk, true) +
+	       llm_tensor_card_bytes(L->bv, true) +
+	       llm_tensor_card_bytes(L->q_norm, true) +
+	       llm_tensor_card_bytes(L->k_norm, true) +
+	       llm_tensor_card_bytes(L->ffn_norm, true) +
+	       llm_tensor_card_bytes(L->ffn_gate, false) +
+	       llm_tensor_card_bytes(L->ffn_up, false) +
+	       llm_tensor_card_bytes(L->ffn_down, false);
+}
+
+uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx)
+{
+	return 2ULL * n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
+}
+
+uint64_t llm_head_bytes(const struct llm_model *m)
+{
+	return llm_tensor_card_bytes(m->output_norm, true) +
+	       llm_tensor_card_bytes(m->output, false);
+}
+
+int llm_tensor_to_f32(const struct gguf_tensor *t, float *out)
+{
+	return dequantize_row(t->type, t->data, out, n_elems(t)) ? -1 : 0;
+}
+
+int llm_embed(const struct llm_model *m, int32_t token, float *out)
+{
+	const struct gguf_tensor *t = m->token_embd;
+	uint64_t row;
+
+	if (token < 0 || (uint32_t)token >= m->n_vocab)
+		return -1;
+	row = gguf_type_size(t->type, m->dim);
+	return dequantize_row(t->type, (const uint8_t *)t->data + row * token,
+			      out, m->dim) ? -1 : 0;
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Decoder-only transformer description read from a GGUF file: the
+ * hyperparameters and every weight tensor of the llama family (llama,
+ * qwen2 with Q/K/V biases, qwen3 with per-head Q/K RMSNorm), validated
+ * against the shapes the segment program (kernel/rk1828_hif.h,
+ * struct rk1828_hif_layer) expects.
+ *
+ * Key and tensor names follow llama.cpp's GGUF conventions
+ * (gguf-py/gguf/constants.py: LLM_KV_*, MODEL_TENSOR names).
+ */
+#ifndef RK_LLM_MODEL_H
+#define RK_LLM_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gguf.h"
+
+/**
+ * enum llm_arch - supported general.architecture values
+ * @LLM_ARCH_LLAMA: "llama" (RoPE on adjacent pairs)
+ * @LLM_ARCH_QWEN2: "qwen2" (NEOX RoPE, Q/K/V biases)
+ * @LLM_ARCH_QWEN3: "qwen3" (NEOX RoPE, per-head Q/K RMSNorm)
+ */
+enum llm_arch {
+	LLM_ARCH_LLAMA,
+	LLM_ARCH_QWEN2,
+	LLM_ARCH_QWEN3,
+};
+
+/**
+ * struct llm_layer - tensors of one decoder block (blk.N.*); optional ones
+ * are NULL when absent. Shapes are GGUF ne[] (ne[0] = row length):
+ * @attn_norm: [dim] (F32 or F16)
+ * @wq: [dim, n_heads * head_dim]
+ * @wk, @wv: [dim, n_kv_heads * head_dim]
+ * @wo: [n_heads * head_dim, dim]
+ * @bq: optional [n_heads * head_dim]; @bk, @bv: optional [n_kv_heads * head_dim]
+ * @q_norm, @k_norm: optional [head_dim]
+ * @ffn_norm: [dim]
+ * @ffn_gate, @ffn_up: [dim, ffn_dim]
+ * @ffn_down: [ffn_dim, dim]
+ */
+struct llm_layer {
+	const struct gguf_tensor *attn_norm, *wq, *wk, *wv, *wo;
+	const struct gguf_tensor *bq, *bk, *bv, *q_norm, *k_norm;
+	const struct gguf_tensor *ffn_norm, *ffn_gate, *ffn_up, *ffn_down;
+};
+
+/**
+ * struct llm_model - validated model description (tensors point into the
+ * mapped GGUF file, which must outlive the model)
+ * @gf: the GGUF file
+ * @arch: architecture
+ * @arch_name: general.architecture string
+ * @n_layers: <arch>.block_count
+ * @dim: <arch>.embedding_length
+ * @ffn_dim: <arch>.feed_forward_length
+ * @n_heads: <arch>.attention.head_count
+ * @n_kv_heads: <arch>.attention.head_count_kv (default @n_heads)
+ * @head_dim: <arch>.attention.key_length (default @dim / @n_heads)
+ * @rope_dim: <arch>.rope.dimension_count (default @head_dim)
+ * @n_ctx_train: <arch>.context_length (default 2048)
+ * @n_vocab: rows of token_embd
+ * @rope_theta: <arch>.rope.freq_base (default 10000)
+ * @rms_eps: <arch>.attention.layer_norm_rms_epsilon (default 1e-5)
+ * @rope_neox: RoPE pairs (i, i + rope_dim/2) instead of (2i, 2i+1)
+ * @token_embd: [dim, n_vocab]
+ * @output_norm: [dim]
+ * @output: [dim, n_vocab]; equals @token_embd when @tied
+ * @tied: the file has no "output" tensor
+ * @layers: @n_layers entries
+ */
+struct llm_model {
+	const struct gguf_file *gf;
+	enum llm_arch arch;
+	char arch_name[16];
+	uint32_t n_layers, dim, ffn_dim, n_heads, n_kv_heads, head_dim;
+	uint32_t rope_dim, n_ctx_train, n_vocab;
+	float rope_theta, rms_eps;
+	bool rope_neox;
+	const struct gguf_tensor *token_embd, *output_norm, *output;
+	bool tied;
+	struct llm_layer *layers;
+};
+
+/**
+ * llm_model_load() - read hyperparameters and look up and check every
+ * tensor of @gf
+ * @m: out
+ * @err, @errlen: on failure "FILE: reason", naming the key or tensor
+ *
+ * Return: 0, or -1 (with @err set) for an unsupported architecture, a
+ * missing or out-of-range hyperparameter, a missing tensor, a tensor of
+ * the wrong shape, or a norm/bias tensor that is not F32/F16.
+ */
+int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
+		   char *err, size_t errlen);
+
+/** llm_model_free() - free what llm_model_load() allocated. */
+void llm_model_free(struct llm_model *m);
+
+/**
+ * llm_tensor_card_bytes() - bytes a tensor occupies on the card: norms and
+ * biases are uploaded as F32, matrices in their file type. 0 for NULL.
+ */
+uint64_t llm_tensor_card_bytes(const struct gguf_tensor *t, bool as_f32);
+
+/** llm_layer_weight_bytes() - card bytes of all weights of block @l. */
+uint64_t llm_layer_weight_bytes(const struct llm_model *m, uint32_t l);
+
+/** llm_kv_bytes() - card bytes of one block's K and V caches for @n_ctx rows (F32). */
+uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx);
+
+/** llm_head_bytes() - card bytes of output_norm (F32) + output (LM head). */
+uint64_t llm_head_bytes(const struct llm_model *m);
+
+/**
+ * llm_embed() - host-side token embedding: dequantize row @token of
+ * token_embd into @out (@m->dim floats)
+ * Return: 0, or -1 for a token outside [0, n_vocab).
+ */
+int llm_embed(const struct llm_model *m, int32_t token, float *out);
+
+/**
+ * llm_tensor_to_f32() - dequantize a whole small tensor (norms, biases)
+ * @out: ne[0] * ne[1] * ne[2] * ne[3] floats
+ * Return: 0 or -1 for an unsupported type.
+ */
+int llm_tensor_to_f32(const struct gguf_tensor *t, float *out);
+
+#endif

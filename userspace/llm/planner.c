@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Segment planner; see planner.h for the rule. Two dynamic programs over
+ * (cards used, blocks placed): the first finds the smallest achievable
+ * maximum card load under the memory limits (the classic linear partition
+ * problem), the second, restricted to segments no larger than that
+ * optimum, minimises the sum of squared loads so the split is as even as
+ * the optimum allows.
+ */
+#include <float.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drm/rk1828_accel.h"
+#include "rk1828_hif.h"
+#include "planner.h"
+
+static double gib(uint64_t b)
+{
+	return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+static void fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+	if (b >= (1ULL << 30))
+		snprintf(buf, n, "%.2f GiB", gib(b));
+	else if (b >= (1ULL << 20))
+		snprintf(buf, n, "%.2f MiB", (double)b / (1 << 20));
+	else
+		snprintf(buf, n, "%.1f KiB", (double)b / 1024);
+}
+
+static int card_id(const struct plan_input *in, int j)
+{
+	return in->card_ids ? in->card_ids[j] : j;
+}
+
+/* Load of card j (of n used) holding blocks [a, b). */
+static uint64_t seg_load(const struct plan_input *in, const uint64_t *prefix,
+			 int n, int j, int a, int b)
+{
+	return prefix[b] - prefix[a] + in->card_overhead +
+	       (j == n - 1 ? in->head_bytes : 0);
+}
+
+/*
+ * Pass 1: dp[j][i] = smallest max load placing blocks [0, i) on cards
+ * 0..j-1 (each >= 1 block, within memory when @fit). UINT64_MAX: infeasible.
+ * Returns the optimum for all blocks on n cards.
+ */
+static uint64_t minmax(const struct plan_input *in, const uint64_t *prefix,
+		       int n, int fit, uint64_t *dp)
+{
+	int L = in->n_blocks, j, i, a;
+
+#define DP(j, i) dp[(size_t)(j) * (L + 1) + (i)]
+	for (j = 0; j <= n; j++)
+		for (i = 0; i <= L; i++)
+			DP(j, i) = UINT64_MAX;
+	DP(0, 0) = 0;
+	for (j = 1; j <= n; j++) {
+		for (i = j; i <= L - (n - j); i++) {
+			for (a = j - 1; a < i; a++) {
+				uint64_t prev = DP(j - 1, a), load, m;
+
+				if (prev == UINT64_MAX)
+					continue;
+				load = seg_load(in, prefix, n, j - 1, a, i);
+				if (fit && load > in->card_free[j - 1])
+					continue;
+				m = prev > load ? prev : load;
+				if (m < DP(j, i))
+					DP(j, i) = m;
+			}
+		}
+	}
+	return DP(n, L);
+#undef DP
+}
+
+/*
+ * Pass 2: with every load <= @cap, minimise the sum of squared loads;
+ * cut[j][i] records the start of card j-1's segment. Ties keep the
+ * largest start, i.e. earlier cards take more blocks.
+ */
+static int min_sumsq(const struct plan_input *in, const uint64_t *prefix,
+		     int n, uint64_t cap, int fit, double *dp, int *cut)
+{
+	int L = in->n_blocks, j, i, a;
+
+#define DP(j, i) dp[(size_t)(j) * (L + 1) + (i)]
+#define CUT(j, i) cut[(size_t)(j) * (L + 1) + (i)]
+	for (j = 0; j <= n; j++)
+		for (i = 0; i <= L; i++) {
+			DP(j, i) = DBL_MAX;
+			CUT(j, i) = -1;
+		}
+	DP(0, 0) = 0;
+	for (j = 1; j <= n; j++) {
+		for (i = j; i <= L - (n - j); i++) {
+			for (a = j - 1; a < i; a++) {
+				uint64_t load;
+				double v;
+
+				if (DP(j - 1, a) == DBL_MAX)
+					continue;
+				load = seg_load(in, prefix, n, j - 1, a, i);
+				if (load > cap || (fit && load > in->card_free[j - 1]))
+					continue;
+				v = DP(j - 1, a) + (double)load * (double)load;
+				if (v <= DP(j, i)) {
+					DP(j, i) = v;
+					CUT(j, i) = a;
+				}
+			}
+		}
+	}
+	return DP(n, L) == DBL_MAX ? -1 : 0;
+#undef DP
+#undef CUT
+}
+
+static void build_segs(const struct plan_input *in, const uint64_t *prefix,
+		       int n, const int *cut, struct plan *p)
+{
+	int L = in->n_blocks, j, i = L;
+
+	p->n_segs = n;
+	for (j = n; j >= 1; j--) {
+		int a = cut[(size_t)j * (L + 1) + i];
+		struct plan_seg *s = &p->seg[j - 1];
+
+		s->card = j - 1;
+		s->card_id = card_id(in, j - 1);
+		s->first = a;
+		s->count = i - a;
+		s->output = j == n;
+		s->bytes = seg_load(in, prefix, n, j - 1, a, i);
+		s->free = in->card_free[j - 1];
+		i = a;
+	}
+}
+
+static int fail(char *err, size_t errlen, const char *msg)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", msg);
+	return -1;
+}
+
+int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t errlen)
+{
+	uint64_t *prefix = NULL, *dp1 = NULL, best;
+	double *dp2 = NULL;
+	int *cut = NULL;
+	int L = in->n_blocks, n, i, ret = -1;
+	size_t cells;
+
+	memset(p, 0, sizeof(*p));
+	if (L < 1 || !in->block_bytes)
+		return fail(err, errlen, "planner: the model has no blocks");
+	if (in->n_cards < 1 || !in->card_free)
+		return fail(err, errlen, "planner: no cards to place the model on");
+	if (in->n_cards > PLAN_MAX_CARDS)
+		return fail(err, errlen, "planner: too many cards (at most 64)");
+	n = in->n_cards < L ? in->n_cards : L;
+	if (n < in->n_cards)
+		snprintf(p->note, sizeof(p->note),
+			 "using %d of %d cards: the model has only %d blocks",
+			 n, in->n_cards, L);
+
+	cells = (size_t)(n + 1) * (L + 1);
+	prefix = calloc(L + 1, sizeof(*prefix));
+	dp1 = calloc(cells, sizeof(*dp1));
+	dp2 = calloc(cells, sizeof(*dp2));
+	cut = calloc(cells, sizeof(*cut));
+	if (!prefix || !dp1 || !dp2 || !cut) {
+		fail(err, errlen, "planner: out of memory");
+		goto out;
+	}
+	for (i = 0; i < L; i++)
+		prefix[i + 1] = prefix[i] + in->block_bytes[i];
+
+	best = minmax(in, prefix, n, 1, dp1);
+	if (best != UINT64_MAX && !min_sumsq(in, prefix, n, best, 1, dp2, cut)) {
+		build_segs(in, prefix, n, cut, p);
+		ret = 0;
+		goto out;
+	}
+
+	/*
+	 * Does not fit: show the balanced plan ignoring memory and name every
+	 * card it overfills.
+	 */
+	best = minmax(in, prefix, n, 0, dp1);
+	if (min_sumsq(in, prefix, n, best, 0, dp2, cut)) {
+		fail(err, errlen, "planner: internal error");
+		goto out;
+	} else {
+		struct plan tmp;
+		char msg[512], need[32], have[32];
+		int len = snprintf(msg, sizeof(msg), "model does not fit on %d card%s:",
+				   n, n == 1 ? "" : "s");
+		int j, first = 1;
+
+		build_segs(in, prefix, n, cut, &tmp);
+		for (j = 0; j < n; j++) {
+			const struct plan_seg *s = &tmp.seg[j];
+
+			if (s->bytes <= s->free)
+				continue;
+			fmt_bytes(need, sizeof(need), s->bytes);
+			fmt_bytes(have, sizeof(have), s->free);
+			len += snprintf(msg + len, sizeof(msg) - len,
+					"%s card%d needs %s (blk %d-%d%s) but has %s free",
+					first ? "" : ";", s->card_id, need, s->first,
+					s->first + s->count - 1,
+					s->output ? " + output" : "", have);
+			if (len >= (int)sizeof(msg))
+				break;
+			first = 0;
+		}
+		if (first)	/* balanced plan fits each card: unbalanced free sizes */
+			snprintf(msg + len, sizeof(msg) - len,
+				 " no contiguous split fits the cards' free memory");
+		fail(err, errlen, msg);
+	}
+out:
+	free(prefix);
+	free(dp1);
+	free(dp2);
+	free(cut);
+	return ret;
+}
+
+int plan_format(const struct plan *p, char *buf, size_t size)
+{
+	int i, len = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (i = 0; i < p->n_segs; i++) {
+		const struct plan_seg *s = &p->seg[i];
+		size_t room = (size_t)len < size ? size - len : 0;
+
+		if (s->count == 1)
+			len += snprintf(buf + len, room, "%scard%d: blk %d%s",
+					i ? ", " : "", s->card_id, s->first,
+					s->output ? " + output" : "");
+		else
+			len += snprintf(buf + len, room, "%scard%d: blk %d-%d%s",
+					i ? ", " : "", s->card_id, s->first,
+					s->first + s->count - 1,
+					s->output ? " + output" : "");
+	}
+	return len;
+}
+
+uint64_t plan_align(uint64_t x)
+{
+	return (x + 4095) & ~4095ULL;
+}
+
+static uint64_t talign(uint64_t x)
+{
+	return (x + PLAN_TENSOR_ALIGN - 1) & ~(uint64_t)(PLAN_TENSOR_ALIGN - 1);
+}
+
+uint64_t plan_prog_bytes(uint32_t n_layers)
+{
+	return sizeof(struct rk1828_hif_program) +
+	       (uint64_t)n_layers * sizeof(struct rk1828_hif_layer);
+}
+
+uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
+			  const struct plan_sizes *s)
+{
+	const struct llm_layer *L = &m->layers[l];
+	uint64_t w = 0;
+
+	w += talign(llm_tensor_card_bytes(L->attn_norm, true));
+	w += talign(llm_tensor_card_bytes(L->wq, false));
+	w += talign(llm_tensor_card_bytes(L->wk, false));
+	w += talign(llm_tensor_card_bytes(L->wv, false));
+	w += talign(llm_tensor_card_bytes(L->wo, false));
+	w += talign(llm_tensor_card_bytes(L->bq, true));
+	w += talign(llm_tensor_card_bytes(L->bk, true));
+	w += talign(llm_tensor_card_bytes(L->bv, true));
+	w += talign(llm_tensor_card_bytes(L->q_norm, true));
+	w += talign(llm_tensor_card_bytes(L->k_norm, true));
+	w += talign(llm_tensor_card_bytes(L->ffn_norm, true));
+	w += talign(llm_tensor_card_bytes(L->ffn_gate, false));
+	w += talign(llm_tensor_card_bytes(L->ffn_up, false));
+	w += talign(llm_tensor_card_bytes(L->ffn_down, false));
+	/* Its share of the two program slots. */
+	w += 2 * sizeof(struct rk1828_hif_layer);
+	return w + llm_kv_bytes(m, s->n_ctx);
+}
+
+uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s)
+{
+	return talign(llm_tensor_card_bytes(m->output_norm, true)) +
+	       talign(llm_tensor_card_bytes(m->output, false)) +
+	       2 * plan_align((uint64_t)m->n_vocab * sizeof(float));
+}
+
+uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s)
+{
+	uint64_t act = plan_align((uint64_t)s->bucket * m->dim * sizeof(float));
+
+	/* in and out per slot, two slots; programs; BO rounding slack. */
+	return 4 * act + plan_align(2 * sizeof(struct rk1828_hif_program)) +
+	       4 * 4096;
+}
+
+int plan_model(const struct llm_model *m, const struct plan_sizes *s,
+	       int n_cards, const uint64_t *card_free, const int *card_ids,
+	       struct plan *p, char *err, size_t errlen)
+{
+	struct plan_input in = {
+		.n_blocks = (int)m->n_layers,
+		.head_bytes = plan_head_bytes(m, s),
+		.card_overhead = plan_card_overhead(m, s),
+		.n_cards = n_cards,
+		.card_free = card_free,
+		.card_ids = card_ids,
+	};
+	uint64_t *bb = calloc(m->n_layers ? m->n_layers : 1, sizeof(*bb));
+	uint32_t l;
+	int ret;
+
+	if (!bb)
+		return fail(err, errlen, "planner: out of memory");
+	for (l = 0; l < m->n_layers; l++)
+		bb[l] = plan_block_bytes(m, l, s);
+	in.block_bytes = bb;
+	ret = plan_make(&in, p, err, errlen);
+	free(bb);
+	return ret;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Segment planner: splits the decoder blocks 0..L-1 of a model into
+ * contiguous segments, one per card, balancing card bytes.
+ *
+ * Rule (Rockchip's RKLLM multi-card rule, DESIGN.md section 7): segments
+ * are contiguous; a card's load is the weight bytes of its blocks plus
+ * their KV caches plus the card's activation buffers; the last card also
+ * holds the final norm and the LM head (and the logits buffer), so it gets
+ * fewer blocks. The plan minimises the largest card load; among plans
+ * with that optimum it minimises the sum of squared loads (most even).
+ * Every card's load must fit its free memory; otherwise the planner
+ * refuses and names the card, what it needs and what it has.
+ */
+#ifndef RK_LLM_PLANNER_H
+#define RK_LLM_PLANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define PLAN_MAX_CARDS	64
+
+/**
+ * struct plan_input - what the planner balances
+ * @n_blocks: decoder blocks (>= 1)
+ * @block_bytes: card bytes of each block (weights + KV cache), @n_blocks
+ * @head_bytes: extra card bytes on the last card (output norm, LM head,
+ *	logits buffers)
+ * @card_overhead: card bytes every used card needs besides its blocks
+ *	(activation and program buffers)
+ * @n_cards: cards offered (1..PLAN_MAX_CARDS)
+ * @card_free: free card memory of each offered card, bytes
+ * @card_ids: device index of each offered card for messages ("card3"),
+ *	or NULL for 0..n_cards-1
+ */
+struct plan_input {
+	int n_blocks;
+	const uint64_t *block_bytes;
+	uint64_t head_bytes;
+	uint64_t card_overhead;
+	int n_cards;
+	const uint64_t *card_free;
+	const int *card_ids;
+};
+
+/**
+ * struct plan_seg - one card's segment
+ * @card: position in the offered cards (index into plan_input arrays)
+ * @card_id: device index used in messages
+ * @first: first block
+ * @count: number of blocks (>= 1)
+ * @output: this segment also runs output norm + LM head (the last one)
+ * @bytes: card bytes this segment needs
+ * @free: free bytes the card had
+ */
+struct plan_seg {
+	int card;
+	int card_id;
+	int first;
+	int count;
+	int output;
+	uint64_t bytes;
+	uint64_t free;
+};
+
+/**
+ * struct plan - the result
+ * @n_segs: cards used (min(n_cards, n_blocks))
+ * @seg: segments in pipeline order
+ * @note: "" or a remark such as "using 5 of 8 cards: the model has 5 blocks"
+ */
+struct plan {
+	int n_segs;
+	struct plan_seg seg[PLAN_MAX_CARDS];
+	char note[160];
+};
+
+/**
+ * plan_make() - compute the plan
+ * @in: the costs and cards
+ * @p: out
+ * @err, @errlen: reason on failure, e.g. "model does not fit: card1 needs
+ *	5.10 GiB (blk 16-31 + output) but has 4.90 GiB free"
+ *
+ * Return: 0, or -1 for bad input (no blocks/cards, too many cards) or a
+ * plan that does not fit.
+ */
+int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t errlen);
+
+/**
+ * plan_format() - "card0: blk 0-2, card1: blk 3-4 + output"
+ * Return: the string length (snprintf semantics).
+ */
+int plan_format(const struct plan *p, char *buf, size_t size);
+
+/**
+ * struct plan_sizes - per-card buffer sizes the pipeline allocates, from
+ * which the planner costs are derived (so plan and allocation agree)
+ * @n_ctx: KV cache rows
+ * @bucket: tokens per prefill bucket
+ */
+struct plan_sizes {
+	uint32_t n_ctx;
+	uint32_t bucket;
+};
+
+/** plan_align() - round @x up to the card BO granularity (4 KiB). */
+uint64_t plan_align(uint64_t x);
+
+/**
+ * plan_weight_offset_align() - alignment of each tensor inside a segment's
+ * weights BO, bytes (64)
+ */
+#define PLAN_TENSOR_ALIGN 64
+
+/**
+ * plan_block_bytes() - card bytes of block @l: its tensors laid out at
+ * PLAN_TENSOR_ALIGN (norms and biases as F32) plus its K and V caches
+ * (F32 [n_ctx][n_kv_heads * head_dim] each, 4 KiB aligned)
+ */
+uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
+			  const struct plan_sizes *s);
+
+/**
+ * plan_head_bytes() - output_norm (F32) + output + the two logits buffers
+ * (F32 [n_vocab] each), card bytes
+ */
+uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s);
+
+/**
+ * plan_card_overhead() - per-card activations: two slots of input and
+ * output hidden states (F32 [bucket][dim]) and two program buffers, plus
+ * the 4 KiB rounding of the weights BO
+ */
+uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s);
+
+/**
+ * plan_prog_bytes() - bytes of a segment program with @n_layers layers
+ * (struct rk1828_hif_program + n_layers struct rk1828_hif_layer)
+ */
+uint64_t plan_prog_bytes(uint32_t n_layers);
+
+/**
+ * plan_model() - plan_make() with costs computed from @m and @s
+ * @n_cards, @card_free, @card_ids: as in struct plan_input
+ * Return: as plan_make().
+ */
+int plan_model(const struct llm_model *m, const struct plan_sizes *s,
+	       int n_cards, const uint64_t *card_free, const int *card_ids,
+	       struct plan *p, char *err, size_t errlen);
+
+#endif
