@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Scalar single-threaded reference forward pass of a llama-family decoder
+ * (llama, qwen2 with Q/K/V biases, qwen3 with per-head Q/K RMSNorm),
+ * written in the style of llama2.c's forward(): one token at a time, KV
+ * cache, plain loops, dot products accumulated in double. It depends only
+ * on gguf.h (to read the model) and quant.c's dequantize_row() (weights),
+ * never on the emulator's kernels, so tests can check those against it.
+ *
+ * Semantics follow llama.cpp's llama/qwen2/qwen3 graphs: RMSNorm with eps
+ * from "<arch>.attention.layer_norm_rms_epsilon", RoPE on the first
+ * rope_dim dims of each head with theta_i = pos * base^(-2i/rope_dim),
+ * adjacent pairs for llama and (i, i + rope_dim/2) pairs (NEOX) for
+ * qwen2/qwen3, causal grouped-query attention (query head h uses KV head
+ * h / (n_heads / n_kv_heads)), SwiGLU FFN, final norm and LM head (tied
+ * to token_embd when "output.weight" is absent).
+ */
+#ifndef RK_TEST_REF_FORWARD_H
+#define RK_TEST_REF_FORWARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gguf_file;
+
+/**
+ * struct ref_tensor - a weight of @ne1 rows of @ne0 elements
+ * @type: GGML type number (F32, F16, Q4_0, Q8_0)
+ * @ne0: row length (elements)
+ * @ne1: rows (1 for vectors)
+ * @data: row-major bytes (in the GGUF mapping, or @owned)
+ * @owned: malloc'd replacement data (after ref_quantize()), or NULL
+ * @nbytes: bytes of @data
+ */
+struct ref_tensor {
+	int type;
+	uint64_t ne0, ne1;
+	const void *data;
+	void *owned;
+	size_t nbytes;
+};
+
+/** struct ref_layer - one decoder block's weights (absent optional: data NULL) */
+struct ref_layer {
+	struct ref_tensor attn_norm, wq, wk, wv, wo;
+	struct ref_tensor bq, bk, bv, q_norm, k_norm;
+	struct ref_tensor ffn_norm, ffn_gate, ffn_up, ffn_down;
+};
+
+/**
+ * struct ref_config - hyper-parameters read from the GGUF metadata
+ * @arch: general.architecture ("llama", "qwen2" or "qwen3")
+ * @n_layers: <arch>.block_count
+ * @dim: <arch>.embedding_length
+ * @n_heads: <arch>.attention.head_count
+ * @n_kv_heads: <arch>.attention.head_count_kv (default n_heads)
+ * @head_dim: <arch>.attention.key_length (default dim / n_heads)
+ * @ffn_dim: <arch>.feed_forward_length
+ * @n_ctx: KV cache rows of this instance (min of the request and
+ *	<arch>.context_length)
+ * @rope_dim: <arch>.rope.dimension_count (default head_dim)
+ * @n_vocab: rows of the LM head
+ * @eps: <arch>.attention.layer_norm_rms_epsilon (default 1e-5)
+ * @theta: <arch>.rope.freq_base (default 10000)
+ * @neox: RoPE pairs (i, i + rope_dim/2) (qwen2/qwen3) instead of (2i, 2i+1)
+ */
+struct ref_config {
+	char arch[16];
+	int n_layers, dim, n_heads, n_kv_heads, head_dim, ffn_dim, n_ctx;
+	int rope_dim, n_vocab;
+	float eps, theta;
+	bool neox;
+};
+
+/**
+ * struct ref_model - a loaded model and its KV cache
+ * @c: configuration
+ * @file: the open GGUF (owned)
+ * @token_embd: [n_vocab][dim]
+ * @output_norm: [dim]
+ * @output: [n_vocab][dim] (token_embd when tied)
+ * @layers: @c.n_layers blocks
+ * @k_cache: [n_layers][n_ctx][n_kv_heads * head_dim]
+ * @v_cache: same shape as @k_cache
+ */
+struct ref_model {
+	struct ref_config c;
+	struct gguf_file *file;
+	struct ref_tensor token_embd, output_norm, output;
+	struct ref_layer *layers;
+	float *k_cache, *v_cache;
+};
+
+/**
+ * ref_load() - open a GGUF model and allocate a KV cache of @n_ctx rows
+ * @path: GGUF file
+ * @n_ctx: wanted KV rows (>= 1; capped at the model's context length)
+ * @err: receives "PATH: reason" on failure
+ * @errlen: size of @err
+ *
+ * Checks the architecture, every needed tensor's presence, type and shape.
+ * Return: the model, or NULL on error.
+ */
+struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen);
+
+/** ref_free() - release @m (NULL is fine) */
+void ref_free(struct ref_model *m);
+
+/**
+ * ref_quantize() - replace every matrix weight of the blocks and the LM
+ * head whose row length is a multiple of 32 by its @type (QUANT_TYPE_F16,
+ * Q8_0 or Q4_0) version, computed from the dequantized current weights
+ * with quantize_row(); others (and token_embd, norms, biases) are kept,
+ * the way llama.cpp falls back for rows it cannot quantize. Untying the
+ * LM head if needed.
+ * Return: number of tensors converted, or -1 (model unchanged where it
+ * failed: out of memory or bad type).
+ */
+int ref_quantize(struct ref_model *m, int type);
+
+/**
+ * ref_embed() - dequantized embedding row of @token into @out [dim]
+ * Return: 0, or -1 when @token is out of range.
+ */
+int ref_embed(const struct ref_model *m, int token, float *out);
+
+/**
+ * ref_forward() - run @token at position @pos; writes logits [n_vocab]
+ * @m: model; KV rows [0, pos) must hold the earlier tokens
+ * @token: token id in [0, n_vocab)
+ * @pos: position in [0, n_ctx)
+ * @logits: n_vocab floats, or NULL to only fill the KV cache
+ *
+ * Return: 0, or -1 on a bad token/pos or out of memory.
+ */
+int ref_forward(struct ref_model *m, int token, int pos, float *logits);
+
+#endif
