@@ -32,8 +32,30 @@ int tok_encode(const struct tokenizer *t, const char *text, bool add_bos,
  */
 int tok_piece(const struct tokenizer *t, int32_t id, char *buf, size_t size);
 
+/*
+ * Additions to the interface above (tokenizer.c):
+ * - tok_encode() returns INT_MIN (never a valid -(needed)) when text or t is
+ *   NULL, out is NULL with max > 0, text is longer than TOK_MAX_TEXT bytes,
+ *   or memory runs out. At most 3 * strlen(text) + 4 tokens are ever
+ *   produced (BOS + one per byte of the escaped text, where the prefix space
+ *   and each ' ' become 3 bytes), so that max always suffices; with a vocab
+ *   holding U+2581 (every llama vocab) strlen(text) + 2 suffices.
+ * - tok_piece() also returns -1 when size is too small for the piece
+ *   (pieces are at most the token's length; 256 bytes covers every llama
+ *   vocabulary in practice). Control and unused tokens give 0 bytes; the
+ *   unknown token gives U+2585 as in llama.cpp.
+ */
+#define TOK_MAX_TEXT (256u << 20)
+
 int tok_n_vocab(const struct tokenizer *t);
 int32_t tok_bos(const struct tokenizer *t);
 int32_t tok_eos(const struct tokenizer *t);
+/* Unknown-token id, or -1 when the vocab names none. */
+int32_t tok_unk(const struct tokenizer *t);
+/*
+ * tok_add_bos_default() - whether the model wants BOS prepended:
+ * tokenizer.ggml.add_bos_token (default true) and a BOS id exists.
+ */
+bool tok_add_bos_default(const struct tokenizer *t);
 
 #endif
