@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pipeline-parallel runtime over RK1828 cards; see pipeline.h for the job
+ * graph. Dependencies per stage k, bucket i, slot s = i % 2 (all explicit
+ * binary syncobjs; a binary syncobj named as an in-sync contributes the
+ * fence it holds at submit time, so reusing one per role and slot is
+ * safe as long as jobs are queued in bucket order):
+ *
+ *   A prog copy : waits exec[s]   (EXEC i-2 no longer reads program slot s)
+ *                 signals prog[s]
+ *   B in copy   : waits exec[s]   (EXEC i-2 no longer reads input slot s)
+ *                 waits prev[s]   (k > 0: stage k-1's D of bucket i)
+ *                 signals in[s]
+ *   C exec      : waits prog[s], in[s], exec[1-s] (KV order), out[s] (D i-2
+ *                 has drained output slot s); signals exec[s]
+ *   D out copy  : waits exec[s], next[s] (k < last: stage k+1's B of bucket
+ *                 i-2 has read host slot s); signals out[s]
+ *
+ * prev[s] and next[s] are filled by exporting the neighbour's syncobj as a
+ * sync_file and importing it (drm_syncobj IMPORT_SYNC_FILE). The host
+ * writes embeddings and programs only after the jobs of bucket i-2 that
+ * read them are done and their status was checked.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drm/rk1828_accel.h"
+#include "rk1828_hif.h"
+#include "pipeline.h"
+
+#define NSLOT		2
+#define STAGING_MAX	(8ULL << 20)
+
+/* One contiguous piece of a weights image: @size bytes from @src at @off. */
+struct piece {
+	uint64_t off;
+	const void *src;
+	uint64_t size;
+};
+
+struct stage {
+	struct rk_card *card;
+	int first, count, last;
+	struct rk_bo weights, kv, prog_card, prog_host;
+	struct rk_bo in_card[NSLOT], out_card[NSLOT];
+	struct rk_bo in_host[NSLOT], out_host[NSLOT];
+	uint32_t sy_prog[NSLOT], sy_in[NSLOT], sy_exec[NSLOT], sy_out[NSLOT];
+	uint32_t sy_prev[NSLOT], sy_next[NSLOT];
+	bool checked[NSLOT];
+	long bucket_of[NSLOT];
+	int pos_of[NSLOT];
+	uint8_t *tmpl;		/* program template, prog_size bytes */
+	uint64_t prog_size;	/* one program slot, bytes (64-aligned) */
+	uint64_t out_bytes;	/* output BO size per slot */
+};
+
+struct pipeline {
+	const struct llm_model *m;
+	struct pipe_opts o;
+	int n_stages;
+	struct stage *st;
+	long n_buckets;		/* buckets queued so far (slot parity) */
+};
+
+static int perr(char *err, size_t errlen, const struct stage *st,
+		const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (err && errlen) {
+		if (st)
+			snprintf(err, errlen, "card%d (%s): %s", st->card->index,
+				 st->card->node, msg);
+		else
+			snprintf(err, errlen, "%s", msg);
+	}
+	return -1;
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/* ------------------------------------------------------------- weights */
+
+struct layout {
+	struct piece *pieces;
+	int n_pieces, cap;
+	void **owned;		/* converted F32 copies to free */
+	int n_owned;
+	uint64_t size;
+};
+
+/*
+ * Place tensor @t (norms/biases @as_f32) in the image; writes its offset
+ * and type into @ht (addr holds the offset until rebased). NULL: absent.
+ */
+static int lay_tensor(struct layout *L, const struct gguf_tensor *t, bool as_f32,
+		      struct rk1828_hif_tensor *ht)
+{
+	uint64_t bytes, off;
+	const void *src;
+
+	memset(ht, 0, sizeof(*ht));
+	if (!t)
+		return 0;
+	bytes = llm_tensor_card_bytes(t, as_f32);
+	src = t->data;
+	if (as_f32 && t->type != GGML_TYPE_F32) {
+		float *f = malloc(bytes);
+
+		if (!f || llm_tensor_to_f32(t, f)) {
+			free(f);
+			return -1;
+		}
+		L->owned[L->n_owned++] = f;
+		src = f;
+	}
+	if (L->n_pieces == L->cap)
+		return -1;
+	off = align_up(L->size, PLAN_TENSOR_ALIGN);
+	L->pieces[L->n_pieces++] = (struct piece){ off, src, bytes };
+	L->size = off + bytes;
+	/* Offset + 1 so that offset 0 is not "absent"; rebased later. */
+	ht->addr = off + 1;
+	ht->type = htole32(as_f32 ? GGML_TYPE_F32 : (uint32_t)t->type);
+	return 0;
+}
+
+static void rebase(struct rk1828_hif_tensor *ht, uint64_t base)
+{
+	if (ht->addr)
+		ht->addr = htole64(base + ht->addr - 1);
+}
+
+static void layout_free(struct layout *L)
+{
+	int i;
+
+	for (i = 0; i < L->n_owned; i++)
+		free(L->owned[i]);
+	free(L->owned);
+	free(L->pieces);
+}
+
+/* Fill @dst with image bytes [off, off + len). */
+static void fill_image(const struct layout *L, uint8_t *dst, uint64_t off, uint64_t len)
+{
+	int i;
+
+	memset(dst, 0, len);
+	for (i = 0; i < L->n_pieces; i++) {
+		const struct piece *pc = &L->pieces[i];
+		uint64_t a = pc->off > off ? pc->off : off;
+		uint64_t b = pc->off + pc->size < off + len ? pc->off + pc->size : off + len;
+
+		if (a < b)
+			memcpy(dst + (a - off), (const uint8_t *)pc->src + (a - pc->off), b - a);
+	}
+}
+
+/* Build the weights layout and the program template of stage @st. */
+static int build_stage_layout(struct pipeline *p, struct stage *st, struct layout *L,
+			      struct rk1828_hif_program *h, struct rk1828_hif_layer *ly)
+{
+	const struct llm_model *m = p->m;
+	int i, n_max = st->count * 14 + 2;
+
+	L->pieces = calloc(n_max, sizeof(*L->pieces));
+	L->owned = calloc(n_max, sizeof(*L->owned));
+	L->cap = n_max;
+	if (!L->pieces || !L->owned)
+		return -1;
+	for (i = 0; i < st->count; i++) {
+		const struct llm_layer *s = &m->layers[st->first + i];
+		struct rk1828_hif_layer *d = &ly[i];
+
+		if (lay_tensor(L, s->attn_norm, true, &d->attn_norm) ||
+		    lay_tensor(L, s->wq, false, &d->wq) ||
+		    lay_tensor(L, s->wk, false, &d->wk) ||
+		    lay_tensor(L, s->wv, false, &d->wv) ||
+		    lay_tensor(L, s->wo, false, &d->wo) ||
+		    lay_tensor(L, s->bq, true, &d->bq) ||
+		    lay_tensor(L, s->bk, true, &d->bk) ||
+		    lay_tensor(L, s->bv, true, &d->bv) ||
+		    lay_tensor(L, s->q_norm, true, &d->q_norm) ||
+		    lay_tensor(L, s->k_norm, true, &d->k_norm) ||
+		    lay_tensor(L, s->ffn_norm, true, &d->ffn_norm) ||
+		    lay_tensor(L, s->ffn_gate, false, &d->ffn_gate) ||
+		    lay_tensor(L, s->ffn_up, false, &d->ffn_up) ||
+		    lay_tensor(L, s->ffn_down, false, &d->ffn_down))
+			return -1;
+	}
+	memset(h, 0, sizeof(*h));
+	if (st->last) {
+		if (lay_tensor(L, m->output_norm, true, &h->output_norm) ||
+		    lay_tensor(L, m->output, false, &h->output))
+			return -1;
+	}
+	h->magic = htole32(RK1828_PROG_MAGIC);
+	h->op = htole32(RK1828_PROG_OP_DECODER);
+	h->size = htole32((uint32_t)plan_prog_bytes(st->count));
+	h->n_layers = htole32(st->count);
+	h->first_layer = htole32(st->first);
+	h->flags = htole32((st->last ? RK1828_PROG_F_OUTPUT : 0) |
+			   (m->rope_neox ? RK1828_PROG_F_ROPE_NEOX : 0));
+	h->dim = htole32(m->dim);
+	h->n_heads = htole32(m->n_heads);
+	h->n_kv_heads = htole32(m->n_kv_heads);
+	h->head_dim = htole32(m->head_dim);
+	h->ffn_dim = htole32(m->ffn_dim);
+	h->n_ctx = htole32(p->o.n_ctx);
+	h->rope_dim = htole32(m->rope_dim);
+	h->n_vocab = htole32(st->last ? m->n_vocab : 0);
+	h->rms_eps = htole32(f2u(m->rms_eps));
+	h->rope_theta = htole32(f2u(m->rope_theta));
+	return 0;
+}
+
+/* Wait for a syncobj and turn a failed job into an error message. */
+static int wait_ok(struct pipeline *p, struct stage *st, uint32_t sy,
+		   const char *what, long bucket, int pos, char *err, size_t errlen)
+{
+	int64_t deadline = rk_now_ns() + (int64_t)p->o.timeout_ms * 1000000;
+	int ret = rk_syncobj_status(st->card, sy, 0, deadline);
+
+	if (ret == -ETIME)
+		return perr(err, errlen, st, "%s (bucket %ld, pos %d): no completion within %u ms",
+			    what, bucket, pos, p->o.timeout_ms);
+	if (ret)
+		return perr(err, errlen, st, "%s (bucket %ld, pos %d): job failed: %s (%d)",
+			    what, bucket, pos, strerror(-ret), ret);
+	return 0;
+}
+
+/* Copy the weights image into the card BO through two staging host BOs. */
+static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
+		  char *err, size_t errlen)
+{
+	uint64_t chunk = L->size < STAGING_MAX ? L->size : STAGING_MAX, off;
+	struct rk_bo stg[NSLOT] = { 0 };
+	uint32_t sy[NSLOT] = { 0 };
+	int i, n = 0, ret = -1;
+
+	for (i = 0; i < NSLOT; i++) {
+		if (rk_bo_create(st->card, chunk, DRM_RK1828_BO_HOST, &stg[i]) ||
+		    rk_bo_mmap(st->card, &stg[i]) ||
+		    rk_syncobj_create(st->card, true, &sy[i])) {
+			perr(err, errlen, st, "weight staging: %s", rk_error());
+			goto out;
+		}
+	}
+	for (off = 0; off < L->size; off += chunk, n++) {
+		uint64_t len = L->size - off < chunk ? L->size - off : chunk;
+		struct rk_sync out = { sy[n % NSLOT], 0 };
+
+		if (wait_ok(p, st, sy[n % NSLOT], "weight upload COPY", n - NSLOT, 0, err, errlen))
+			goto out;
+		fill_image(L, stg[n % NSLOT].map, off, len);
+		if (rk_submit_copy(st->card, stg[n % NSLOT].handle, 0, st->weights.handle,
+				   off, len, NULL, 0, &out, 1, NULL)) {
+			perr(err, errlen, st, "weight upload: %s", rk_error());
+			goto out;
+		}
+	}
+	for (i = 0; i < NSLOT; i++)
+		if (wait_ok(p, st, sy[i], "weight upload COPY", n - NSLOT + i, 0, err, errlen))
+			goto out;
+	ret = 0;
+out:
+	for (i = 0; i < NSLOT; i++) {
+		if (sy[i])
+			rk_syncobj_destroy(st->card, sy[i]);
+		rk_bo_destroy(st->card, &stg[i]);
+	}
+	return ret;
+}
+
+static void stage_free(struct stage *st)
+{
+	int s;
+
+	if (!st->card)
+		return;
+	for (s = 0; s < NSLOT; s++) {
+		uint32_t *all[] = { &st->sy_prog[s], &st->sy_in[s], &st->sy_exec[s],
+				    &st->sy_out[s], &st->sy_prev[s], &st->sy_next[s] };
+		size_t j;
+
+		for (j = 0; j < sizeof(all) / sizeof(all[0]); j++)
+			if (*all[j])
+				rk_syncobj_destroy(st->card, *all[j]);
+		rk_bo_destroy(st->card, &st->in_card[s]);
+		rk_bo_destroy(st->card, &st->out_card[s]);
+		rk_bo_destroy(st->card, &st->in_host[s]);
+		rk_bo_destroy(st->card, &st->out_host[s]);
+	}
+	rk_bo_destroy(st->card, &st->weights);
+	rk_bo_destroy(st->card, &st->kv);
+	rk_bo_destroy(st->card, &st->prog_card);
+	rk_bo_destroy(st->card, &st->prog_host);
+	free(st->tmpl);
+	st->tmpl = NULL;
+}
+
+void pipe_destroy(struct pipeline *p)
+{
+	int k;
+
+	if (!p)
+		return;
+	for (k = 0; k < p->n_stages; k++)
+		stage_free(&p->st[k]);
+	free(p->st);
+	free(p);
+}
+
+/* Allocate stage @k's BOs and syncobjs, upload its weights, build its template. */
+static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
+{
+	const struct llm_model *m = p->m;
+	struct stage *st = &p->st[k];
+	struct rk1828_hif_program *h;
+	struct rk1828_hif_layer *ly;
+	struct layout L = { 0 };
+	uint64_t act = (uint64_t)p->o.bucket * m->dim * sizeof(float);
+	uint64_t kv_one = (uint64_t)p->o.n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
+	int i, s, ret = -1;
+
+	st->prog_size = align_up(plan_prog_bytes(st->count), 64);
+	st->out_bytes = st->last ? (uint64_t)m->n_vocab * sizeof(float) : act;
+	st->tmpl = calloc(1, st->prog_size);
+	if (!st->tmpl)
+		return perr(err, errlen, st, "out of host memory");
+	h = (struct rk1828_hif_program *)st->tmpl;
+	ly = (struct rk1828_hif_layer *)(h + 1);
+	if (build_stage_layout(p, st, &L, h, ly)) {
+		perr(err, errlen, st, "cannot lay out weights (out of host memory)");
+		goto out;
+	}
+
+#define MK(bo, size, kind, what)						\
+	do {									\
+		if (rk_bo_create(st->card, size, kind, bo)) {			\
+			perr(err, errlen, st, "allocating %s: %s", what, rk_error()); \
+			goto out;						\
+		}								\
+	} while (0)
+	MK(&st->weights, L.size, DRM_RK1828_BO_CARD, "weights");
+	MK(&st->kv, 2 * kv_one * st->count, DRM_RK1828_BO_CARD, "KV cache");
+	MK(&st->prog_card, NSLOT * st->prog_size, DRM_RK1828_BO_CARD, "program buffer");
+	MK(&st->prog_host, NSLOT * st->prog_size, DRM_RK1828_BO_HOST, "program staging");
+	for (s = 0; s < NSLOT; s++) {
+		MK(&st->in_card[s], act, DRM_RK1828_BO_CARD, "input activations");
+		MK(&st->out_card[s], st->out_bytes, DRM_RK1828_BO_CARD, "output activations");
+		MK(&st->out_host[s], st->out_bytes, DRM_RK1828_BO_HOST, "host output");
+		if (k == 0)
+			MK(&st->in_host[s], act, DRM_RK1828_BO_HOST, "host input");
+	}
+#undef MK
+	if (rk_bo_mmap(st->card, &st->prog_host)) {
+		perr(err, errlen, st, "%s", rk_error());
+		goto out;
+	}
+	for (s = 0; s < NSLOT; s++) {
+		if ((k == 0 && rk_bo_mmap(st->card, &st->in_host[s])) ||
+		    (st->last && rk_bo_mmap(st->card, &st->out_host[s]))) {
+			perr(err, errlen, st, "%s", rk_error());
+			goto out;
+		}
+		if (rk_syncobj_create(st->card, true, &st->sy_prog[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_exec[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_out[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_prev[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_next[s])) {
+			perr(err, errlen, st, "%s", rk_error());
+			goto out;
+		}
+		st->checked[s] = true;
+	}
+
+	/* Card addresses into the template. */
+	for (i = 0; i < st->count; i++) {
+		struct rk1828_hif_layer *d = &ly[i];
+		struct rk1828_hif_tensor *t = &d->attn_norm;
+		size_t j;
+
+		for (j = 0; j < 14; j++)
+			rebase(&t[j], st->weights.card_addr);
+		d->k_cache = htole64(st->kv.card_addr + (2 * i) * kv_one);
+		d->v_cache = htole64(st->kv.card_addr + (2 * i + 1) * kv_one);
+	}
+	rebase(&h->output_norm, st->weights.card_addr);
+	rebase(&h->output, st->weights.card_addr);
+
+	if (p->o.verbose)
+		fprintf(stderr, "card%d: blk %d-%d%s: weights %.2f MiB, KV %.2f MiB, program %llu B\n",
+			st->card->index, st->first, st->first + st->count - 1,
+			st->last ? " + output" : "", L.size / 1048576.0,
+			st->kv.size / 1048576.0, (unsigned long long)st->prog_size);
+	ret = upload(p, st, &L, err, errlen);
+out:
+	layout_free(&L);
+	return ret;
+}
+
+/* Share stage k-1's output host BOs with stage k (dma-buf). */
+static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
+{
+	struct stage *a = &p->st[k - 1], *b = &p->st[k];
+	int s;
+
+	for (s = 0; s < NSLOT; s++) {
+		int fd;
+
+		if (rk_bo_export(a->card, &a->out_host[s], &fd))
+			return perr(err, errlen, a, "%s", rk_error());
+		if (rk_bo_import(b->card, fd, &b->in_host[s])) {
+			close(fd);
+			return perr(err, errlen, b, "importing card%d's hidden-state buffer: %s",
+				    a->card->index, rk_error());
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+int pipe_create(struct pipeline **pp, const struct llm_model *m,
+		struct rk_card *cards, const struct plan *plan,
+		const struct pipe_opts *o, char *err, size_t errlen)
+{
+	struct pipeline *p;
+	int k;
+
+	*pp = NULL;
+	if (!plan->n_segs || !o->bucket || !o->n_ctx || o->bucket > o->n_ctx)
+		return perr(err, errlen, NULL, "pipeline: bad plan or options");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return perr(err, errlen, NULL, "out of host memory");
+	p->m = m;
+	p->o = *o;
+	if (!p->o.timeout_ms)
+		p->o.timeout_ms = 120000;
+	p->n_stages = plan->n_segs;
+	p->st = calloc(p->n_stages, sizeof(*p->st));
+	if (!p->st) {
+		pipe_destroy(p);
+		return perr(err, errlen, NULL, "out of host memory");
+	}
+	for (k = 0; k < p->n_stages; k++) {
+		struct stage *st = &p->st[k];
+
+		st->card = &cards[plan->seg[k].card];
+		st->first = plan->seg[k].first;
+		st->count = plan->seg[k].count;
+		st->last = k == p->n_stages - 1;
+		if (stage_init(p, k, err, errlen) ||
+		    (k > 0 && link_stages(p, k, err, errlen))) {
+			pipe_destroy(p);
+			return -1;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
+/* Check (and wait for) every job of stage @st's slot @s. */
+static int check_slot(struct pipeline *p, struct stage *st, int s, char *err, size_t errlen)
+{
+	long b = st->bucket_of[s];
+	int pos = st->pos_of[s];
+
+	if (st->checked[s])
+		return 0;
+	if (wait_ok(p, st, st->sy_prog[s], "program COPY", b, pos, err, errlen) ||
+	    wait_ok(p, st, st->sy_in[s], "input COPY", b, pos, err, errlen) ||
+	    wait_ok(p, st, st->sy_exec[s], "EXEC", b, pos, err, errlen) ||
+	    wait_ok(p, st, st->sy_out[s], "output COPY", b, pos, err, errlen))
+		return -1;
+	st->checked[s] = true;
+	return 0;
+}
+
+/* Move the fence of @src's syncobj @sy into @dst's syncobj @into. */
+static int pass_fence(struct stage *src, uint32_t sy, struct stage *dst, uint32_t into,
+		      char *err, size_t errlen)
+{
+	int fd, ret;
+
+	if (rk_syncobj_export_sync_file(src->card, sy, 0, &fd))
+		return perr(err, errlen, src, "%s", rk_error());
+	ret = rk_syncobj_import_sync_file(dst->card, into, 0, fd);
+	close(fd);
+	if (ret)
+		return perr(err, errlen, dst, "%s", rk_error());
+	return 0;
+}
+
+/* Queue A-D of one bucket on stage @k, slot @s. */
+static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long bucket,
+			char *err, size_t errlen)
+{
+	struct stage *st = &p->st[k];
+	struct rk1828_hif_program *h;
+	uint64_t hid = (uint64_t)n * p->m->dim * sizeof(float);
+	uint32_t bos[5] = { st->weights.handle, st->kv.handle, st->prog_card.handle,
+			    st->in_card[s].handle, st->out_card[s].handle };
+	struct rk_sync in[4], out;
+	uint8_t *prog;
+	int n_in;
+
+	/* Bucket i-2 must be done with slot s on this card. */
+	if (check_slot(p, st, s, err, errlen))
+		return -1;
+	st->checked[s] = false;
+	st->bucket_of[s] = bucket;
+	st->pos_of[s] = pos;
+
+	prog = (uint8_t *)st->prog_host.map + s * st->prog_size;
+	memcpy(prog, st->tmpl, st->prog_size);
+	h = (struct rk1828_hif_program *)prog;
+	h->n_tokens = htole32(n);
+	h->pos = htole32(pos);
+	h->in_addr = htole64(st->in_card[s].card_addr);
+	h->out_addr = htole64(st->out_card[s].card_addr);
+
+	/* A: program. */
+	in[0] = (struct rk_sync){ st->sy_exec[s], 0 };
+	out = (struct rk_sync){ st->sy_prog[s], 0 };
+	if (rk_submit_copy(st->card, st->prog_host.handle, s * st->prog_size,
+			   st->prog_card.handle, s * st->prog_size, st->prog_size,
+			   in, 1, &out, 1, NULL))
+		goto fail;
+
+	/* B: hidden states in. */
+	n_in = 0;
+	in[n_in++] = (struct rk_sync){ st->sy_exec[s], 0 };
+	if (k > 0) {
+		if (pass_fence(&p->st[k - 1], p->st[k - 1].sy_out[s], st, st->sy_prev[s],
+			       err, errlen))
+			return -1;
+		in[n_in++] = (struct rk_sync){ st->sy_prev[s], 0 };
+	}
+	out = (struct rk_sync){ st->sy_in[s], 0 };
+	if (rk_submit_copy(st->card, st->in_host[s].handle, 0, st->in_card[s].handle, 0,
+			   hid, in, n_in, &out, 1, NULL))
+		goto fail;
+	/* Stage k-1 may overwrite its host slot s once this copy is done. */
+	if (k > 0 && pass_fence(st, st->sy_in[s], &p->st[k - 1], p->st[k - 1].sy_next[s],
+				err, errlen))
+		return -1;
+
+	/* C: EXEC. */
+	in[0] = (struct rk_sync){ st->sy_prog[s], 0 };
+	in[1] = (struct rk_sync){ st->sy_in[s], 0 };
+	in[2] = (struct rk_sync){ st->sy_exec[1 - s], 0 };
+	in[3] = (struct rk_sync){ st->sy_out[s], 0 };
+	out = (struct rk_sync){ st->sy_exec[s], 0 };
+	if (rk_submit_exec(st->card, st->prog_card.handle, s * st->prog_size,
+			   plan_prog_bytes(st->count), bos, 5, in, 4, &out, 1, NULL))
+		goto fail;
+
+	/* D: hidden states (or logits) out. */
+	n_in = 0;
+	in[n_in++] = (struct rk_sync){ st->sy_exec[s], 0 };
+	if (!st->last)
+		in[n_in++] = (struct rk_sync){ st->sy_next[s], 0 };
+	out = (struct rk_sync){ st->sy_out[s], 0 };
+	if (rk_submit_copy(st->card, st->out_card[s].handle, 0, st->out_host[s].handle, 0,
+			   st->last ? st->out_bytes : hid, in, n_in, &out, 1, NULL))
+		goto fail;
+	return 0;
+fail:
+	return perr(err, errlen, st, "bucket %ld: %s", bucket, rk_error());
+}
+
+int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
+		 float *logits, char *err, size_t errlen)
+{
+	const struct llm_model *m = p->m;
+	struct stage *first = &p->st[0], *last = &p->st[p->n_stages - 1];
+	int done = 0, s = 0, k, t;
+
+	if (n < 1 || pos < 0 || (uint64_t)pos + n > p->o.n_ctx)
+		return perr(err, errlen, NULL,
+			    "forward of %d tokens at position %d does not fit the context of %u",
+			    n, pos, p->o.n_ctx);
+	for (t = 0; t < n; t++)
+		if (tokens[t] < 0 || (uint32_t)tokens[t] >= m->n_vocab)
+			return perr(err, errlen, NULL, "token id %d outside the vocabulary (%u)",
+				    tokens[t], m->n_vocab);
+
+	while (done < n) {
+		int nb = n - done < (int)p->o.bucket ? n - done : (int)p->o.bucket;
+		long bucket = p->n_buckets;
+		float *dst;
+
+		s = (int)(bucket % NSLOT);
+		/* The host rewrites input slot s: bucket i-2 must have read it. */
+		if (check_slot(p, first, s, err, errlen))
+			return -1;
+		dst = first->in_host[s].map;
+		for (t = 0; t < nb; t++)
+			llm_embed(m, tokens[done + t], dst + (size_t)t * m->dim);
+		for (k = 0; k < p->n_stages; k++)
+			if (submit_stage(p, k, s, nb, pos + done, bucket, err, errlen))
+				return -1;
+		p->n_buckets++;
+		done += nb;
+	}
+
+	/* The last bucket's logits; every job of its chain is done then. */
+	for (k = p->n_stages - 1; k >= 0; k--)
+		if (check_slot(p, &p->st[k], s, err, errlen))
+			return -1;
+	for (k = 0; k < p->n_stages; k++)
+		if (check_slot(p, &p->st[k], 1 - s, err, errlen))
+			return -1;
+	memcpy(logits, last->out_host[s].map, (size_t)m->n_vocab * sizeof(float));
+	return 0;
+}

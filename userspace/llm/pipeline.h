@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pipeline-parallel execution of a model over several RK1828 cards.
+ *
+ * Each card (stage) holds the weights of one contiguous segment of blocks
+ * (planner.h) and their KV caches in card memory. A forward pass of n
+ * tokens is cut into buckets of at most B tokens; for every bucket and
+ * stage the runtime queues
+ *   A  COPY program   host BO -> card program BO
+ *   B  COPY hidden in host BO -> card input BO (stage 0: embeddings the
+ *                     host wrote; stage k > 0: the host BO stage k-1 wrote,
+ *                     shared as a dma-buf, waiting on stage k-1's fence
+ *                     through a syncobj imported from its sync_file)
+ *   C  EXEC           the segment program (RK1828_PROG_OP_DECODER)
+ *   D  COPY hidden out card output BO -> host BO (last stage: logits)
+ * with explicit syncobj dependencies only, and two buffer slots per stage
+ * (bucket parity), so bucket i+1 runs on card k while bucket i runs on
+ * card k+1. Every job's fence status is checked (sync_file status), so a
+ * failed job is reported with its card and errno, never as garbage.
+ * See Documentation/accel/rk1828/runtime.rst.
+ */
+#ifndef RK_LLM_PIPELINE_H
+#define RK_LLM_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "planner.h"
+#include "rk1828.h"
+
+/**
+ * struct pipe_opts - pipeline parameters
+ * @n_ctx: KV cache rows (maximum sequence length)
+ * @bucket: tokens per prefill bucket (>= 1)
+ * @timeout_ms: per-wait timeout, ms (a card that stalls longer is an error)
+ * @verbose: log buffer sizes and uploads to stderr
+ */
+struct pipe_opts {
+	uint32_t n_ctx;
+	uint32_t bucket;
+	uint32_t timeout_ms;
+	int verbose;
+};
+
+struct pipeline;
+
+/**
+ * pipe_create() - allocate buffers on every card of @plan and upload the
+ * segments' weights
+ * @pp: out
+ * @m: the model (its GGUF mapping must outlive the pipeline)
+ * @cards: all opened cards; @plan's seg[].card indexes this array
+ * @plan: from plan_model() with the same n_ctx and bucket as @o
+ * @o: options
+ * @err, @errlen: "card1 (/dev/accel/accel1): ...: reason" on failure
+ *
+ * Return: 0 or -1 (everything already allocated is released).
+ */
+int pipe_create(struct pipeline **pp, const struct llm_model *m,
+		struct rk_card *cards, const struct plan *plan,
+		const struct pipe_opts *o, char *err, size_t errlen);
+
+/** pipe_destroy() - release every BO and syncobj (NULL is a no-op). */
+void pipe_destroy(struct pipeline *p);
+
+/**
+ * pipe_forward() - run @n tokens at positions [@pos, @pos + @n) through
+ * every stage and return the logits of the last one
+ * @tokens: @n token ids (< n_vocab)
+ * @pos: position of tokens[0]; the KV caches must hold positions < @pos
+ *	from earlier calls
+ * @logits: out, n_vocab floats
+ *
+ * Return: 0, or -1 with @err naming the card, the job and the errno
+ * (e.g. "card1: EXEC (bucket 2, pos 8): job failed: Bad address").
+ */
+int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
+		 float *logits, char *err, size_t errlen);
+
+#endif
