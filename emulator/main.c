@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rk1828-emu: one emulated RK1828 card, presented as a USB device to a QEMU
+ * guest over usbredir (QEMU: -chardev socket,id=c0,path=SOCK
+ * -device usb-redir,chardev=c0,bus=xhci.0).
+ *
+ * Listens on a unix socket, serves exactly one connection, exits 0 when the
+ * peer closes it or on SIGTERM/SIGINT.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "card.h"
+#include "exec.h"
+#include "usbredir.h"
+
+#define DEFAULT_MEM_SIZE	(UINT64_C(5) << 30)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rk1828-emu --socket PATH [options]\n"
+		"Emulate one RK1828 NPU card as a USB device for QEMU usb-redir.\n"
+		"\n"
+		"  -s, --socket PATH    unix socket to listen on (required)\n"
+		"  -m, --mem-size SIZE  card memory, bytes with optional K/M/G/T\n"
+		"                       suffix (powers of 1024); default 5G\n"
+		"      --serial N       serial number (default 0x18280000 + index)\n"
+		"      --index N        card index, for log messages (default 0)\n"
+		"  -t, --threads N      EXEC compute threads (0 = one per CPU)\n"
+		"  -v, --verbose        log every USB transfer and command\n"
+		"  -h, --help           this text\n");
+}
+
+/* Parse "5G", "512M", "4096": a u64 with an optional binary suffix. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if (*end == 'B' && shift)
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return (errno || *end) ? -1 : 0;
+}
+
+/* Create, bind and listen; a stale socket file at @path is replaced. */
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "rk1828-emu: socket path too long (max %zu bytes): %s\n",
+			sizeof(sa.sun_path) - 1, path);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			fprintf(stderr, "rk1828-emu: %s exists and is not a socket\n",
+				path);
+			return -1;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "rk1828-emu: socket: %s\n", strerror(errno));
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 1) < 0) {
+		fprintf(stderr, "rk1828-emu: %s: %s\n", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "mem-size", required_argument, NULL, 'm' },
+		{ "serial", required_argument, NULL, 'S' },
+		{ "index", required_argument, NULL, 'i' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct emu_card_config cfg = { .mem_size = DEFAULT_MEM_SIZE };
+	const char *sock_path = NULL;
+	bool have_serial = false;
+	struct emu_card *card;
+	sigset_t mask;
+	uint64_t v;
+	int lfd, cfd = -1, sfd, opt, ret = 1;
+
+	while ((opt = getopt_long(argc, argv, "s:m:t:vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			sock_path = optarg;
+			break;
+		case 'm':
+			if (parse_size(optarg, &cfg.mem_size) ||
+			    cfg.mem_size < 4096) {
+				fprintf(stderr, "rk1828-emu: bad --mem-size '%s' (e.g. 5G, 512M; at least 4K)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (parse_u64(optarg, &cfg.serial)) {
+				fprintf(stderr, "rk1828-emu: bad --serial '%s'\n", optarg);
+				return 2;
+			}
+			have_serial = true;
+			break;
+		case 'i':
+			if (parse_u64(optarg, &v) || v > 255) {
+				fprintf(stderr, "rk1828-emu: bad --index '%s' (0..255)\n", optarg);
+				return 2;
+			}
+			cfg.index = (unsigned int)v;
+			break;
+		case 't':
+			if (parse_u64(optarg, &v) || v > 1024) {
+				fprintf(stderr, "rk1828-emu: bad --threads '%s' (0..1024)\n", optarg);
+				return 2;
+			}
+			cfg.threads = (int)v;
+			break;
+		case 'v':
+			cfg.verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rk1828-emu: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (!sock_path) {
+		fprintf(stderr, "rk1828-emu: --socket PATH is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (!have_serial)
+		cfg.serial = UINT64_C(0x18280000) + cfg.index;
+
+	/* Block the stop signals in every thread; the I/O loop reads them. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		fprintf(stderr, "rk1828-emu: signalfd: %s\n", strerror(errno));
+		return 1;
+	}
+
+	emu_exec_set_threads(cfg.threads);
+	card = emu_card_create(&cfg);
+	if (!card) {
+		fprintf(stderr, "rk1828-emu: cannot create card with %" PRIu64 " bytes of memory: %s\n",
+			cfg.mem_size, strerror(errno));
+		return 1;
+	}
+	lfd = listen_unix(sock_path);
+	if (lfd < 0)
+		goto out_card;
+	fprintf(stderr, "rk1828-emu: card %u listening on %s, mem %.1f GiB\n",
+		cfg.index, sock_path, (double)cfg.mem_size / (1 << 30));
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = lfd, .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+		};
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "rk1828-emu: poll: %s\n", strerror(errno));
+			goto out_listen;
+		}
+		if (pfd[1].revents & POLLIN) {
+			ret = 0;
+			goto out_listen;
+		}
+		if (pfd[0].revents & POLLIN) {
+			cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (cfd >= 0)
+				break;
+			if (errno != EINTR && errno != EAGAIN &&
+			    errno != ECONNABORTED) {
+				fprintf(stderr, "rk1828-emu: accept: %s\n",
+					strerror(errno));
+				goto out_listen;
+			}
+		}
+	}
+	/* One peer per card: stop listening. */
+	close(lfd);
+	lfd = -1;
+	unlink(sock_path);
+
+	switch (emu_usbredir_serve(card, cfd, sfd, cfg.verbose)) {
+	case 0:
+		fprintf(stderr, "rk1828-emu: card %u: peer closed the connection\n",
+			cfg.index);
+		ret = 0;
+		break;
+	case 1:
+		ret = 0;
+		break;
+	default:
+		ret = 1;
+		break;
+	}
+	close(cfd);
+out_listen:
+	if (lfd >= 0) {
+		close(lfd);
+		unlink(sock_path);
+	}
+out_card:
+	if (cfg.verbose || ret) {
+		unsigned int q;
+
+		for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+			struct emu_card_stats st;
+
+			emu_card_get_stats(card, q, &st);
+			fprintf(stderr, "rk1828-emu: card %u queue %u: %" PRIu64 " commands, %" PRIu64 " errors, %" PRIu64 " aborted, %" PRIu64 " desyncs\n",
+				cfg.index, q, st.commands, st.errors,
+				st.aborted, st.desyncs);
+		}
+	}
+	emu_card_destroy(card);
+	close(sfd);
+	return ret;
+}
