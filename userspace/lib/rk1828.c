@@ -180,9 +180,11 @@ int rk_open_all(struct rk_card **cards, int *n_cards)
 	*n_cards = 0;
 	d = opendir("/dev/accel");
 	if (!d) {
-		if (errno == ENOENT)
-			return rk_fail(NULL, -ENOENT,
-				       "no /dev/accel: no accel device (is rk1828.ko loaded?)");
+		if (errno == ENOENT) {
+			snprintf(rk_errbuf, sizeof(rk_errbuf),
+				 "no RK1828 card found: /dev/accel does not exist (is rk1828.ko loaded and a card attached?)");
+			return -ENOENT;
+		}
 		return rk_fail(NULL, neg_errno(), "opendir /dev/accel");
 	}
 	while ((de = readdir(d)) && n_minor < (int)(sizeof(minors) / sizeof(minors[0]))) {
@@ -217,8 +219,9 @@ int rk_open_all(struct rk_card **cards, int *n_cards)
 	}
 	if (!n) {
 		free(arr);
-		return rk_fail(NULL, -ENOENT,
-			       "no RK1828 card found in /dev/accel (is rk1828.ko loaded and a card attached?)");
+		snprintf(rk_errbuf, sizeof(rk_errbuf),
+			 "no RK1828 card found in /dev/accel (is rk1828.ko loaded and a card attached?)");
+		return -ENOENT;
 	}
 	*cards = arr;
 	*n_cards = n;

@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rk1828-llm: run a GGUF language model split over RK1828 cards.
+ *
+ *   rk1828-llm run  -m MODEL -p PROMPT [options]   generate text
+ *   rk1828-llm info                                list the cards
+ *   rk1828-llm plan -m MODEL [--cards ...] [--ctx N] [--bucket B]
+ *                                                  print the segment plan
+ *
+ * The generated text goes to stdout as it is produced (the prompt is not
+ * echoed); one stats line goes to stderr at the end.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "drm/rk1828_accel.h"
+#include "gguf.h"
+#include "model.h"
+#include "pipeline.h"
+#include "planner.h"
+#include "rk1828.h"
+#include "sampler.h"
+#include "tokenizer.h"
+
+#define DEFAULT_CTX	4096
+#define DEFAULT_BUCKET	128
+
+struct args {
+	const char *cmd, *model, *prompt, *cards, *dump_logits;
+	int n_predict;
+	float temp, top_p;
+	int top_k;
+	uint64_t seed;
+	bool have_seed, no_bos, bucket_set;
+	uint32_t bucket, n_ctx;
+	uint64_t card_mem;	/* plan only: simulated cards of this size */
+	int verbose;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rk1828-llm run -m MODEL -p PROMPT [-n N_PREDICT] [--temp T] [--top-k K]\n"
+		"                      [--top-p P] [--seed S] [--cards all|N|LIST] [--bucket B]\n"
+		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [-v]\n"
+		"       rk1828-llm info\n"
+		"       rk1828-llm plan -m MODEL [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
+		"                       [--card-mem BYTES[K|M|G]]\n"
+		"\n"
+		"  -n N_PREDICT     tokens to generate (default 128)\n"
+		"  --temp T         temperature, 0 = greedy (default 0.8)\n"
+		"  --top-k K        top-k (default 40, 0 = off)\n"
+		"  --top-p P        nucleus sampling (default 0.95, 1 = off)\n"
+		"  --seed S         sampler seed (default: time based)\n"
+		"  --cards C        all (default), N (the first N cards) or a comma\n"
+		"                   separated list of card indices (\"0,2\")\n"
+		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
+		"  --ctx N          context length (default min(model context, 4096))\n"
+		"  --no-bos         do not prepend the BOS token\n"
+		"  --dump-logits F  write the last prompt position's logits to F\n"
+		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each\n"
+		"  -v               verbose\n");
+}
+
+static double now_ms(void)
+{
+	return rk_now_ns() / 1e6;
+}
+
+static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || end == s || v < min || v > 0x7fffffff) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\"\n", opt, s);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_float(const char *s, const char *opt, float min, float max, float *out)
+{
+	char *end;
+	float v;
+
+	errno = 0;
+	v = strtof(s, &end);
+	if (errno || *end || end == s || !(v >= min && v <= max)) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (%g..%g)\n", opt, s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end || !v)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
+	       O_NOBOS, O_DUMP, O_CARDMEM };
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "prompt", required_argument, NULL, 'p' },
+		{ "n-predict", required_argument, NULL, 'n' },
+		{ "temp", required_argument, NULL, O_TEMP },
+		{ "top-k", required_argument, NULL, O_TOPK },
+		{ "top-p", required_argument, NULL, O_TOPP },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "cards", required_argument, NULL, O_CARDS },
+		{ "bucket", required_argument, NULL, O_BUCKET },
+		{ "ctx", required_argument, NULL, O_CTX },
+		{ "no-bos", no_argument, NULL, O_NOBOS },
+		{ "dump-logits", required_argument, NULL, O_DUMP },
+		{ "card-mem", required_argument, NULL, O_CARDMEM },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint32_t u;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->n_predict = 128;
+	a->temp = 0.8f;
+	a->top_k = 40;
+	a->top_p = 0.95f;
+	a->cards = "all";
+	if (argc < 2) {
+		usage(stderr);
+		return -1;
+	}
+	a->cmd = argv[1];
+	if (!strcmp(a->cmd, "-h") || !strcmp(a->cmd, "--help") || !strcmp(a->cmd, "help")) {
+		usage(stdout);
+		exit(0);
+	}
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "m:p:n:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': a->model = optarg; break;
+		case 'p': a->prompt = optarg; break;
+		case 'n':
+			if (parse_u32(optarg, "-n", 0, &u))
+				return -1;
+			a->n_predict = (int)u;
+			break;
+		case O_TEMP:
+			if (parse_float(optarg, "--temp", 0.0f, 100.0f, &a->temp))
+				return -1;
+			break;
+		case O_TOPK:
+			if (parse_u32(optarg, "--top-k", 0, &u))
+				return -1;
+			a->top_k = (int)u;
+			break;
+		case O_TOPP:
+			if (parse_float(optarg, "--top-p", 0.0f, 1.0f, &a->top_p))
+				return -1;
+			break;
+		case O_SEED: {
+			char *end;
+
+			errno = 0;
+			a->seed = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg) {
+				fprintf(stderr, "rk1828-llm: --seed: bad value \"%s\"\n", optarg);
+				return -1;
+			}
+			a->have_seed = true;
+			break;
+		}
+		case O_CARDS: a->cards = optarg; break;
+		case O_BUCKET:
+			if (parse_u32(optarg, "--bucket", 1, &a->bucket))
+				return -1;
+			a->bucket_set = true;
+			break;
+		case O_CTX:
+			if (parse_u32(optarg, "--ctx", 1, &a->n_ctx))
+				return -1;
+			break;
+		case O_NOBOS: a->no_bos = true; break;
+		case O_DUMP: a->dump_logits = optarg; break;
+		case O_CARDMEM:
+			if (parse_size(optarg, &a->card_mem)) {
+				fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\"\n", optarg);
+				return -1;
+			}
+			break;
+		case 'v': a->verbose++; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rk1828-llm: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Select cards from @all per --cards: "all", "N" (the first N) or a comma
+ * separated list of indices. @sel gets indices into @all.
+ */
+static int select_cards(const char *spec, int n_all, int *sel, int *n_sel)
+{
+	char *end;
+	long v;
+
+	*n_sel = 0;
+	if (!strcmp(spec, "all")) {
+		for (; *n_sel < n_all && *n_sel < PLAN_MAX_CARDS; (*n_sel)++)
+			sel[*n_sel] = *n_sel;
+		return 0;
+	}
+	if (!strchr(spec, ',')) {
+		errno = 0;
+		v = strtol(spec, &end, 10);
+		if (errno || *end || end == spec || v < 1) {
+			fprintf(stderr, "rk1828-llm: --cards: expected all, N or a list, got \"%s\"\n",
+				spec);
+			return -1;
+		}
+		if (v > n_all) {
+			fprintf(stderr, "rk1828-llm: --cards %ld: only %d card%s found\n", v, n_all,
+				n_all == 1 ? "" : "s");
+			return -1;
+		}
+		for (; *n_sel < v && *n_sel < PLAN_MAX_CARDS; (*n_sel)++)
+			sel[*n_sel] = *n_sel;
+		return 0;
+	}
+	while (*spec) {
+		int i;
+
+		errno = 0;
+		v = strtol(spec, &end, 10);
+		if (errno || end == spec || v < 0 || (*end && *end != ',')) {
+			fprintf(stderr, "rk1828-llm: --cards: bad list \"%s\"\n", spec);
+			return -1;
+		}
+		if (v >= n_all) {
+			fprintf(stderr, "rk1828-llm: --cards: no card %ld (%d found)\n", v, n_all);
+			return -1;
+		}
+		for (i = 0; i < *n_sel; i++) {
+			if (sel[i] == v) {
+				fprintf(stderr, "rk1828-llm: --cards: card %ld listed twice\n", v);
+				return -1;
+			}
+		}
+		if (*n_sel == PLAN_MAX_CARDS) {
+			fprintf(stderr, "rk1828-llm: --cards: too many cards\n");
+			return -1;
+		}
+		sel[(*n_sel)++] = (int)v;
+		spec = *end ? end + 1 : end;
+	}
+	return *n_sel ? 0 : -1;
+}
+
+static void fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+	if (b >= (1ULL << 30))
+		snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+	else if (b >= (1ULL << 20))
+		snprintf(buf, n, "%.2f MiB", b / 1048576.0);
+	else
+		snprintf(buf, n, "%.1f KiB", b / 1024.0);
+}
+
+static int cmd_info(void)
+{
+	struct rk_card *cards;
+	int n, i;
+
+	if (rk_open_all(&cards, &n)) {
+		fprintf(stderr, "rk1828-llm: %s\n", rk_error());
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		const struct rk_card *c = &cards[i];
+		char tot[32], fr[32];
+
+		fmt_bytes(tot, sizeof(tot), c->mem_size);
+		fmt_bytes(fr, sizeof(fr), c->mem_free);
+		printf("card%d: %s, link %s %u Mbit/s, memory %s total / %s free, protocol %u.%u, serial %016llx\n",
+		       i, c->node, rk_link_name(c->link_type), c->link_speed, tot, fr,
+		       c->protocol >> 16, c->protocol & 0xffff,
+		       (unsigned long long)c->serial);
+	}
+	rk_close_all(cards, n);
+	return 0;
+}
+
+/* State shared by plan and run. */
+struct session {
+	struct gguf_file *gf;
+	struct llm_model m;
+	struct rk_card *cards;
+	int n_cards;
+	int sel[PLAN_MAX_CARDS], n_sel;
+	struct plan plan;
+	struct plan_sizes sizes;
+	char plan_str[512];
+};
+
+static void session_close(struct session *S)
+{
+	if (S->cards)
+		rk_close_all(S->cards, S->n_cards);
+	llm_model_free(&S->m);
+	if (S->gf)
+		gguf_close(S->gf);
+}
+
+static int session_open(struct session *S, const struct args *a, bool simulate)
+{
+	uint64_t free_b[PLAN_MAX_CARDS];
+	int ids[PLAN_MAX_CARDS];
+	char err[768];
+	int i;
+
+	memset(S, 0, sizeof(*S));
+	if (!a->model) {
+		fprintf(stderr, "rk1828-llm: no model given (-m MODEL)\n");
+		return -1;
+	}
+	S->gf = gguf_open(a->model, err, sizeof(err));
+	if (!S->gf) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	if (llm_model_load(&S->m, S->gf, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	S->sizes.n_ctx = a->n_ctx ? a->n_ctx :
+			 (S->m.n_ctx_train < DEFAULT_CTX ? S->m.n_ctx_train : DEFAULT_CTX);
+	S->sizes.bucket = a->bucket_set ? a->bucket : DEFAULT_BUCKET;
+	if (S->sizes.bucket > S->sizes.n_ctx)
+		S->sizes.bucket = S->sizes.n_ctx;
+
+	if (simulate) {
+		int n = 1;
+
+		if (strcmp(a->cards, "all")) {
+			char *end;
+
+			n = (int)strtol(a->cards, &end, 10);
+			if (*end || n < 1 || n > PLAN_MAX_CARDS) {
+				fprintf(stderr, "rk1828-llm: with --card-mem, --cards must be a count\n");
+				return -1;
+			}
+		}
+		S->n_sel = n;
+		for (i = 0; i < n; i++) {
+			S->sel[i] = i;
+			free_b[i] = a->card_mem;
+			ids[i] = i;
+		}
+	} else {
+		if (rk_open_all(&S->cards, &S->n_cards)) {
+			fprintf(stderr, "rk1828-llm: %s\n", rk_error());
+			return -1;
+		}
+		if (select_cards(a->cards, S->n_cards, S->sel, &S->n_sel))
+			return -1;
+		for (i = 0; i < S->n_sel; i++) {
+			struct rk_card *c = &S->cards[S->sel[i]];
+
+			if (rk_card_refresh(c)) {
+				fprintf(stderr, "rk1828-llm: %s\n", rk_error());
+				return -1;
+			}
+			free_b[i] = c->mem_free;
+			ids[i] = S->sel[i];
+		}
+	}
+
+	for (;;) {
+		if (!plan_model(&S->m, &S->sizes, S->n_sel, free_b, ids, &S->plan, err,
+				sizeof(err)))
+			break;
+		/* An implicit bucket shrinks until the activations fit. */
+		if (a->bucket_set || S->sizes.bucket == 1) {
+			fprintf(stderr, "rk1828-llm: %s: %s\n", a->model, err);
+			return -1;
+		}
+		S->sizes.bucket /= 2;
+	}
+	for (i = 0; i < S->plan.n_segs; i++)	/* plan indices -> S->sel */
+		S->plan.seg[i].card = S->sel[S->plan.seg[i].card];
+	plan_format(&S->plan, S->plan_str, sizeof(S->plan_str));
+	if (S->plan.note[0])
+		fprintf(stderr, "rk1828-llm: note: %s\n", S->plan.note);
+	return 0;
+}
+
+static int cmd_plan(const struct args *a)
+{
+	struct session S;
+	int i;
+
+	if (session_open(&S, a, a->card_mem != 0)) {
+		session_close(&S);
+		return 1;
+	}
+	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u\n",
+	       a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_heads, S.m.n_kv_heads,
+	       S.m.n_vocab, S.sizes.n_ctx, S.sizes.bucket);
+	printf("plan: %s\n", S.plan_str);
+	for (i = 0; i < S.plan.n_segs; i++) {
+		const struct plan_seg *s = &S.plan.seg[i];
+		char need[32], fr[32];
+
+		fmt_bytes(need, sizeof(need), s->bytes);
+		fmt_bytes(fr, sizeof(fr), s->free);
+		char blk[32];
+
+		if (s->count == 1)
+			snprintf(blk, sizeof(blk), "%d", s->first);
+		else
+			snprintf(blk, sizeof(blk), "%d-%d", s->first, s->first + s->count - 1);
+		printf("card%d: blk %s%s: %s of %s free (%llu bytes)\n", s->card_id, blk,
+		       s->output ? " + output" : "", need, fr, (unsigned long long)s->bytes);
+	}
+	session_close(&S);
+	return 0;
+}
+
+static int dump_logits(const char *path, const int32_t *toks, int n, const float *logits,
+		       int n_vocab)
+{
+	FILE *f = fopen(path, "wb");
+	uint32_t u;
+	int i, ok = 1;
+
+	if (!f) {
+		fprintf(stderr, "rk1828-llm: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	u = htole32((uint32_t)n);
+	ok &= fwrite(&u, 4, 1, f) == 1;
+	for (i = 0; i < n; i++) {
+		u = htole32((uint32_t)toks[i]);
+		ok &= fwrite(&u, 4, 1, f) == 1;
+	}
+	u = htole32((uint32_t)n_vocab);
+	ok &= fwrite(&u, 4, 1, f) == 1;
+	for (i = 0; i < n_vocab; i++) {
+		memcpy(&u, &logits[i], 4);
+		u = htole32(u);
+		ok &= fwrite(&u, 4, 1, f) == 1;
+	}
+	if (fclose(f))
+		ok = 0;
+	if (!ok) {
+		fprintf(stderr, "rk1828-llm: %s: write failed\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_run(const struct args *a)
+{
+	struct sampler_params sp = { .temp = a->temp, .top_k = a->top_k, .top_p = a->top_p };
+	struct pipe_opts po = { 0 };
+	struct pipeline *pipe = NULL;
+	struct sampler *smp = NULL;
+	struct tokenizer *tok = NULL;
+	struct session S;
+	int32_t *toks = NULL, cur, eos;
+	float *logits = NULL;
+	double t0, t_first = 0, t_end;
+	char err[768], piece[256];
+	int n_prompt, n_gen = 0, steps = 0, pos, rc = 1;
+	bool ctx_full = false;
+
+	if (!a->prompt) {
+		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
+		return 1;
+	}
+	if (session_open(&S, a, false))
+		goto out;
+	tok = tok_load(S.gf, err, sizeof(err));
+	if (!tok) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		goto out;
+	}
+	if (tok_n_vocab(tok) != (int)S.m.n_vocab) {
+		fprintf(stderr, "rk1828-llm: %s: tokenizer has %d tokens but token_embd has %u rows\n",
+			a->model, tok_n_vocab(tok), S.m.n_vocab);
+		goto out;
+	}
+	n_prompt = tok_encode(tok, a->prompt, !a->no_bos, NULL, 0);
+	if (n_prompt < 0)
+		n_prompt = -n_prompt;
+	toks = calloc(n_prompt + 1, sizeof(*toks));
+	logits = calloc(S.m.n_vocab, sizeof(*logits));
+	if (!toks || !logits) {
+		fprintf(stderr, "rk1828-llm: out of memory\n");
+		goto out;
+	}
+	n_prompt = tok_encode(tok, a->prompt, !a->no_bos, toks, n_prompt + 1);
+	if (n_prompt <= 0) {
+		fprintf(stderr, "rk1828-llm: the prompt has no tokens (empty prompt with --no-bos)\n");
+		goto out;
+	}
+	if ((uint32_t)n_prompt >= S.sizes.n_ctx) {
+		fprintf(stderr, "rk1828-llm: the prompt has %d tokens, the context only %u (--ctx)\n",
+			n_prompt, S.sizes.n_ctx);
+		goto out;
+	}
+	if (!a->have_seed) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		sp.seed = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	} else {
+		sp.seed = a->seed;
+	}
+	smp = sampler_new(&sp, S.m.n_vocab);
+	if (!smp) {
+		fprintf(stderr, "rk1828-llm: cannot create the sampler\n");
+		goto out;
+	}
+
+	po.n_ctx = S.sizes.n_ctx;
+	po.bucket = S.sizes.bucket;
+	po.verbose = a->verbose;
+	if (a->verbose)
+		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u; plan %s\n",
+			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, po.n_ctx,
+			po.bucket, S.plan_str);
+	if (pipe_create(&pipe, &S.m, S.cards, &S.plan, &po, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		goto out;
+	}
+
+	eos = tok_eos(tok);
+	t0 = now_ms();
+	if (pipe_forward(pipe, toks, n_prompt, 0, logits, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: prefill: %s\n", err);
+		goto out;
+	}
+	if (a->dump_logits && dump_logits(a->dump_logits, toks, n_prompt, logits, S.m.n_vocab))
+		goto out;
+	cur = sampler_sample(smp, logits);
+	t_first = now_ms();
+	pos = n_prompt;
+	for (;;) {
+		int len;
+
+		if (cur == eos || n_gen >= a->n_predict)
+			break;
+		len = tok_piece(tok, cur, piece, sizeof(piece));
+		if (len > 0)
+			fwrite(piece, 1, len, stdout);
+		fflush(stdout);
+		n_gen++;
+		if (n_gen >= a->n_predict)
+			break;
+		if ((uint32_t)pos >= S.sizes.n_ctx) {
+			ctx_full = true;
+			break;
+		}
+		if (pipe_forward(pipe, &cur, 1, pos, logits, err, sizeof(err))) {
+			printf("\n");
+			fprintf(stderr, "rk1828-llm: decode at position %d: %s\n", pos, err);
+			goto out;
+		}
+		pos++;
+		steps++;
+		cur = sampler_sample(smp, logits);
+	}
+	t_end = now_ms();
+	printf("\n");
+	fflush(stdout);
+	if (ctx_full)
+		fprintf(stderr, "rk1828-llm: context full (%u tokens); use --ctx to raise it\n",
+			S.sizes.n_ctx);
+	{
+		double ttft = t_first - t0, dec = t_end - t_first;
+		double tpot = steps ? dec / steps : 0.0;
+
+		fprintf(stderr,
+			"stats: TTFT %.1f ms, TPOT %.1f ms, prefill %.1f tok/s, decode %.1f tok/s, "
+			"prompt %d tok, gen %d tok, plan %s\n",
+			ttft, tpot, ttft > 0 ? n_prompt * 1000.0 / ttft : 0.0,
+			steps && dec > 0 ? steps * 1000.0 / dec : 0.0, n_prompt, n_gen, S.plan_str);
+	}
+	rc = 0;
+out:
+	pipe_destroy(pipe);
+	sampler_free(smp);
+	if (tok)
+		tok_free(tok);
+	free(toks);
+	free(logits);
+	session_close(&S);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+
+	if (parse_args(argc, argv, &a))
+		return 2;
+	if (!strcmp(a.cmd, "info"))
+		return cmd_info();
+	if (!strcmp(a.cmd, "plan"))
+		return cmd_plan(&a);
+	if (!strcmp(a.cmd, "run"))
+		return cmd_run(&a);
+	fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a.cmd);
+	usage(stderr);
+	return 2;
+}
