@@ -569,7 +569,7 @@ static void complete(struct emu_queue *q, const struct rk1828_hif_msg *cmd,
 		sent = out_append(q, c);
 	}
 	count_completion(q, status, sent);
-	if (q->card->cfg.verbose || status != RK1828_HIF_ST_OK)
+	if (q->card->cfg.verbose)
 		card_log(q->card, "%s: %s seq %u ctx %u -> status %u%s",
 			 queue_names[q->idx], op_name(le16toh(cmd->opcode)),
 			 le32toh(cmd->seq), le32toh(cmd->ctx), status,

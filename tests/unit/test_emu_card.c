@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Card model tests (emulator/card.h), without USB: feed command streams to
+ * the queues and check the completion streams byte for byte. Covers INFO,
+ * contexts, MAP/UNMAP, WRITE/READ/COPY round trips, access violations
+ * (ACCESS, nothing touched, stream stays in sync), streams split at odd
+ * boundaries in both directions, a 20 MiB READ through the output
+ * back-pressure, bad magic (desync until reset), RESET_QUEUES during a
+ * partial WRITE and during a running EXEC (DELAY program), the full reset,
+ * and MAP/UNMAP racing with READ/WRITE on another queue.
+ * Output: "ok N - name" / "not ok N - name", then "# N passed, M failed".
+ */
+#include <endian.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "card.h"
+
+#define MGMT	RK1828_HIF_QUEUE_MGMT
+#define COMPUTE	RK1828_HIF_QUEUE_COMPUTE
+#define COPYQ	RK1828_HIF_QUEUE_COPY
+#define HDR	sizeof(struct rk1828_hif_msg)
+#define MEM	(64u << 20)
+#define TMO	5000
+
+static int n_pass, n_fail;
+static uint32_t next_seq = 100;
+
+static void __attribute__((format(printf, 2, 3)))
+check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", cond ? "ok" : "not ok", n_pass + n_fail + 1);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (cond)
+		n_pass++;
+	else
+		n_fail++;
+}
+
+static struct rk1828_hif_msg mkcmd(uint16_t op, uint32_t ctx, uint64_t a0,
+				   uint64_t a1, uint64_t a2, uint32_t data_len)
+{
+	struct rk1828_hif_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.magic = htole32(RK1828_HIF_MAGIC);
+	m.opcode = htole16(op);
+	m.seq = htole32(next_seq++);
+	m.ctx = htole32(ctx);
+	m.data_len = htole32(data_len);
+	m.arg[0] = htole64(a0);
+	m.arg[1] = htole64(a1);
+	m.arg[2] = htole64(a2);
+	return m;
+}
+
+/*
+ * Read one completion of queue @q (header + up to @max data bytes into
+ * @data; data is discarded when @data is NULL); returns the status, or -1 when none arrives or the header does
+ * not echo @cmd.
+ */
+static int get_completion(struct emu_card *card, unsigned int q,
+			  const struct rk1828_hif_msg *cmd, void *data,
+			  size_t max, uint32_t *data_len)
+{
+	struct rk1828_hif_msg r;
+	uint32_t len;
+
+	if (emu_card_wait_output(card, q, HDR, TMO))
+		return -1;
+	if (emu_card_read(card, q, &r, HDR) != HDR)
+		return -1;
+	if (le32toh(r.magic) != RK1828_HIF_MAGIC ||
+	    r.opcode != cmd->opcode || r.seq != cmd->seq || r.ctx != cmd->ctx) {
+		printf("# completion does not echo the command (seq %u vs %u)\n",
+		       le32toh(r.seq), le32toh(cmd->seq));
+		return -1;
+	}
+	len = le32toh(r.data_len);
+	if (data_len)
+		*data_len = len;
+	if (len) {
+		uint8_t sink[256];
+		size_t got = 0;
+
+		if (data && len > max)
+			return -1;
+		while (got < len) {
+			size_t n = len - got;
+
+			if (!data && n > sizeof(sink))
+				n = sizeof(sink);
+			if (emu_card_wait_output(card, q, 1, TMO))
+				return -1;
+			got += emu_card_read(card, q, data ? (uint8_t *)data + got :
+					     sink, n);
+		}
+	}
+	return (int)le32toh(r.status);
+}
+
+/* Send a command with no data and return its completion status. */
+static int cmd(struct emu_card *card, unsigned int q, uint16_t op,
+	       uint32_t ctx, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	struct rk1828_hif_msg m = mkcmd(op, ctx, a0, a1, a2, 0);
+
+	emu_card_feed(card, q, &m, sizeof(m));
+	return get_completion(card, q, &m, NULL, 0, NULL);
+}
+
+static int do_write(struct emu_card *card, uint32_t ctx, uint64_t addr,
+		    const void *data, uint32_t len)
+{
+	struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_WRITE, ctx, addr, 0, 0,
+					len);
+
+	emu_card_feed(card, COPYQ, &m, sizeof(m));
+	emu_card_feed(card, COPYQ, data, len);
+	return get_completion(card, COPYQ, &m, NULL, 0, NULL);
+}
+
+static int do_read(struct emu_card *card, uint32_t ctx, uint64_t addr,
+		   void *data, uint32_t len, uint32_t *got)
+{
+	struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_READ, ctx, addr, len, 0,
+					0);
+
+	emu_card_feed(card, COPYQ, &m, sizeof(m));
+	return get_completion(card, COPYQ, &m, data, len, got);
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static struct emu_card *new_card(void)
+{
+	struct emu_card_config cfg = {
+		.mem_size = MEM, .serial = 0x18280007, .index = 7, .threads = 2,
+	};
+
+	return emu_card_create(&cfg);
+}
+
+static void test_info(struct emu_card *card)
+{
+	struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_INFO, 0, 0, 0, 0, 0);
+	struct rk1828_hif_info info;
+	uint32_t len = 0;
+	int st;
+
+	emu_card_feed(card, MGMT, &m, sizeof(m));
+	st = get_completion(card, MGMT, &m, &info, sizeof(info), &len);
+	check(st == RK1828_HIF_ST_OK && len == sizeof(info),
+	      "INFO completes OK with %zu data bytes (status %d, len %u)",
+	      sizeof(info), st, len);
+	check(le32toh(info.version) == RK1828_HIF_VERSION &&
+	      le32toh(info.num_queues) == 3 &&
+	      le64toh(info.mem_size) == MEM &&
+	      le64toh(info.serial) == 0x18280007 &&
+	      le32toh(info.max_ctx) == 255 && le32toh(info.threads) == 2 &&
+	      strcmp(info.fw, "rk1828-emu 1.0") == 0,
+	      "INFO fields: version %#x queues %u mem %llu serial %#llx max_ctx %u threads %u fw '%.32s'",
+	      le32toh(info.version), le32toh(info.num_queues),
+	      (unsigned long long)le64toh(info.mem_size),
+	      (unsigned long long)le64toh(info.serial), le32toh(info.max_ctx),
+	      le32toh(info.threads), info.fw);
+}
+
+static void test_ctx(struct emu_card *card)
+{
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) == 0,
+	      "CTX_CREATE 1 -> OK");
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) ==
+	      RK1828_HIF_ST_INVAL, "CTX_CREATE of an existing id -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 0, 0, 0, 0) ==
+	      RK1828_HIF_ST_INVAL, "CTX_CREATE 0 -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 256, 0, 0, 0) ==
+	      RK1828_HIF_ST_INVAL, "CTX_CREATE 256 (> max_ctx) -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 255, 0, 0, 0) == 0 &&
+	      cmd(card, MGMT, RK1828_HIF_OP_CTX_DESTROY, 255, 0, 0, 0) == 0,
+	      "CTX_CREATE/DESTROY 255 -> OK");
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_DESTROY, 255, 0, 0, 0) ==
+	      RK1828_HIF_ST_NOCTX, "CTX_DESTROY of a destroyed ctx -> NOCTX");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 9, 0x1000, 0x1000, 0) ==
+	      RK1828_HIF_ST_NOCTX, "MAP in an unknown ctx -> NOCTX");
+	check(cmd(card, MGMT, 77, 1, 0, 0, 0) == RK1828_HIF_ST_BADOP,
+	      "unknown opcode -> BADOP");
+}
+
+static void test_map(struct emu_card *card)
+{
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x100000, 0x100000, 0) == 0,
+	      "MAP [1M, 2M) -> OK");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x300000, 0x100000, 0) == 0,
+	      "MAP [3M, 4M) -> OK");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1ff000, 0x2000, 0) ==
+	      RK1828_HIF_ST_INVAL, "MAP overlapping the end of a mapping -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x0ff000, 0x2000, 0) ==
+	      RK1828_HIF_ST_INVAL, "MAP overlapping the start of a mapping -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x80000, 0x400000, 0) ==
+	      RK1828_HIF_ST_INVAL, "MAP covering two mappings -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, MEM - 0x1000, 0x2000, 0) ==
+	      RK1828_HIF_ST_INVAL, "MAP past the end of card memory -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000, UINT64_MAX, 0) ==
+	      RK1828_HIF_ST_INVAL, "MAP with a wrapping length -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000, 0, 0) ==
+	      RK1828_HIF_ST_INVAL, "MAP of zero bytes -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x200000, 0x100000, 0) == 0,
+	      "MAP [2M, 3M) adjacent to both neighbours -> OK");
+	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) == 0,
+	      "UNMAP [2M, 3M) -> OK");
+	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) ==
+	      RK1828_HIF_ST_INVAL, "UNMAP of an unknown mapping -> INVAL");
+	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x100800, 0, 0) ==
+	      RK1828_HIF_ST_INVAL, "UNMAP not at a mapping start -> INVAL");
+}
+
+static void test_rw(struct emu_card *card)
+{
+	uint8_t *mem = emu_card_mem(card);
+	uint8_t src[8192], dst[8192], before[64];
+	uint32_t got = 0;
+	int st;
+
+	fill(src, sizeof(src), 1);
+	st = do_write(card, 1, 0x100000 + 100, src, sizeof(src));
+	check(st == 0 && memcmp(mem + 0x100000 + 100, src, sizeof(src)) == 0,
+	      "WRITE 8 KiB lands in card memory (status %d)", st);
+	memset(dst, 0, sizeof(dst));
+	st = do_read(card, 1, 0x100000 + 100, dst, sizeof(dst), &got);
+	check(st == 0 && got == sizeof(dst) && memcmp(src, dst, sizeof(dst)) == 0,
+	      "READ returns the written bytes (status %d, %u bytes)", st, got);
+
+	/* Straddles the end of [1M, 2M): ACCESS, nothing written. */
+	memcpy(before, mem + 0x200000 - 32, sizeof(before));
+	st = do_write(card, 1, 0x200000 - 32, src, 64);
+	check(st == RK1828_HIF_ST_ACCESS &&
+	      memcmp(before, mem + 0x200000 - 32, sizeof(before)) == 0,
+	      "WRITE straddling a mapping end -> ACCESS, memory untouched (status %d)",
+	      st);
+	check(cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0 &&
+	      do_read(card, 1, 0x100000 + 100, dst, 16, &got) == 0 &&
+	      memcmp(dst, src, 16) == 0,
+	      "stream stays in sync after a rejected WRITE (its data consumed)");
+	st = do_write(card, 1, 0x280000, src, 64);
+	check(st == RK1828_HIF_ST_ACCESS, "WRITE to an unmapped hole -> ACCESS");
+	st = do_write(card, 9, 0x100000, src, 64);
+	check(st == RK1828_HIF_ST_NOCTX, "WRITE in an unknown ctx -> NOCTX");
+	st = do_read(card, 1, 0x3fff00, dst, 0x200, &got);
+	check(st == RK1828_HIF_ST_ACCESS && got == 0,
+	      "READ past a mapping end -> ACCESS with no data (status %d, %u bytes)",
+	      st, got);
+	st = do_read(card, 1, UINT64_MAX - 8, dst, 16, &got);
+	check(st == RK1828_HIF_ST_ACCESS, "READ with a wrapping range -> ACCESS");
+
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 2, 0, 0, 0) == 0,
+	      "CTX_CREATE 2 -> OK");
+	st = do_read(card, 2, 0x100000 + 100, dst, 64, &got);
+	check(st == RK1828_HIF_ST_ACCESS,
+	      "ctx 2 cannot READ ctx 1's mapping -> ACCESS");
+	memcpy(before, mem + 0x100000, sizeof(before));
+	st = do_write(card, 2, 0x100000, src + 100, 64);
+	check(st == RK1828_HIF_ST_ACCESS &&
+	      memcmp(before, mem + 0x100000, sizeof(before)) == 0,
+	      "ctx 2 cannot WRITE ctx 1's mapping, memory untouched");
+
+	/* COPY within ctx 1: [1M+100, +4096) -> [3M, ...). */
+	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 1, 0x100000 + 100, 0x300000,
+		 4096);
+	check(st == 0 && memcmp(mem + 0x300000, src, 4096) == 0,
+	      "COPY between two mappings (status %d)", st);
+	/* Overlapping COPY behaves like memmove. */
+	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 1, 0x300000, 0x300000 + 10,
+		 4096);
+	check(st == 0 && memcmp(mem + 0x300000 + 10, src, 4096) == 0,
+	      "overlapping COPY is a memmove (status %d)", st);
+	memcpy(before, mem + 0x300000, sizeof(before));
+	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 1, 0x100000, 0x3fffff, 2);
+	check(st == RK1828_HIF_ST_ACCESS &&
+	      memcmp(before, mem + 0x300000, sizeof(before)) == 0,
+	      "COPY whose destination leaves the mapping -> ACCESS");
+	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 2, 0x100000, 0x300000, 16);
+	check(st == RK1828_HIF_ST_ACCESS, "COPY in ctx 2 of ctx 1's memory -> ACCESS");
+
+	/* Data on a command that takes none: INVAL, stream in sync. */
+	{
+		struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_INFO, 0, 0, 0, 0, 5);
+
+		emu_card_feed(card, MGMT, &m, sizeof(m));
+		emu_card_feed(card, MGMT, "hello", 5);
+		st = get_completion(card, MGMT, &m, NULL, 0, NULL);
+		check(st == RK1828_HIF_ST_INVAL &&
+		      cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
+		      "INFO carrying data -> INVAL, next command still parsed");
+	}
+	/* Non-zero flags: INVAL. */
+	{
+		struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_READ, 1, 0x100000,
+						16, 0, 0);
+
+		m.flags = htole16(1);
+		emu_card_feed(card, COPYQ, &m, sizeof(m));
+		st = get_completion(card, COPYQ, &m, NULL, 0, NULL);
+		check(st == RK1828_HIF_ST_INVAL, "non-zero flags -> INVAL");
+	}
+}
+
+/* Feed @len bytes in pieces of odd sizes. */
+static void feed_split(struct emu_card *card, unsigned int q, const uint8_t *p,
+		       size_t len)
+{
+	static const size_t sizes[] = { 1, 7, 13, 47, 48, 49, 1000, 4093 };
+	size_t i = 0;
+
+	while (len) {
+		size_t n = sizes[i++ % (sizeof(sizes) / sizeof(sizes[0]))];
+
+		if (n > len)
+			n = len;
+		emu_card_feed(card, q, p, n);
+		p += n;
+		len -= n;
+	}
+}
+
+static void test_split(struct emu_card *card)
+{
+	enum { N = 5, LEN = 3001 };
+	static uint8_t stream[N * (2 * HDR + LEN)];
+	static uint8_t data[N][LEN], out[N * (HDR + LEN) + N * HDR];
+	struct rk1828_hif_msg w[N], r[N];
+	size_t pos = 0, got = 0, want = 0;
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < N; i++) {
+		fill(data[i], LEN, 100 + i);
+		w[i] = mkcmd(RK1828_HIF_OP_WRITE, 1, 0x300000 + i * 0x1000, 0, 0,
+			     LEN);
+		r[i] = mkcmd(RK1828_HIF_OP_READ, 1, 0x300000 + i * 0x1000, LEN,
+			     0, 0);
+		memcpy(stream + pos, &w[i], HDR);
+		pos += HDR;
+		memcpy(stream + pos, data[i], LEN);
+		pos += LEN;
+		memcpy(stream + pos, &r[i], HDR);
+		pos += HDR;
+		want += HDR + HDR + LEN;
+	}
+	feed_split(card, COPYQ, stream, pos);
+	/* Take the completions in odd-sized reads too. */
+	while (got < want) {
+		size_t n = 1 + (got * 7) % 61;
+
+		if (emu_card_wait_output(card, COPYQ, 1, TMO))
+			break;
+		if (n > want - got)
+			n = want - got;
+		got += emu_card_read(card, COPYQ, out + got, n);
+	}
+	check(got == want, "split stream: %zu of %zu completion bytes", got, want);
+	for (pos = 0, i = 0; i < N && got == want; i++) {
+		struct rk1828_hif_msg h;
+
+		memcpy(&h, out + pos, HDR);
+		ok &= h.seq == w[i].seq && h.status == 0 && h.data_len == 0;
+		pos += HDR;
+		memcpy(&h, out + pos, HDR);
+		ok &= h.seq == r[i].seq && h.status == 0 &&
+		      le32toh(h.data_len) == LEN;
+		pos += HDR;
+		ok &= memcmp(out + pos, data[i], LEN) == 0;
+		pos += LEN;
+	}
+	check(got == want && ok,
+	      "split stream: 5 WRITE+READ pairs fed in 1..4093-byte pieces round-trip");
+	check(emu_card_out_avail(card, COPYQ) == 0, "no stray completion bytes");
+}
+
+static void *reader_thread(void *arg)
+{
+	void **a = arg;
+	struct emu_card *card = a[0];
+	uint8_t *buf = a[1];
+	size_t want = *(size_t *)a[2], got = 0;
+
+	while (got < want) {
+		if (emu_card_wait_output(card, COPYQ, 1, TMO))
+			break;
+		got += emu_card_read(card, COPYQ, buf + got,
+				     want - got < 65536 ? want - got : 65536);
+	}
+	*(size_t *)a[2] = got;
+	return NULL;
+}
+
+static void test_large(struct emu_card *card)
+{
+	const uint32_t len = 20u << 20;
+	uint8_t *src = malloc(len), *dst = malloc(HDR + len);
+	struct rk1828_hif_msg m;
+	struct emu_card_stats st0, st1;
+	size_t want = HDR + len;
+	void *args[3] = { card, dst, &want };
+	pthread_t th;
+	int st;
+
+	if (!src || !dst) {
+		check(0, "large transfer: out of memory");
+		free(src);
+		free(dst);
+		return;
+	}
+	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000000, 0x2000000, 0) == 0,
+	      "MAP [16M, 48M) -> OK");
+	fill(src, len, 7);
+	emu_card_get_stats(card, COPYQ, &st0);
+	/* Feed the 20 MiB WRITE in 64 KiB packets, as USB would. */
+	m = mkcmd(RK1828_HIF_OP_WRITE, 1, 0x1000000 + 3, 0, 0, len);
+	emu_card_feed(card, COPYQ, &m, HDR);
+	for (size_t off = 0; off < len; off += 65536)
+		emu_card_feed(card, COPYQ, src + off,
+			      len - off < 65536 ? len - off : 65536);
+	st = get_completion(card, COPYQ, &m, NULL, 0, NULL);
+	check(st == 0 && memcmp(emu_card_mem(card) + 0x1000000 + 3, src, len) == 0,
+	      "20 MiB WRITE in 64 KiB pieces (status %d)", st);
+
+	m = mkcmd(RK1828_HIF_OP_READ, 1, 0x1000000 + 3, len, 0, 0);
+	pthread_create(&th, NULL, reader_thread, args);
+	emu_card_feed(card, COPYQ, &m, HDR);
+	pthread_join(th, NULL);
+	check(want == HDR + len && memcmp(dst + HDR, src, len) == 0 &&
+	      le32toh(((struct rk1828_hif_msg *)dst)->data_len) == len,
+	      "20 MiB READ streams through the back-pressure limit");
+	emu_card_get_stats(card, COPYQ, &st1);
+	check(st1.commands - st0.commands == 2 && st1.errors == st0.errors,
+	      "queue stats count the 2 commands (%llu)",
+	      (unsigned long long)(st1.commands - st0.commands));
+	free(src);
+	free(dst);
+}
+
+static void test_desync_and_reset(struct emu_card *card)
+{
+	uint8_t junk[HDR];
+	struct rk1828_hif_msg m, w;
+	struct emu_card_stats st;
+	uint8_t half[100];
+	uint8_t buf[16];
+	uint32_t got;
+
+	memset(junk, 0x5a, sizeof(junk));
+	emu_card_feed(card, MGMT, junk, sizeof(junk));
+	m = mkcmd(RK1828_HIF_OP_INFO, 0, 0, 0, 0, 0);
+	emu_card_feed(card, MGMT, &m, sizeof(m));
+	check(emu_card_wait_idle(card, TMO) == 0 &&
+	      emu_card_out_avail(card, MGMT) == 0,
+	      "bad magic: no completion, later commands dropped");
+	emu_card_get_stats(card, MGMT, &st);
+	check(st.desyncs == 1, "bad magic counted as one desync (%llu)",
+	      (unsigned long long)st.desyncs);
+
+	/* A WRITE whose data never fully arrives, on the copy queue. */
+	w = mkcmd(RK1828_HIF_OP_WRITE, 1, 0x100000, 0, 0, 1 << 20);
+	emu_card_feed(card, COPYQ, &w, sizeof(w));
+	memset(half, 0xee, sizeof(half));
+	emu_card_feed(card, COPYQ, half, sizeof(half));
+	check(emu_card_wait_idle(card, TMO) == 0 &&
+	      emu_card_out_avail(card, COPYQ) == 0,
+	      "partial WRITE waits for its data without a completion");
+
+	emu_card_reset_queues(card);
+	check(cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
+	      "RESET_QUEUES resynchronises a desynchronised queue");
+	check(do_read(card, 1, 0x100000, buf, sizeof(buf), &got) == 0 &&
+	      got == sizeof(buf),
+	      "RESET_QUEUES drops the partial WRITE; contexts and mappings survive");
+	emu_card_get_stats(card, COPYQ, &st);
+	check(st.aborted >= 1, "the abandoned WRITE is counted as aborted");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void put_delay_prog(struct emu_card *card, uint64_t addr, uint32_t ms)
+{
+	struct rk1828_hif_program p;
+
+	memset(&p, 0, sizeof(p));
+	p.magic = htole32(RK1828_PROG_MAGIC);
+	p.op = htole32(RK1828_PROG_OP_DELAY);
+	p.size = htole32(sizeof(p));
+	p.delay_ms = htole32(ms);
+	check(do_write(card, 1, addr, &p, sizeof(p)) == 0,
+	      "WRITE a DELAY program of %u ms", ms);
+}
+
+static void test_exec_reset(struct emu_card *card)
+{
+	struct rk1828_hif_msg m;
+	double t0, dt;
+	int st;
+
+	put_delay_prog(card, 0x100000, 20);
+	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 1, 0x100000,
+		 sizeof(struct rk1828_hif_program), 0);
+	check(st == 0, "EXEC of a 20 ms DELAY program -> OK (status %d)", st);
+	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 1, 0x280000, 160, 0);
+	check(st == RK1828_HIF_ST_ACCESS, "EXEC of an unmapped program -> ACCESS");
+	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 2, 0x100000, 160, 0);
+	check(st == RK1828_HIF_ST_ACCESS,
+	      "EXEC of another context's program -> ACCESS");
+
+	put_delay_prog(card, 0x100000, 60000);
+	m = mkcmd(RK1828_HIF_OP_EXEC, 1, 0x100000,
+		  sizeof(struct rk1828_hif_program), 0, 0);
+	emu_card_feed(card, COMPUTE, &m, sizeof(m));
+	/* Queued behind it: dropped by the reset too. */
+	m = mkcmd(RK1828_HIF_OP_INFO, 0, 0, 0, 0, 0);
+	emu_card_feed(card, COMPUTE, &m, sizeof(m));
+	usleep(100000);
+	t0 = now_s();
+	emu_card_reset_queues(card);
+	dt = now_s() - t0;
+	check(dt < 2.0, "RESET_QUEUES aborts a 60 s EXEC in %.3f s", dt);
+	check(emu_card_out_avail(card, COMPUTE) == 0,
+	      "the aborted EXEC and the queued INFO produce no completion");
+	check(cmd(card, COMPUTE, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
+	      "the compute queue works after the reset");
+}
+
+struct race {
+	struct emu_card *card;
+	volatile int stop;
+	int bad;
+};
+
+/* MAP/UNMAP churn on a second range of ctx 1 while COPY traffic runs. */
+static void *map_churn(void *arg)
+{
+	struct race *r = arg;
+
+	while (!r->stop) {
+		if (cmd(r->card, MGMT, RK1828_HIF_OP_MAP, 1, 0x3000000, 0x10000, 0) ||
+		    cmd(r->card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x3000000, 0, 0))
+			r->bad++;
+	}
+	return NULL;
+}
+
+static void test_race(struct emu_card *card)
+{
+	struct race r = { .card = card };
+	uint8_t src[4096], dst[4096];
+	pthread_t th;
+	int i, st, bad = 0;
+	uint32_t got;
+
+	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x1000000, 0, 0) == 0 &&
+	      cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000000, 0x1000000, 0) == 0,
+	      "re-MAP [16M, 32M) -> OK");
+	pthread_create(&th, NULL, map_churn, &r);
+	for (i = 0; i < 300; i++) {
+		fill(src, sizeof(src), 1000 + i);
+		if (do_write(card, 1, 0x1000000 + i * 64, src, sizeof(src)) ||
+		    do_read(card, 1, 0x1000000 + i * 64, dst, sizeof(dst), &got) ||
+		    memcmp(src, dst, sizeof(src)))
+			bad++;
+		/* The churned range is only sometimes mapped: OK or ACCESS. */
+		st = do_read(card, 1, 0x3000000, dst, 16, &got);
+		if (st != 0 && st != RK1828_HIF_ST_ACCESS)
+			bad++;
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	check(bad == 0 && r.bad == 0,
+	      "300 WRITE/READ round trips while MAP/UNMAP churns on MGMT (%d/%d bad)",
+	      bad, r.bad);
+}
+
+static void test_reset_all(struct emu_card *card)
+{
+	uint8_t buf[16];
+	uint32_t got;
+
+	emu_card_reset_all(card);
+	check(do_read(card, 1, 0x100000, buf, sizeof(buf), &got) ==
+	      RK1828_HIF_ST_NOCTX,
+	      "full reset destroys every context (READ -> NOCTX)");
+	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) == 0,
+	      "ctx 1 can be created again after a full reset");
+}
+
+int main(void)
+{
+	struct emu_card_config bad = { .mem_size = 0 };
+	struct emu_card *card;
+
+	check(emu_card_create(&bad) == NULL, "card with 0 bytes of memory is refused");
+	card = new_card();
+	check(card != NULL, "card with 64 MiB created");
+	if (!card) {
+		printf("# %d passed, %d failed\n", n_pass, n_fail);
+		return 1;
+	}
+	test_info(card);
+	test_ctx(card);
+	test_map(card);
+	test_rw(card);
+	test_split(card);
+	test_large(card);
+	test_desync_and_reset(card);
+	test_exec_reset(card);
+	test_race(card);
+	test_reset_all(card);
+	emu_card_destroy(card);
+	printf("# %d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
