@@ -97,7 +97,7 @@ static void test_stories(const char *path)
 	struct gguf_str s;
 	uint64_t u, i;
 	float eps;
-	double best = 1e9;
+	double best = 1e9, limit;
 	int b, ok;
 
 	check(f != NULL, "stories260K opens: %s", f ? path : err);
@@ -201,8 +201,12 @@ static void test_stories(const char *path)
 		if (t1 - t0 < best)
 			best = t1 - t0;
 	}
-	check(best < 1.0, "gguf_open of stories260K: best of 10 %.3f ms (< 1 ms)",
-	      best);
+	/* RK1828_TIMING_SCALE raises the limit for slow runs (valgrind: 50). */
+	limit = getenv("RK1828_TIMING_SCALE") ? atof(getenv("RK1828_TIMING_SCALE")) : 1.0;
+	if (!(limit >= 1.0))
+		limit = 1.0;
+	check(best < limit, "gguf_open of stories260K: best of 10 %.3f ms (< %g ms)",
+	      best, limit);
 }
 
 /* ---- writer round trip ---- */
