@@ -337,7 +337,9 @@ static void attn_worker(void *arg, size_t b, size_t e, int tid)
 	const struct ex_prog *p = w->p;
 	const struct ex_layer *l = w->l;
 	size_t group = p->n_heads / p->n_kv_heads, hd = p->head_dim;
-	float *s = tp_scratch(w->pool, tid, p->n_ctx * sizeof(float), 1);
+	size_t bytes = p->n_ctx * sizeof(float);
+	float *own = NULL;
+	float *s = w->pool ? tp_scratch(w->pool, tid, bytes, 1) : (own = malloc(bytes));
 	size_t i, j;
 
 	if (!s) {
@@ -358,6 +360,7 @@ static void attn_worker(void *arg, size_t b, size_t e, int tid)
 		for (j = 0; j < n; j++)
 			kern_axpy(o, s[j], l->v_cache + j * p->kv_dim + koff, hd);
 	}
+	free(own);
 }
 
 static void add_bias(float *y, const struct ex_tensor *b, size_t n, size_t n_tok)

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "quant.h"
@@ -317,13 +318,15 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 {
 	struct mm_job *j = arg;
 	const struct kern_ops *o = j->o;
-	float *buf = NULL;
+	float *buf = NULL, *own = NULL;
 	const float *rows[MM_TILE];
 	float out[MM_TILE];
 	size_t r, i, t;
 
 	if (j->wtype != QUANT_TYPE_F32) {
-		buf = tp_scratch(j->pool, tid, MM_TILE * j->k * sizeof(float), 0);
+		size_t bytes = MM_TILE * j->k * sizeof(float);
+
+		buf = j->pool ? tp_scratch(j->pool, tid, bytes, 0) : (own = malloc(bytes));
 		if (!buf) {
 			j->failed = 1;
 			return;
@@ -348,6 +351,7 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 				j->y[t * j->n_rows + r + i] = out[i];
 		}
 	}
+	free(own);
 }
 
 int kern_matmul(struct tpool *pool, int wtype, const void *w, const float *x,

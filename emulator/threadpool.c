@@ -204,19 +204,13 @@ void tp_parallel_for(struct tpool *p, size_t n, size_t grain, tp_fn fn, void *ar
 	pthread_mutex_unlock(&p->run_lock);
 }
 
-/* Single-threaded fallback slots for p == NULL. */
-static __thread struct tp_scratch_buf tp_local[TP_SLOTS];
-
 void *tp_scratch(struct tpool *p, int tid, size_t bytes, int slot)
 {
 	struct tp_scratch_buf *s;
 
-	if (slot < 0 || slot >= TP_SLOTS)
+	if (!p || slot < 0 || slot >= TP_SLOTS || tid < 0 || tid >= p->n)
 		return NULL;
-	if (!p || tid < 0 || tid >= p->n)
-		s = &tp_local[slot];
-	else
-		s = &p->scratch[tid][slot];
+	s = &p->scratch[tid][slot];
 	if (s->size < bytes) {
 		void *n = NULL;
 		size_t sz = (bytes + 63) & ~(size_t)63;

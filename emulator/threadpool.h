@@ -58,13 +58,14 @@ void tp_parallel_for(struct tpool *p, size_t n, size_t grain, tp_fn fn, void *ar
 /**
  * tp_scratch() - per-worker scratch memory of at least @bytes bytes,
  * 64-byte aligned, kept between calls (grows when needed)
- * @p: pool (NULL: a single caller-owned slot, for the no-pool case)
+ * @p: pool
  * @tid: the worker index given to the body
  * @bytes: size needed
  * @slot: 0 or 1, two independent buffers per worker
  *
- * Only valid inside a parallel_for body of @p (or with @p NULL on a single
- * thread). Return: the buffer, or NULL when out of memory.
+ * Only valid inside a parallel_for body of @p. Return: the buffer, or NULL
+ * when out of memory or @p is NULL (callers without a pool malloc their
+ * own).
  */
 void *tp_scratch(struct tpool *p, int tid, size_t bytes, int slot);
 
