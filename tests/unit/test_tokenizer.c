@@ -84,7 +84,7 @@ static void fmt_ids(char *dst, size_t len, const int32_t *ids, int n)
  * input is followed by the marker); outputs: one line per input, token ids
  * separated by spaces (empty line = no tokens). Encoded without BOS.
  */
-static void test_vectors(const char *dir)
+static void test_vectors(const char *dir, const char *name, int n_vocab)
 {
 	static const char marker[] = "\n__ggml_vocab_test__\n";
 	char path[4096], err[512];
@@ -94,29 +94,29 @@ static void test_vectors(const char *dir)
 	size_t ilen, olen;
 	int n_cases = 0, n_bad = 0;
 
-	snprintf(path, sizeof(path), "%s/ggml-vocab-llama-spm.gguf", dir);
+	snprintf(path, sizeof(path), "%s/ggml-vocab-%s.gguf", dir, name);
 	f = gguf_open(path, err, sizeof(err));
 	if (!f) {
-		check(0, "llama-spm vocab: %s (run `make deps` or tools/fetch-vocab %s)",
-		      err, dir);
+		check(0, "%s vocab: %s (run `make deps` or tools/fetch-vocab %s)",
+		      name, err, dir);
 		return;
 	}
 	t = tok_load(f, err, sizeof(err));
-	check(t != NULL, "llama-spm vocab loads (%s)", t ? "32000 tokens" : err);
+	check(t != NULL, "%s vocab loads (%s)", name, t ? "ok" : err);
 	if (!t) {
 		gguf_close(f);
 		return;
 	}
-	check(tok_n_vocab(t) == 32000 && tok_bos(t) == 1 && tok_eos(t) == 2 &&
-	      tok_unk(t) == 0 && tok_add_bos_default(t),
-	      "llama-spm: n_vocab %d bos %d eos %d unk %d", tok_n_vocab(t),
-	      tok_bos(t), tok_eos(t), tok_unk(t));
+	check(tok_n_vocab(t) == n_vocab && tok_bos(t) == 1 && tok_eos(t) >= 2 &&
+	      tok_unk(t) == 0,
+	      "%s: n_vocab %d (want %d) bos %d eos %d unk %d", name,
+	      tok_n_vocab(t), n_vocab, tok_bos(t), tok_eos(t), tok_unk(t));
 
-	snprintf(path, sizeof(path), "%s/ggml-vocab-llama-spm.gguf.inp", dir);
+	snprintf(path, sizeof(path), "%s/ggml-vocab-%s.gguf.inp", dir, name);
 	inp = read_all(path, &ilen);
-	snprintf(path, sizeof(path), "%s/ggml-vocab-llama-spm.gguf.out", dir);
+	snprintf(path, sizeof(path), "%s/ggml-vocab-%s.gguf.out", dir, name);
 	outp = read_all(path, &olen);
-	check(inp && outp, "llama-spm .inp/.out readable");
+	check(inp && outp, "%s .inp/.out readable", name);
 	if (!inp || !outp)
 		goto out;
 
@@ -156,7 +156,7 @@ static void test_vectors(const char *dir)
 		op = nl + 1;
 	}
 	check(n_cases >= 40 && n_bad == 0,
-	      "llama-spm: %d llama.cpp test vectors, %d mismatches", n_cases,
+	      "%s: %d llama.cpp test vectors, %d mismatches", name, n_cases,
 	      n_bad);
 out:
 	free(inp);
@@ -206,8 +206,8 @@ static void test_stories(const char *model)
 		return;
 	t = tok_load(f, err, sizeof(err));
 	check(t && tok_n_vocab(t) == 512 && tok_bos(t) == 1 &&
-	      tok_eos(t) == 2 && tok_unk(t) == 0,
-	      "stories260K tokenizer: 512 tokens, BOS 1, EOS 2, UNK 0");
+	      tok_eos(t) == 2 && tok_unk(t) == 0 && tok_add_bos_default(t),
+	      "stories260K tokenizer: 512 tokens, BOS 1, EOS 2, UNK 0, add BOS");
 	if (!t) {
 		gguf_close(f);
 		return;
@@ -294,6 +294,7 @@ static void test_synthetic(void)
 	gguf_w_add_u32(w, "tokenizer.ggml.eos_token_id", 2);
 	gguf_w_add_u32(w, "tokenizer.ggml.unknown_token_id", 0);
 	gguf_w_add_bool(w, "tokenizer.ggml.add_space_prefix", false);
+	gguf_w_add_bool(w, "tokenizer.ggml.add_bos_token", false);
 	if (fd >= 0 && gguf_writer_write_file(w, path, err, sizeof(err)) == 0)
 		f = gguf_open(path, err, sizeof(err));
 	if (f)
@@ -325,6 +326,7 @@ static void test_synthetic(void)
 		/* Space (no prefix): ' a' -> ▁a. */
 		n = enc(t, " a", false, ids, 32);
 		check(n == 1 && ids[0] == 9, "' a' -> ▁a");
+		check(!tok_add_bos_default(t), "add_bos_token false is honoured");
 		check(tok_piece(t, 0, buf, sizeof(buf)) == 3 &&
 		      memcmp(buf, "\xe2\x96\x85", 3) == 0, "unk piece is U+2585");
 	}
@@ -373,7 +375,8 @@ int main(void)
 		model = "../shared/models/stories260K.gguf";
 	if (!vocab)
 		vocab = "build/vocab";
-	test_vectors(vocab);
+	test_vectors(vocab, "llama-spm", 32000);
+	test_vectors(vocab, "phi-3", 32064);
 	test_stories(model);
 	test_synthetic();
 	printf("# %d passed, %d failed\n", n_pass, n_fail);
