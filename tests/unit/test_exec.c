@@ -22,7 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "exec.h"
+#include "gguf_write.h"
 #include "kernels.h"
 #include "quant.h"
 #include "rk1828_hif.h"
@@ -627,6 +630,115 @@ static void check_rejections(struct ref_model *m)
 	card_free(e.c);
 }
 
+/* ------------------------------------------------- synthetic qwen model */
+
+static float srand_f(uint32_t *s)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return (float)((double)(*s >> 8) / 8388608.0 - 1.0);
+}
+
+static int add_rand(struct gguf_writer *w, const char *name, uint64_t ne0, uint64_t ne1,
+		    float base, float scale, uint32_t *seed)
+{
+	uint64_t ne[2] = { ne0, ne1 }, i;
+	float *v = malloc(sizeof(float) * ne0 * ne1);
+	int rc;
+
+	for (i = 0; i < ne0 * ne1; i++)
+		v[i] = base + scale * srand_f(seed);
+	rc = gguf_w_add_tensor(w, name, ne1 > 1 ? 2 : 1, ne, GGML_TYPE_F32, v,
+			       sizeof(float) * ne0 * ne1);
+	free(v);
+	return rc;
+}
+
+/*
+ * Write a random qwen3-style model with qwen2 biases too: 3 blocks, dim 64,
+ * 4 heads of 32 (q_dim 128 != dim), 2 KV heads, partial NEOX RoPE (16 of
+ * 32 dims), FFN 96, vocab 100. With SPLIT 3 the second segment is output
+ * only. Returns 0 and the path in @path.
+ */
+static int write_synth(char *path, size_t len)
+{
+	struct gguf_writer *w = gguf_writer_new();
+	uint32_t seed = 7;
+	char n[64], err[256];
+	int fd, i, rc = 0;
+
+	snprintf(path, len, "/tmp/rk1828-test-exec-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || !w)
+		return -1;
+	close(fd);
+	rc |= gguf_w_add_str(w, "general.architecture", "qwen3");
+	rc |= gguf_w_add_u32(w, "qwen3.block_count", 3);
+	rc |= gguf_w_add_u32(w, "qwen3.embedding_length", 64);
+	rc |= gguf_w_add_u32(w, "qwen3.feed_forward_length", 96);
+	rc |= gguf_w_add_u32(w, "qwen3.attention.head_count", 4);
+	rc |= gguf_w_add_u32(w, "qwen3.attention.head_count_kv", 2);
+	rc |= gguf_w_add_u32(w, "qwen3.attention.key_length", 32);
+	rc |= gguf_w_add_u32(w, "qwen3.rope.dimension_count", 16);
+	rc |= gguf_w_add_u32(w, "qwen3.context_length", 256);
+	rc |= gguf_w_add_f32(w, "qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
+	rc |= gguf_w_add_f32(w, "qwen3.rope.freq_base", 1000000.0f);
+	rc |= add_rand(w, "token_embd.weight", 64, 100, 0, 1, &seed);
+	rc |= add_rand(w, "output_norm.weight", 64, 1, 1, 0.2f, &seed);
+	rc |= add_rand(w, "output.weight", 64, 100, 0, 0.3f, &seed);
+	for (i = 0; i < 3; i++) {
+#define R(name, ne0, ne1, base, scale) do { \
+		snprintf(n, sizeof(n), "blk.%d.%s", i, name); \
+		rc |= add_rand(w, n, ne0, ne1, base, scale, &seed); \
+	} while (0)
+		R("attn_norm.weight", 64, 1, 1, 0.2f);
+		R("attn_q.weight", 64, 128, 0, 0.25f);
+		R("attn_k.weight", 64, 64, 0, 0.25f);
+		R("attn_v.weight", 64, 64, 0, 0.25f);
+		R("attn_output.weight", 128, 64, 0, 0.2f);
+		R("attn_q.bias", 128, 1, 0, 0.5f);
+		R("attn_k.bias", 64, 1, 0, 0.5f);
+		R("attn_v.bias", 64, 1, 0, 0.5f);
+		R("attn_q_norm.weight", 32, 1, 1, 0.3f);
+		R("attn_k_norm.weight", 32, 1, 1, 0.3f);
+		R("ffn_norm.weight", 64, 1, 1, 0.2f);
+		R("ffn_gate.weight", 64, 96, 0, 0.25f);
+		R("ffn_up.weight", 64, 96, 0, 0.25f);
+		R("ffn_down.weight", 96, 64, 0, 0.2f);
+#undef R
+	}
+	if (!rc)
+		rc = gguf_writer_write_file(w, path, err, sizeof(err));
+	gguf_writer_free(w);
+	if (rc)
+		unlink(path);
+	return rc ? -1 : 0;
+}
+
+static void check_synth(const int *toks)
+{
+	char path[64], err[512];
+	struct ref_model *m;
+	int t[N_SEQ], i;
+
+	if (write_synth(path, sizeof(path))) {
+		ok(0, "write the synthetic qwen3 GGUF");
+		return;
+	}
+	m = ref_load(path, N_CTX, err, sizeof(err));
+	ok(m && m->c.neox && m->c.head_dim == 32 && m->layers[0].bq.data &&
+	   m->layers[2].k_norm.data, "synthetic qwen3 (biases, q/k norm, NEOX) loads%s%s",
+	   m ? "" : ": ", m ? "" : err);
+	if (m) {
+		for (i = 0; i < N_SEQ; i++)
+			t[i] = toks[i] % m->c.n_vocab;
+		check_model(m, "qwen3 f32", t);
+		ok(ref_quantize(m, QUANT_TYPE_Q4_0) == 22, "qwen3: 22 tensors to q4_0");
+		check_model(m, "qwen3 q4_0", t);
+	}
+	ref_free(m);
+	unlink(path);
+}
+
 int main(void)
 {
 	const char *path = getenv("RK1828_MODEL");
@@ -679,6 +791,7 @@ int main(void)
 			check_model(q, variants[i].name, toks);
 		ref_free(q);
 	}
+	check_synth(toks);
 	ref_free(m);
 done:
 	emu_exec_set_threads(0);
