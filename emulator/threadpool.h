@@ -51,7 +51,8 @@ int tp_threads(const struct tpool *p);
  * @fn: body, called at most once per worker with a non-empty range
  * @arg: passed to @fn
  *
- * Returns when every range is done.
+ * Returns when every range is done. Must not be called from inside a body
+ * of the same pool (it would wait for itself).
  */
 void tp_parallel_for(struct tpool *p, size_t n, size_t grain, tp_fn fn, void *arg);
 
