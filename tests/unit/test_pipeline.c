@@ -22,10 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "drm/rk1828_accel.h"
 #include "exec.h"
 #include "gguf.h"
+#include "gguf_write.h"
+#include "quant.h"
 #include "rk1828_hif.h"
 #include "tokenizer.h"
 #include "ref_forward.h"
@@ -488,6 +491,150 @@ static void test_failure(const struct llm_model *m, struct rk_card *cards,
 	free(lg);
 }
 
+/* ------------------------------------------------ synthetic qwen models */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static float frand(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) - 0.5f;
+}
+
+static void add_rand(struct gguf_writer *w, const char *name, uint64_t ne0, uint64_t ne1,
+		     int type, float scale, float bias)
+{
+	uint64_t ne[2] = { ne0, ne1 }, n = ne0 * (ne1 ? ne1 : 1), i;
+	float *f = malloc(n * sizeof(float));
+	size_t bytes = quant_row_size(type, n);
+	void *buf = malloc(bytes);
+
+	for (i = 0; i < n; i++)
+		f[i] = bias + scale * frand();
+	quantize_row(type, f, buf, n);
+	gguf_w_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
+	free(buf);
+	free(f);
+}
+
+/*
+ * A random 4-block qwen2 (Q/K/V biases) or qwen3 (Q/K norms, head size
+ * 16 != dim / heads) model: dim 64, 4 heads, 2 KV heads, FFN 96,
+ * vocab 40, Q4_0/Q8_0/F16 matrices, tied LM head for qwen3.
+ */
+static int write_synth(const char *path, const char *arch)
+{
+	struct gguf_writer *w = gguf_writer_new();
+	int q3 = !strcmp(arch, "qwen3"), l, hd = q3 ? 32 : 16, nh = 4, nkv = 2, dim = 64;
+	char key[96];
+	int ret;
+
+#define KU(k, v) do { snprintf(key, sizeof(key), "%s." k, arch); gguf_w_add_u32(w, key, v); } while (0)
+	gguf_w_add_str(w, "general.architecture", arch);
+	KU("block_count", 4);
+	KU("embedding_length", dim);
+	KU("feed_forward_length", 96);
+	KU("attention.head_count", nh);
+	KU("attention.head_count_kv", nkv);
+	KU("context_length", 128);
+	if (q3)
+		KU("attention.key_length", 32);
+	snprintf(key, sizeof(key), "%s.rope.freq_base", arch);
+	gguf_w_add_f32(w, key, 1000000.0f);
+	snprintf(key, sizeof(key), "%s.attention.layer_norm_rms_epsilon", arch);
+	gguf_w_add_f32(w, key, 1e-6f);
+#undef KU
+	add_rand(w, "token_embd.weight", dim, 40, QUANT_TYPE_Q8_0, 1.0f, 0.0f);
+	for (l = 0; l < 4; l++) {
+		char n[96];
+
+#define T(s, ne0, ne1, ty, sc, b) do { snprintf(n, sizeof(n), "blk.%d." s, l); \
+		add_rand(w, n, ne0, ne1, ty, sc, b); } while (0)
+		T("attn_norm.weight", dim, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
+		T("attn_q.weight", dim, nh * hd, QUANT_TYPE_Q4_0, 0.5f, 0.0f);
+		T("attn_k.weight", dim, nkv * hd, QUANT_TYPE_Q8_0, 0.5f, 0.0f);
+		T("attn_v.weight", dim, nkv * hd, QUANT_TYPE_F16, 0.5f, 0.0f);
+		T("attn_output.weight", nh * hd, dim, QUANT_TYPE_Q4_0, 0.3f, 0.0f);
+		if (!q3) {
+			T("attn_q.bias", nh * hd, 0, QUANT_TYPE_F32, 0.2f, 0.0f);
+			T("attn_k.bias", nkv * hd, 0, QUANT_TYPE_F32, 0.2f, 0.0f);
+			T("attn_v.bias", nkv * hd, 0, QUANT_TYPE_F32, 0.2f, 0.0f);
+		} else {
+			T("attn_q_norm.weight", hd, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
+			T("attn_k_norm.weight", hd, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
+		}
+		T("ffn_norm.weight", dim, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
+		T("ffn_gate.weight", dim, 96, QUANT_TYPE_Q4_0, 0.5f, 0.0f);
+		T("ffn_up.weight", dim, 96, QUANT_TYPE_Q8_0, 0.5f, 0.0f);
+		T("ffn_down.weight", 96, dim, QUANT_TYPE_Q4_0, 0.3f, 0.0f);
+#undef T
+	}
+	add_rand(w, "output_norm.weight", dim, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
+	if (!q3)
+		add_rand(w, "output.weight", dim, 40, QUANT_TYPE_Q8_0, 0.5f, 0.0f);
+	ret = gguf_writer_write_file(w, path, NULL, 0);
+	gguf_writer_free(w);
+	return ret;
+}
+
+/* Pipeline on 1 and 3 mock cards vs the reference for a synthetic model. */
+static void test_synth(struct rk_card *cards, const char *arch)
+{
+	char path[] = "/tmp/rk1828-test-pipe-XXXXXX", err[512] = "";
+	int32_t toks[9] = { 1, 5, 9, 39, 0, 17, 22, 3, 30 };
+	struct gguf_file *gf = NULL;
+	struct ref_model *ref = NULL;
+	struct llm_model m;
+	float *ref_lg = NULL, *lg = NULL;
+	int fd = mkstemp(path), i, c;
+
+	memset(&m, 0, sizeof(m));
+	if (fd >= 0)
+		close(fd);
+	if (fd < 0 || write_synth(path, arch) || !(gf = gguf_open(path, err, sizeof(err))) ||
+	    llm_model_load(&m, gf, err, sizeof(err)) ||
+	    !(ref = ref_load(path, 64, err, sizeof(err)))) {
+		ok(0, "%s synthetic model: setup: %s", arch, err);
+		goto out;
+	}
+	ref_lg = calloc(m.n_vocab, sizeof(float));
+	lg = calloc(m.n_vocab, sizeof(float));
+	for (i = 0; i < 9; i++)
+		ref_forward(ref, toks[i], i, ref_lg);
+	for (c = 1; c <= 3; c += 2) {
+		uint64_t fr[MCARDS] = { CARD_MEM - 4096, CARD_MEM - 4096, CARD_MEM - 4096 };
+		struct plan_sizes sz = { .n_ctx = 64, .bucket = 4 };
+		struct pipe_opts po = { .n_ctx = 64, .bucket = 4, .timeout_ms = 1000 };
+		struct pipeline *p = NULL;
+		struct plan plan;
+		double d = 1;
+		int ret;
+
+		reset_mock();
+		ret = plan_model(&m, &sz, c, fr, NULL, &plan, err, sizeof(err));
+		if (!ret)
+			ret = pipe_create(&p, &m, cards, &plan, &po, err, sizeof(err));
+		if (!ret)
+			ret = pipe_forward(p, toks, 9, 0, lg, err, sizeof(err));
+		if (!ret)
+			d = rel_diff(lg, ref_lg, m.n_vocab);
+		ok(!ret && d <= 1e-4, "%s (%s, %s, %d cards): logits match reference (rel %.2e)%s%s",
+		   arch, m.rope_neox ? "NEOX" : "normal", m.tied ? "tied" : "untied", c, d,
+		   ret ? ": " : "", ret ? err : "");
+		pipe_destroy(p);
+	}
+out:
+	free(ref_lg);
+	free(lg);
+	ref_free(ref);
+	llm_model_free(&m);
+	if (gf)
+		gguf_close(gf);
+	unlink(path);
+}
+
 int main(void)
 {
 	const char *path = getenv("RK1828_MODEL");
@@ -541,6 +688,8 @@ int main(void)
 		for (b = 0; b < 3; b++)
 			run_case(&m, cards, c, buckets[b], toks, n, ref_logits, ref_toks);
 	test_failure(&m, cards, toks, n);
+	test_synth(cards, "qwen2");
+	test_synth(cards, "qwen3");
 
 	for (i = 0; i < MCARDS; i++)
 		free(mcards[i].mem);
