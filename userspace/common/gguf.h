@@ -80,6 +80,32 @@ struct gguf_file {
 struct gguf_file *gguf_open(const char *path, char *err, size_t errlen);
 void gguf_close(struct gguf_file *f);
 
+/*
+ * Notes on the reader (gguf.c):
+ * - Errors read "PATH: FIELD: reason", FIELD naming the item, e.g.
+ *   "m.gguf: tensor 'blk.0.attn_q.weight': data [offset 123, 4096 bytes]
+ *   ends past end of file (size 2000, data section at 640)".
+ * - Beyond the checks above it rejects: duplicate keys and tensor names,
+ *   nested arrays, bool values other than 0/1, empty keys, tensor names
+ *   longer than 64 bytes, n_dims outside 1..4, zero dimensions, rows not a
+ *   multiple of the block size, offsets not a multiple of the alignment,
+ *   and general.alignment that is not a u32 power of two.
+ * - Lookups use hash tables kept next to the returned struct: pass the
+ *   pointer gguf_open() returned, never a copy of the struct.
+ * - For array kvs the scalar union v is private (the reader keeps an
+ *   element index there for O(1) gguf_arr_str()); use the gguf_arr_*()
+ *   accessors. Scalars: unsigned and bool in v.u, signed in v.i (sign
+ *   extended), F32/F64 in v.f, strings in v.str.
+ * - gguf_get_u64() accepts any unsigned, bool, or non-negative signed
+ *   integer; gguf_get_f32() accepts F32 and F64; gguf_arr_f32() F32 and
+ *   F64 arrays; gguf_arr_i64() every integer and bool array (U64 elements
+ *   above INT64_MAX -> false).
+ * - gguf_type_size() returns 0 for unknown types, n not a multiple of the
+ *   block size, or overflow; gguf_block_size() 0 and gguf_type_name()
+ *   "unknown" for unknown types.
+ * - Everything is read-only after gguf_open(): concurrent readers are safe.
+ */
+
 const struct gguf_kv *gguf_find_kv(const struct gguf_file *f, const char *key);
 const struct gguf_tensor *gguf_find_tensor(const struct gguf_file *f, const char *name);
 /* Typed getters: return false when missing or of a non-matching type. */
