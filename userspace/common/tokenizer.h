@@ -34,6 +34,13 @@ int tok_piece(const struct tokenizer *t, int32_t id, char *buf, size_t size);
 
 /*
  * Additions to the interface above (tokenizer.c):
+ * - The tokenizer points into f's mapping: keep f open until tok_free().
+ *   tok_load() refuses tokenizer.ggml.model other than "llama", missing or
+ *   non-string tokens, scores/token types of another length or type, and
+ *   BOS/EOS/UNK ids outside the vocab (u32 0xffffffff or negative = none).
+ * - Text that spells a special or user-defined token (e.g. "</s>") is
+ *   tokenized as plain text (llama.cpp with parse_special = false, except
+ *   that llama.cpp also splits USER_DEFINED tokens out of the text).
  * - tok_encode() returns INT_MIN (never a valid -(needed)) when text or t is
  *   NULL, out is NULL with max > 0, text is longer than TOK_MAX_TEXT bytes,
  *   or memory runs out. At most 3 * strlen(text) + 4 tokens are ever
