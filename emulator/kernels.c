@@ -4,8 +4,10 @@
  *
  * Matmul strategy: each worker owns a contiguous range of weight rows. It
  * dequantizes up to 4 rows into per-thread scratch (exactly the values of
- * quant.c's dequantize_row) and then, for every token, computes the 4 dot
- * products together so each activation vector is loaded once per 4 rows.
+ * quant.c's dequantize_row) and then, for every pair of tokens, computes
+ * the 4 x 2 dot products together (8 accumulators), so each activation
+ * vector is loaded once per 4 rows and each weight vector once per 2
+ * tokens.
  * F32 weights are used in place.
  */
 #include "kernels.h"
@@ -32,12 +34,16 @@ typedef void (*dequant_fn)(int type, const uint8_t *src, float *dst, size_t k);
 /* out[i] = dot(rows[i], x) for i < nr, rows at stride k. */
 typedef void (*dotn_fn)(const float *const *rows, size_t nr, const float *x,
 			size_t k, float *out);
+/* 4 rows times 2 tokens: out0[i] = dot(rows[i], x0), out1[i] = dot(rows[i], x1). */
+typedef void (*dot4x2_fn)(const float *const *rows, const float *x0, const float *x1,
+			  size_t k, float *out0, float *out1);
 typedef float (*dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
 
 struct kern_ops {
 	dequant_fn dequant;
 	dotn_fn dotn;
+	dot4x2_fn dot4x2;	/* NULL: use dotn per token */
 	dot_fn dot;
 	axpy_fn axpy;
 };
@@ -220,6 +226,50 @@ static AVX2 void dotn_avx2(const float *const *rows, size_t nr, const float *x,
 	}
 }
 
+static AVX2 void dot4x2_avx2(const float *const *rows, const float *x0, const float *x1,
+			     size_t k, float *out0, float *out1)
+{
+	const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+	__m256 a00 = _mm256_setzero_ps(), a10 = _mm256_setzero_ps();
+	__m256 a20 = _mm256_setzero_ps(), a30 = _mm256_setzero_ps();
+	__m256 a01 = _mm256_setzero_ps(), a11 = _mm256_setzero_ps();
+	__m256 a21 = _mm256_setzero_ps(), a31 = _mm256_setzero_ps();
+	size_t i = 0;
+
+	for (; i + 8 <= k; i += 8) {
+		__m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
+		__m256 w0 = _mm256_loadu_ps(r0 + i), w1 = _mm256_loadu_ps(r1 + i);
+		__m256 w2 = _mm256_loadu_ps(r2 + i), w3 = _mm256_loadu_ps(r3 + i);
+
+		a00 = _mm256_fmadd_ps(w0, u, a00);
+		a10 = _mm256_fmadd_ps(w1, u, a10);
+		a20 = _mm256_fmadd_ps(w2, u, a20);
+		a30 = _mm256_fmadd_ps(w3, u, a30);
+		a01 = _mm256_fmadd_ps(w0, v, a01);
+		a11 = _mm256_fmadd_ps(w1, v, a11);
+		a21 = _mm256_fmadd_ps(w2, v, a21);
+		a31 = _mm256_fmadd_ps(w3, v, a31);
+	}
+	out0[0] = hsum_avx2(a00);
+	out0[1] = hsum_avx2(a10);
+	out0[2] = hsum_avx2(a20);
+	out0[3] = hsum_avx2(a30);
+	out1[0] = hsum_avx2(a01);
+	out1[1] = hsum_avx2(a11);
+	out1[2] = hsum_avx2(a21);
+	out1[3] = hsum_avx2(a31);
+	for (; i < k; i++) {
+		out0[0] += r0[i] * x0[i];
+		out0[1] += r1[i] * x0[i];
+		out0[2] += r2[i] * x0[i];
+		out0[3] += r3[i] * x0[i];
+		out1[0] += r0[i] * x1[i];
+		out1[1] += r1[i] * x1[i];
+		out1[2] += r2[i] * x1[i];
+		out1[3] += r3[i] * x1[i];
+	}
+}
+
 static AVX2 void axpy_avx2(float *y, float s, const float *x, size_t n)
 {
 	__m256 sv = _mm256_set1_ps(s);
@@ -235,6 +285,7 @@ static AVX2 void axpy_avx2(float *y, float s, const float *x, size_t n)
 static const struct kern_ops ops_avx2 = {
 	.dequant = dequant_avx2,
 	.dotn = dotn_avx2,
+	.dot4x2 = dot4x2_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
 };
@@ -345,7 +396,20 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 				rows[i] = (const float *)src;
 			}
 		}
-		for (t = 0; t < j->n_tok; t++) {
+		t = 0;
+		if (nr == MM_TILE && o->dot4x2) {
+			for (; t + 2 <= j->n_tok; t += 2) {
+				float out1[MM_TILE];
+
+				o->dot4x2(rows, j->x + t * j->k, j->x + (t + 1) * j->k, j->k,
+					  out, out1);
+				for (i = 0; i < nr; i++) {
+					j->y[t * j->n_rows + r + i] = out[i];
+					j->y[(t + 1) * j->n_rows + r + i] = out1[i];
+				}
+			}
+		}
+		for (; t < j->n_tok; t++) {
 			o->dotn(rows, nr, j->x + t * j->k, j->k, out);
 			for (i = 0; i < nr; i++)
 				j->y[t * j->n_rows + r + i] = out[i];
