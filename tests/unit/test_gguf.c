@@ -229,7 +229,7 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 	uint64_t ne_f32[2] = { 32, 3 }, ne_f16[2] = { 5, 2 };
 	uint64_t ne_q4[3] = { 64, 2, 2 }, ne_q8[4] = { 32, 1, 1, 3 };
 	uint8_t d_f32[384], d_f16[20], d_q4[18 * 8], d_q8[34 * 3];
-	uint8_t u8v = 200, u64b[8];
+	uint8_t u8v = 200;
 	int8_t i8v = -100;
 	uint16_t u16v = 65000;
 	int16_t i16v = -30000;
@@ -248,7 +248,6 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 	int ok = 1;
 	size_t i;
 
-	(void)u64b;
 	fill(d_f32, sizeof(d_f32), 1);
 	fill(d_f16, sizeof(d_f16), 2);
 	fill(d_q4, sizeof(d_q4), 3);
