@@ -95,7 +95,7 @@ tests: $(UNIT_BINS) $(SELFTEST_BINS) $(TOOL_BINS)
 module:
 	@test -d $(KDIR) || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_DRM_ACCEL_RK1828=m W=1 \
-		KCPPFLAGS="-I$(CURDIR)/uapi -I$(KDIR)/include/uapi/drm" modules
+		KCPPFLAGS="-I$(CURDIR)/uapi" modules
 	@mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko
 
 checkpatch: $(B)/linux-src/.stamp

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * debugfs of the RK1828 driver, in /sys/kernel/debug/accel/<minor>/:
+ *  - info: card identity and memory;
+ *  - queues: commands per hardware queue, jobs per scheduled queue;
+ *  - contexts: live card contexts and their jobs;
+ *  - reset: write 1 to reset the card's queues (running commands of
+ *    every context are aborted and sent again);
+ *  - job_timeout_ms: job timeout, read/write.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/kstrtox.h>
+#include <linux/seq_file.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_print.h>
+
+#include "rk1828_drv.h"
+
+static int rk1828_info_show(struct seq_file *m, void *unused)
+{
+	struct rk1828_device *rdev = m->private;
+	u64 mem_free;
+
+	mutex_lock(&rdev->mm_lock);
+	mem_free = rdev->mem_free;
+	mutex_unlock(&rdev->mm_lock);
+
+	seq_printf(m, "serial: %016llx\n", rdev->serial);
+	seq_printf(m, "protocol: %u.%u\n", rdev->version >> 16,
+		   rdev->version & 0xffff);
+	seq_printf(m, "firmware: %s\n", rdev->fw);
+	seq_printf(m, "link: type %u, %u Mbit/s\n", rdev->link_type,
+		   rdev->link_speed);
+	seq_printf(m, "memory: %llu bytes, %llu free\n", rdev->mem_size,
+		   mem_free);
+	seq_printf(m, "max contexts: %u\n", rdev->max_ctx);
+	seq_printf(m, "bounce buffer: %zu bytes\n", rdev->bounce_size);
+	seq_printf(m, "gone: %d\n", atomic_read(&rdev->gone));
+	seq_printf(m, "resets: %lld\n", atomic64_read(&rdev->resets));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rk1828_info);
+
+static int rk1828_queues_show(struct seq_file *m, void *unused)
+{
+	static const char * const hif_names[RK1828_HIF_NUM_QUEUES] = {
+		"mgmt", "compute", "copy",
+	};
+	struct rk1828_device *rdev = m->private;
+	int q;
+
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++)
+		seq_printf(m, "hif %-8s commands %lld errors %lld\n",
+			   hif_names[q], atomic64_read(&rdev->hq[q].commands),
+			   atomic64_read(&rdev->hq[q].errors));
+	for (q = 0; q < RK1828_SCHED_NUM; q++) {
+		struct rk1828_sched *s = &rdev->sched[q];
+
+		seq_printf(m, "sched %-8s done %lld failed %lld timeouts %lld\n",
+			   s->name, atomic64_read(&s->jobs_done),
+			   atomic64_read(&s->jobs_failed),
+			   atomic64_read(&s->timeouts));
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rk1828_queues);
+
+static int rk1828_contexts_show(struct seq_file *m, void *unused)
+{
+	struct rk1828_device *rdev = m->private;
+	struct rk1828_ctx *ctx;
+
+	mutex_lock(&rdev->ctx_lock);
+	list_for_each_entry(ctx, &rdev->ctx_list, node)
+		seq_printf(m, "ctx %u refs %u jobs %d submitted %lld\n",
+			   ctx->id, kref_read(&ctx->ref),
+			   atomic_read(&ctx->jobs),
+			   atomic64_read(&ctx->submitted));
+	mutex_unlock(&rdev->ctx_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rk1828_contexts);
+
+static ssize_t rk1828_reset_write(struct file *file, const char __user *ubuf,
+				  size_t len, loff_t *pos)
+{
+	struct rk1828_device *rdev = file->private_data;
+	bool reset;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, len, &reset);
+	if (ret)
+		return ret;
+	if (!reset)
+		return len;
+	if (rk1828_is_gone(rdev))
+		return -ENODEV;
+	ret = rk1828_card_reset(rdev);
+	return ret ? ret : len;
+}
+
+static const struct file_operations rk1828_reset_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = rk1828_reset_write,
+	.llseek = noop_llseek,
+};
+
+/**
+ * rk1828_debugfs_init() - &drm_driver.debugfs_init hook
+ * @minor: the accel minor whose debugfs directory gets the files
+ */
+void rk1828_debugfs_init(struct drm_minor *minor)
+{
+	struct rk1828_device *rdev = to_rk1828_device(minor->dev);
+	struct dentry *root = minor->debugfs_root;
+
+	debugfs_create_file("info", 0444, root, rdev, &rk1828_info_fops);
+	debugfs_create_file("queues", 0444, root, rdev, &rk1828_queues_fops);
+	debugfs_create_file("contexts", 0444, root, rdev,
+			    &rk1828_contexts_fops);
+	debugfs_create_file("reset", 0200, root, rdev, &rk1828_reset_fops);
+	debugfs_create_u32("job_timeout_ms", 0644, root,
+			   &rdev->job_timeout_ms);
+}

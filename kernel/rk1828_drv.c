@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * Rockchip RK1828 NPU card accel driver: drm_driver, ioctl table, device
+ * and card-context lifetime, module entry points.
+ */
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/rk1828_accel.h>
+
+#include "rk1828_drv.h"
+#include "rk1828_gem.h"
+#include "rk1828_job.h"
+
+static unsigned int rk1828_job_timeout_ms = 20000;
+module_param_named(job_timeout_ms, rk1828_job_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "Job timeout in milliseconds for cards probed afterwards; a job running longer resets the card's queues and fails with -ETIMEDOUT (default 20000)");
+
+static void rk1828_ctx_release(struct kref *ref)
+{
+	struct rk1828_ctx *ctx = container_of(ref, struct rk1828_ctx, ref);
+	struct rk1828_device *rdev = ctx->rdev;
+	int ret;
+
+	if (!rk1828_is_gone(rdev)) {
+		ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_DESTROY, ctx->id,
+				      0, 0);
+		if (ret && ret != -ENODEV)
+			drm_warn(&rdev->drm, "CTX_DESTROY %u failed: %d\n",
+				 ctx->id, ret);
+	}
+	mutex_lock(&rdev->ctx_lock);
+	list_del(&ctx->node);
+	mutex_unlock(&rdev->ctx_lock);
+	ida_free(&rdev->ctx_ida, ctx->id);
+	kfree(ctx);
+}
+
+/**
+ * rk1828_ctx_get() - take a reference on a context
+ * @ctx: the context
+ *
+ * Return: @ctx.
+ */
+struct rk1828_ctx *rk1828_ctx_get(struct rk1828_ctx *ctx)
+{
+	kref_get(&ctx->ref);
+	return ctx;
+}
+
+/**
+ * rk1828_ctx_put() - drop a context reference
+ * @ctx: the context, or NULL
+ *
+ * The last reference destroys the context on the card (unless the card is
+ * gone) and frees its id.
+ *
+ * Context: process context, may sleep.
+ */
+void rk1828_ctx_put(struct rk1828_ctx *ctx)
+{
+	if (ctx)
+		kref_put(&ctx->ref, rk1828_ctx_release);
+}
+
+static struct rk1828_ctx *rk1828_ctx_create(struct rk1828_device *rdev)
+{
+	struct rk1828_ctx *ctx;
+	int ret;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+
+	ret = ida_alloc_range(&rdev->ctx_ida, 1, rdev->max_ctx, GFP_KERNEL);
+	if (ret < 0) {
+		kfree(ctx);
+		return ERR_PTR(ret == -ENOSPC ? -EBUSY : ret);
+	}
+	ctx->id = ret;
+	ctx->rdev = rdev;
+	kref_init(&ctx->ref);
+	atomic_set(&ctx->jobs, 0);
+	atomic64_set(&ctx->submitted, 0);
+
+	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_CREATE, ctx->id, 0, 0);
+	if (ret) {
+		drm_dbg_driver(&rdev->drm, "CTX_CREATE %u failed: %d\n",
+			       ctx->id, ret);
+		ida_free(&rdev->ctx_ida, ctx->id);
+		kfree(ctx);
+		return ERR_PTR(ret);
+	}
+
+	mutex_lock(&rdev->ctx_lock);
+	list_add_tail(&ctx->node, &rdev->ctx_list);
+	mutex_unlock(&rdev->ctx_lock);
+	return ctx;
+}
+
+static int rk1828_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct rk1828_device *rdev = to_rk1828_device(drm);
+	struct rk1828_file *fpriv;
+	int ret, idx;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+
+	fpriv = kzalloc(sizeof(*fpriv), GFP_KERNEL);
+	if (!fpriv) {
+		ret = -ENOMEM;
+		goto out_exit;
+	}
+	fpriv->rdev = rdev;
+	mutex_init(&fpriv->submit_lock);
+
+	fpriv->ctx = rk1828_ctx_create(rdev);
+	if (IS_ERR(fpriv->ctx)) {
+		ret = PTR_ERR(fpriv->ctx);
+		goto out_free;
+	}
+
+	ret = rk1828_file_sched_init(fpriv);
+	if (ret)
+		goto out_ctx;
+
+	file->driver_priv = fpriv;
+	drm_dev_exit(idx);
+	return 0;
+
+out_ctx:
+	rk1828_ctx_put(fpriv->ctx);
+out_free:
+	mutex_destroy(&fpriv->submit_lock);
+	kfree(fpriv);
+out_exit:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static void rk1828_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct rk1828_file *fpriv = file->driver_priv;
+
+	/* Jobs first: they use the context and its mappings. */
+	rk1828_file_sched_fini(fpriv);
+	rk1828_ctx_put(fpriv->ctx);
+	mutex_destroy(&fpriv->submit_lock);
+	kfree(fpriv);
+}
+
+static int rk1828_ioctl_get_param(struct drm_device *drm, void *data,
+				  struct drm_file *file)
+{
+	struct rk1828_device *rdev = to_rk1828_device(drm);
+	struct rk1828_file *fpriv = file->driver_priv;
+	struct drm_rk1828_get_param *args = data;
+	int ret = 0, idx;
+
+	if (args->pad)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+
+	switch (args->param) {
+	case DRM_RK1828_PARAM_PROTOCOL_VERSION:
+		args->value = rdev->version;
+		break;
+	case DRM_RK1828_PARAM_CARD_MEM_SIZE:
+		args->value = rdev->mem_size - RK1828_CARD_ALIGN;
+		break;
+	case DRM_RK1828_PARAM_CARD_MEM_FREE:
+		mutex_lock(&rdev->mm_lock);
+		args->value = rdev->mem_free;
+		mutex_unlock(&rdev->mm_lock);
+		break;
+	case DRM_RK1828_PARAM_LINK_TYPE:
+		args->value = rdev->link_type;
+		break;
+	case DRM_RK1828_PARAM_LINK_SPEED:
+		args->value = rdev->link_speed;
+		break;
+	case DRM_RK1828_PARAM_CARD_SERIAL:
+		args->value = rdev->serial;
+		break;
+	case DRM_RK1828_PARAM_CAPABILITIES:
+		args->value = DRM_RK1828_CAP_TIMELINE_SYNCOBJ |
+			      DRM_RK1828_CAP_EXEC_DECODER;
+		if (rdev->dma_dev)
+			args->value |= DRM_RK1828_CAP_PRIME_IMPORT;
+		break;
+	case DRM_RK1828_PARAM_NUM_QUEUES:
+		args->value = RK1828_SCHED_NUM;
+		break;
+	case DRM_RK1828_PARAM_CONTEXT_ID:
+		args->value = fpriv->ctx->id;
+		break;
+	default:
+		ret = -EINVAL;
+		break;
+	}
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static const struct drm_ioctl_desc rk1828_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(RK1828_GET_PARAM, rk1828_ioctl_get_param, 0),
+	DRM_IOCTL_DEF_DRV(RK1828_BO_CREATE, rk1828_ioctl_bo_create, 0),
+	DRM_IOCTL_DEF_DRV(RK1828_BO_INFO, rk1828_ioctl_bo_info, 0),
+	DRM_IOCTL_DEF_DRV(RK1828_SUBMIT, rk1828_ioctl_submit, 0),
+	DRM_IOCTL_DEF_DRV(RK1828_BO_WAIT, rk1828_ioctl_bo_wait, 0),
+};
+
+DEFINE_DRM_ACCEL_FOPS(rk1828_accel_fops);
+
+static const struct drm_driver rk1828_drm_driver = {
+	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
+			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
+	.open = rk1828_open,
+	.postclose = rk1828_postclose,
+	.ioctls = rk1828_ioctls,
+	.num_ioctls = ARRAY_SIZE(rk1828_ioctls),
+	.fops = &rk1828_accel_fops,
+	.gem_create_object = rk1828_gem_create_object,
+	.gem_prime_import = rk1828_gem_prime_import,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.debugfs_init = rk1828_debugfs_init,
+	.name = RK1828_DRIVER_NAME,
+	.desc = RK1828_DRIVER_DESC,
+	.major = 1,
+	.minor = 0,
+};
+
+/**
+ * rk1828_device_alloc() - allocate the device of one card
+ * @parent: the transport's device (the USB interface); the drm_device is
+ *	devres-managed on it
+ *
+ * The caller sets &rk1828_device.tops, .transport, .dma_dev, .link_type,
+ * .link_speed and .bounce_size and then calls rk1828_device_register().
+ *
+ * Return: the device or an ERR_PTR().
+ */
+struct rk1828_device *rk1828_device_alloc(struct device *parent)
+{
+	struct rk1828_device *rdev;
+
+	rdev = devm_drm_dev_alloc(parent, &rk1828_drm_driver,
+				  struct rk1828_device, drm);
+	if (IS_ERR(rdev))
+		return rdev;
+
+	atomic_set(&rdev->gone, 0);
+	init_rwsem(&rdev->xfer_sem);
+	mutex_init(&rdev->reset_lock);
+	atomic_set(&rdev->reset_gen, 0);
+	init_waitqueue_head(&rdev->reset_wq);
+	atomic64_set(&rdev->resets, 0);
+	mutex_init(&rdev->mm_lock);
+	ida_init(&rdev->ctx_ida);
+	mutex_init(&rdev->ctx_lock);
+	INIT_LIST_HEAD(&rdev->ctx_list);
+	rdev->job_timeout_ms = max(rk1828_job_timeout_ms, 1U);
+	return rdev;
+}
+
+static void rk1828_hif_release(struct drm_device *drm, void *data)
+{
+	rk1828_hif_fini(to_rk1828_device(drm));
+}
+
+static void rk1828_mm_release(struct drm_device *drm, void *data)
+{
+	struct rk1828_device *rdev = to_rk1828_device(drm);
+
+	drm_mm_takedown(&rdev->mm);
+	ida_destroy(&rdev->ctx_ida);
+}
+
+/**
+ * rk1828_device_register() - bring up a card and register its accel node
+ * @rdev: device from rk1828_device_alloc() with the transport filled in
+ *
+ * Queries the card with INFO, sets up the card-memory allocator and the
+ * schedulers and registers the drm_device. Everything set up here is
+ * released with the drm_device.
+ *
+ * Return: 0 or a negative errno.
+ */
+int rk1828_device_register(struct rk1828_device *rdev)
+{
+	struct drm_device *drm = &rdev->drm;
+	int ret;
+
+	ret = rk1828_hif_init(rdev);
+	if (ret)
+		return ret;
+	ret = drmm_add_action_or_reset(drm, rk1828_hif_release, NULL);
+	if (ret)
+		return ret;
+
+	ret = rk1828_hif_info(rdev);
+	if (ret) {
+		drm_err(drm, "card did not answer INFO: %d\n", ret);
+		return ret;
+	}
+
+	/* Card address 0 is never valid: the first granule is reserved. */
+	drm_mm_init(&rdev->mm, RK1828_CARD_ALIGN,
+		    rdev->mem_size - RK1828_CARD_ALIGN);
+	rdev->mem_free = rdev->mem_size - RK1828_CARD_ALIGN;
+	ret = drmm_add_action_or_reset(drm, rk1828_mm_release, NULL);
+	if (ret)
+		return ret;
+
+	ret = rk1828_sched_init_all(rdev);
+	if (ret)
+		return ret;
+
+	ret = drm_dev_register(drm, 0);
+	if (ret)
+		return ret;
+
+	drm_info(drm, "RK1828 card %016llx: %llu MiB, protocol %u.%u, fw \"%s\", %s %u Mbit/s, %u contexts\n",
+		 rdev->serial, rdev->mem_size >> 20, rdev->version >> 16,
+		 rdev->version & 0xffff, rdev->fw,
+		 rdev->link_type == DRM_RK1828_LINK_USB ? "USB" : "PCIe",
+		 rdev->link_speed, rdev->max_ctx);
+	return 0;
+}
+
+/**
+ * rk1828_device_unplug() - the card is gone
+ * @rdev: the card
+ *
+ * Marks the card gone, aborts every transfer (running and queued jobs fail
+ * with -ENODEV), wakes every waiter and unplugs the drm_device: ioctls
+ * return -ENODEV from now on, memory is freed when the last file closes.
+ *
+ * Context: process context (the transport's remove/disconnect).
+ */
+void rk1828_device_unplug(struct rk1828_device *rdev)
+{
+	atomic_set(&rdev->gone, 1);
+	/* No transfer starts after this point, ... */
+	down_write(&rdev->xfer_sem);
+	up_write(&rdev->xfer_sem);
+	/* ... and the ones in flight are cancelled. */
+	rdev->tops->abort(rdev);
+	wake_up_all(&rdev->reset_wq);
+	drm_dev_unplug(&rdev->drm);
+}
+
+static int __init rk1828_init(void)
+{
+	return rk1828_usb_register();
+}
+
+static void __exit rk1828_exit(void)
+{
+	rk1828_usb_unregister();
+}
+
+module_init(rk1828_init);
+module_exit(rk1828_exit);
+
+MODULE_AUTHOR("The rk1828 authors");
+MODULE_DESCRIPTION("Rockchip RK1828 NPU card accel driver");
+MODULE_LICENSE("Dual MIT/GPL");

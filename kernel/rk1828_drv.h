@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * Rockchip RK1828 NPU card accel driver: device, context and transport
+ * definitions shared by all files of the driver.
+ */
+#ifndef __RK1828_DRV_H__
+#define __RK1828_DRV_H__
+
+#include <linux/atomic.h>
+#include <linux/idr.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/wait.h>
+#include <drm/drm_device.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
+
+#include "rk1828_hif.h"
+
+#define RK1828_DRIVER_NAME	"rk1828"
+#define RK1828_DRIVER_DESC	"Rockchip RK1828 NPU card"
+
+/* Card memory allocation granule and alignment of card BOs. */
+#define RK1828_CARD_ALIGN	SZ_4K
+
+/* Upper bound on the array counts of a submit. */
+#define RK1828_MAX_SUBMIT_COUNT	64
+
+/**
+ * enum rk1828_sched_queue - scheduled queues of a card
+ * @RK1828_SCHED_COMPUTE: EXEC jobs, runs on %RK1828_HIF_QUEUE_COMPUTE
+ * @RK1828_SCHED_COPY: COPY jobs, runs on %RK1828_HIF_QUEUE_COPY
+ * @RK1828_SCHED_NUM: number of scheduled queues
+ */
+enum rk1828_sched_queue {
+	RK1828_SCHED_COMPUTE = 0,
+	RK1828_SCHED_COPY = 1,
+	RK1828_SCHED_NUM = 2,
+};
+
+struct rk1828_device;
+
+/**
+ * struct rk1828_transport_ops - byte-stream transport to the card
+ *
+ * A transport moves bytes on the command (OUT) and completion (IN) streams
+ * of each hardware queue and can reset the card's queues. The USB
+ * transport implements it with bulk endpoints; a PCIe transport would use
+ * rings in BAR memory. Buffers passed to @send and @recv are DMA-able
+ * (kmalloc) and at most &rk1828_device.bounce_size bytes.
+ */
+struct rk1828_transport_ops {
+	/**
+	 * @send: send @len bytes of @buf on the command stream of @queue.
+	 * The transfer must be started between rk1828_xfer_begin(@gen) and
+	 * rk1828_xfer_end(). Waits at most @timeout jiffies
+	 * (MAX_SCHEDULE_TIMEOUT: forever). Returns 0, -ETIMEDOUT,
+	 * -ECANCELED when a card reset started (before or during the
+	 * transfer), -ENODEV when the card is gone, or another negative
+	 * errno.
+	 */
+	int (*send)(struct rk1828_device *rdev, u32 queue, u32 gen,
+		    const void *buf, size_t len, long timeout);
+	/**
+	 * @recv: receive up to @len bytes of the completion stream of
+	 * @queue into @buf; *@actual gets the count (>= 1 on success).
+	 * Errors as for @send.
+	 */
+	int (*recv)(struct rk1828_device *rdev, u32 queue, u32 gen, void *buf,
+		    size_t len, size_t *actual, long timeout);
+	/**
+	 * @abort: cancel every transfer in flight (they fail with
+	 * -ECANCELED) and wait until they have completed.
+	 */
+	void (*abort)(struct rk1828_device *rdev);
+	/**
+	 * @reset_queues: make the card drop every command in flight and all
+	 * partial stream state (%RK1828_HIF_REQ_RESET_QUEUES).
+	 */
+	int (*reset_queues)(struct rk1828_device *rdev);
+};
+
+/**
+ * struct rk1828_hif_queue_state - driver side of one hardware queue
+ * @lock: serialises commands: one command in flight per queue
+ * @bounce: kmalloc'ed (DMA-able) staging buffer of
+ *	&rk1828_device.bounce_size bytes
+ * @seq: sequence number of the last command sent
+ * @commands: commands completed (debugfs)
+ * @errors: commands that failed (debugfs)
+ */
+struct rk1828_hif_queue_state {
+	struct mutex lock;
+	void *bounce;
+	u32 seq;
+	atomic64_t commands;
+	atomic64_t errors;
+};
+
+/**
+ * struct rk1828_sched - one scheduled queue
+ * @base: the DRM GPU scheduler
+ * @rdev: owning device
+ * @queue: &enum rk1828_sched_queue
+ * @hif_queue: hardware queue the jobs run on
+ * @name: queue name ("compute" or "copy")
+ * @run_wq: ordered workqueue that executes jobs on the transport
+ * @fence_context: dma_fence context of the hardware fences
+ * @fence_seqno: last hardware fence seqno
+ * @jobs_done: jobs completed without error (debugfs)
+ * @jobs_failed: jobs completed with an error (debugfs)
+ * @timeouts: jobs that timed out (debugfs)
+ */
+struct rk1828_sched {
+	struct drm_gpu_scheduler base;
+	struct rk1828_device *rdev;
+	u32 queue;
+	u32 hif_queue;
+	const char *name;
+	struct workqueue_struct *run_wq;
+	u64 fence_context;
+	atomic64_t fence_seqno;
+	atomic64_t jobs_done;
+	atomic64_t jobs_failed;
+	atomic64_t timeouts;
+};
+
+/**
+ * struct rk1828_device - one RK1828 card
+ * @drm: DRM device (one accel node per card)
+ * @tops: transport operations
+ * @transport: transport private data
+ * @dma_dev: device that does DMA for PRIME imports (the USB host
+ *	controller), holds a reference
+ * @link_type: &enum drm_rk1828_link_type
+ * @link_speed: link speed in Mbit/s
+ * @version: protocol version the card reported in INFO
+ * @mem_size: card memory size in bytes
+ * @serial: card serial number
+ * @max_ctx: highest context id the card accepts
+ * @fw: firmware version string, NUL terminated
+ * @bounce_size: size of each queue's bounce buffer in bytes
+ * @hq: driver state of each hardware queue
+ * @gone: set once the card is unplugged; nothing reaches it afterwards
+ * @xfer_sem: read-held while a transfer is started, write-held while
+ *	@reset_gen is bumped, so no transfer of an older generation starts
+ *	after a reset began
+ * @reset_lock: serialises card resets
+ * @resetting: a reset is in progress; commands wait on @reset_wq
+ * @reset_gen: incremented (full barrier) at the start of every reset
+ * @reset_wq: woken when a reset finishes and on unplug
+ * @resets: completed resets (debugfs)
+ * @mm_lock: protects @mm and @mem_free
+ * @mm: allocator of card memory, over [RK1828_CARD_ALIGN, mem_size)
+ * @mem_free: card memory bytes not allocated to card BOs
+ * @ctx_ida: allocator of card context ids
+ * @sched: the scheduled queues
+ * @ctx_lock: protects @ctx_list
+ * @ctx_list: live contexts (debugfs)
+ * @job_timeout_ms: job timeout in milliseconds
+ */
+struct rk1828_device {
+	struct drm_device drm;
+	const struct rk1828_transport_ops *tops;
+	void *transport;
+	struct device *dma_dev;
+
+	u32 link_type;
+	u32 link_speed;
+	u32 version;
+	u64 mem_size;
+	u64 serial;
+	u32 max_ctx;
+	char fw[33];
+
+	size_t bounce_size;
+	struct rk1828_hif_queue_state hq[RK1828_HIF_NUM_QUEUES];
+
+	atomic_t gone;
+	struct rw_semaphore xfer_sem;
+	struct mutex reset_lock;
+	bool resetting;
+	atomic_t reset_gen;
+	wait_queue_head_t reset_wq;
+	atomic64_t resets;
+
+	struct mutex mm_lock;
+	struct drm_mm mm;
+	u64 mem_free;
+
+	struct ida ctx_ida;
+
+	struct rk1828_sched sched[RK1828_SCHED_NUM];
+
+	struct mutex ctx_lock;
+	struct list_head ctx_list;
+
+	unsigned int job_timeout_ms;
+};
+
+/**
+ * struct rk1828_ctx - a card context (one per open file)
+ * @ref: references: the file, each card BO mapped into it
+ * @rdev: the card
+ * @id: card context id, 1..&rk1828_device.max_ctx
+ * @node: entry in &rk1828_device.ctx_list
+ * @jobs: jobs of this context not yet freed
+ * @submitted: jobs submitted (debugfs)
+ *
+ * The context is destroyed on the card (CTX_DESTROY, which also drops
+ * every mapping) when the last reference goes. Card BOs hold a reference
+ * so that their UNMAP always names a live context.
+ */
+struct rk1828_ctx {
+	struct kref ref;
+	struct rk1828_device *rdev;
+	u32 id;
+	struct list_head node;
+	atomic_t jobs;
+	atomic64_t submitted;
+};
+
+/**
+ * struct rk1828_file - per-file state
+ * @rdev: the card
+ * @ctx: card context of this file
+ * @entity: scheduler entity per &enum rk1828_sched_queue
+ * @submit_lock: serialises submits of this file (fence order per entity)
+ * @last_fence: finished fence of the last job per queue (protected by
+ *	@submit_lock), waited for when the file is closed
+ * @seqno: last job sequence number of this file
+ */
+struct rk1828_file {
+	struct rk1828_device *rdev;
+	struct rk1828_ctx *ctx;
+	struct drm_sched_entity entity[RK1828_SCHED_NUM];
+	struct mutex submit_lock;
+	struct dma_fence *last_fence[RK1828_SCHED_NUM];
+	u64 seqno;
+};
+
+static inline struct rk1828_device *to_rk1828_device(struct drm_device *drm)
+{
+	return container_of(drm, struct rk1828_device, drm);
+}
+
+static inline bool rk1828_is_gone(struct rk1828_device *rdev)
+{
+	return atomic_read(&rdev->gone);
+}
+
+/* rk1828_drv.c */
+struct rk1828_device *rk1828_device_alloc(struct device *parent);
+int rk1828_device_register(struct rk1828_device *rdev);
+void rk1828_device_unplug(struct rk1828_device *rdev);
+void rk1828_ctx_put(struct rk1828_ctx *ctx);
+struct rk1828_ctx *rk1828_ctx_get(struct rk1828_ctx *ctx);
+
+/* rk1828_hif.c */
+
+/**
+ * struct rk1828_hif_cmd - one command for rk1828_hif_run()
+ * @opcode: &enum rk1828_hif_opcode
+ * @ctx: context id (0 for INFO)
+ * @arg: opcode arguments
+ * @wdata: data sent after the header (WRITE), or NULL
+ * @wlen: bytes of @wdata
+ * @rdata: buffer for the completion data (READ, INFO), or NULL
+ * @rlen: bytes expected in the completion data on success
+ * @deadline: jiffies by which the command must have completed, 0 for
+ *	none; when it passes the queues are reset and the command fails
+ *	with -ETIMEDOUT
+ */
+struct rk1828_hif_cmd {
+	u16 opcode;
+	u32 ctx;
+	u64 arg[3];
+	const void *wdata;
+	u64 wlen;
+	void *rdata;
+	u64 rlen;
+	unsigned long deadline;
+};
+
+int rk1828_hif_init(struct rk1828_device *rdev);
+void rk1828_hif_fini(struct rk1828_device *rdev);
+int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
+		   const struct rk1828_hif_cmd *cmd);
+int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
+		    u64 arg0, u64 arg1);
+int rk1828_hif_info(struct rk1828_device *rdev);
+int rk1828_card_reset(struct rk1828_device *rdev);
+int rk1828_hif_status_to_errno(u32 status);
+bool rk1828_xfer_begin(struct rk1828_device *rdev, u32 gen);
+void rk1828_xfer_end(struct rk1828_device *rdev);
+
+/* rk1828_usb.c */
+int rk1828_usb_register(void);
+void rk1828_usb_unregister(void);
+
+/* rk1828_debugfs.c */
+#ifdef CONFIG_DEBUG_FS
+void rk1828_debugfs_init(struct drm_minor *minor);
+#else
+static inline void rk1828_debugfs_init(struct drm_minor *minor) { }
+#endif
+
+#endif /* __RK1828_DRV_H__ */

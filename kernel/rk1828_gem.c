@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * Buffer objects: host BOs are GEM shmem objects (mmap, PRIME export and
+ * import, also of buffers exported by other devices); card BOs are ranges
+ * of card memory handed out by a drm_mm and mapped into the creating
+ * file's card context.
+ */
+
+#include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
+#include <drm/rk1828_accel.h>
+
+#include "rk1828_drv.h"
+#include "rk1828_gem.h"
+
+/**
+ * DOC: host BOs
+ *
+ * Host BOs are GEM shmem objects with &rk1828_host_bo_funcs. The driver's
+ * &drm_driver.gem_create_object hook gives the same functions to shmem
+ * objects created by PRIME import, so a BO imported from another card (or
+ * any other exporter) is a host BO as well: jobs vmap it to stream its
+ * bytes to or from the card.
+ */
+const struct drm_gem_object_funcs rk1828_host_bo_funcs = {
+	.free = drm_gem_shmem_object_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+/**
+ * rk1828_gem_create_object() - &drm_driver.gem_create_object hook
+ * @drm: the device
+ * @size: object size in bytes (unused)
+ *
+ * Return: a zeroed shmem object with the host BO functions, or
+ * ERR_PTR(-ENOMEM).
+ */
+struct drm_gem_object *rk1828_gem_create_object(struct drm_device *drm,
+						size_t size)
+{
+	struct drm_gem_shmem_object *shmem;
+
+	shmem = kzalloc(sizeof(*shmem), GFP_KERNEL);
+	if (!shmem)
+		return ERR_PTR(-ENOMEM);
+	shmem->base.funcs = &rk1828_host_bo_funcs;
+	return &shmem->base;
+}
+
+/**
+ * rk1828_gem_prime_import() - &drm_driver.gem_prime_import hook
+ * @drm: the device
+ * @dma_buf: buffer to import
+ *
+ * The card itself never touches host memory; the USB host controller
+ * does, so the attachment is made for it (as drivers/gpu/drm/udl does).
+ * A buffer exported by this device comes back as the same object.
+ *
+ * Return: the GEM object or an ERR_PTR(); -EOPNOTSUPP when the transport
+ * has no DMA device.
+ */
+struct drm_gem_object *rk1828_gem_prime_import(struct drm_device *drm,
+					       struct dma_buf *dma_buf)
+{
+	struct rk1828_device *rdev = to_rk1828_device(drm);
+
+	if (!rdev->dma_dev)
+		return ERR_PTR(-EOPNOTSUPP);
+	return drm_gem_prime_import_dev(drm, dma_buf, rdev->dma_dev);
+}
+
+static void rk1828_card_bo_free(struct drm_gem_object *obj)
+{
+	struct rk1828_card_bo *bo = to_rk1828_card_bo(obj);
+	struct rk1828_device *rdev = to_rk1828_device(obj->dev);
+	int ret;
+
+	if (bo->mapped && !rk1828_is_gone(rdev)) {
+		ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_UNMAP, bo->ctx->id,
+				      bo->node.start, 0);
+		if (ret && ret != -ENODEV)
+			drm_warn(&rdev->drm, "UNMAP %#llx ctx %u failed: %d\n",
+				 bo->node.start, bo->ctx->id, ret);
+	}
+	if (drm_mm_node_allocated(&bo->node)) {
+		mutex_lock(&rdev->mm_lock);
+		drm_mm_remove_node(&bo->node);
+		rdev->mem_free += obj->size;
+		mutex_unlock(&rdev->mm_lock);
+	}
+	rk1828_ctx_put(bo->ctx);
+	drm_gem_object_release(obj);
+	kfree(bo);
+}
+
+static struct dma_buf *rk1828_card_bo_export(struct drm_gem_object *obj,
+					     int flags)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int rk1828_card_bo_mmap(struct drm_gem_object *obj,
+			       struct vm_area_struct *vma)
+{
+	return -EINVAL;
+}
+
+/**
+ * DOC: card BOs
+ *
+ * A card BO owns [card_addr, card_addr + size) of card memory. It is
+ * mapped into the card context of the file that created it before
+ * BO_CREATE returns and unmapped before the range goes back to the
+ * allocator, so the card rejects any access to it from other contexts.
+ * Card BOs cannot be mmap()ed (-EINVAL) or exported (-EOPNOTSUPP).
+ */
+const struct drm_gem_object_funcs rk1828_card_bo_funcs = {
+	.free = rk1828_card_bo_free,
+	.export = rk1828_card_bo_export,
+	.mmap = rk1828_card_bo_mmap,
+};
+
+static int rk1828_card_bo_create(struct rk1828_device *rdev,
+				 struct rk1828_file *fpriv, u64 size,
+				 struct drm_gem_object **out)
+{
+	struct rk1828_card_bo *bo;
+	int ret;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return -ENOMEM;
+	bo->base.funcs = &rk1828_card_bo_funcs;
+	drm_gem_private_object_init(&rdev->drm, &bo->base, size);
+	bo->ctx = rk1828_ctx_get(fpriv->ctx);
+
+	mutex_lock(&rdev->mm_lock);
+	ret = drm_mm_insert_node_generic(&rdev->mm, &bo->node, size,
+					 RK1828_CARD_ALIGN, 0,
+					 DRM_MM_INSERT_BEST);
+	if (!ret)
+		rdev->mem_free -= size;
+	mutex_unlock(&rdev->mm_lock);
+	if (ret) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+
+	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_MAP, bo->ctx->id,
+			      bo->node.start, size);
+	if (ret) {
+		drm_dbg_driver(&rdev->drm, "MAP %#llx+%#llx ctx %u failed: %d\n",
+			       bo->node.start, size, bo->ctx->id, ret);
+		goto out_put;
+	}
+	bo->mapped = true;
+	*out = &bo->base;
+	return 0;
+
+out_put:
+	drm_gem_object_put(&bo->base);
+	return ret;
+}
+
+static int rk1828_host_bo_create(struct rk1828_device *rdev, u64 size,
+				 struct drm_gem_object **out)
+{
+	struct drm_gem_shmem_object *shmem;
+
+	if (size > (u64)totalram_pages() << PAGE_SHIFT)
+		return -ENOMEM;
+	shmem = drm_gem_shmem_create(&rdev->drm, size);
+	if (IS_ERR(shmem))
+		return PTR_ERR(shmem);
+	*out = &shmem->base;
+	return 0;
+}
+
+/* Fill the BO_INFO / BO_CREATE output fields of @obj. */
+static int rk1828_bo_describe(struct drm_gem_object *obj, u32 *flags,
+			      u64 *card_addr, u64 *mmap_offset)
+{
+	int ret;
+
+	if (rk1828_bo_is_card(obj)) {
+		*flags = DRM_RK1828_BO_CARD;
+		*card_addr = to_rk1828_card_bo(obj)->node.start;
+		*mmap_offset = 0;
+		return 0;
+	}
+	if (!rk1828_bo_is_host(obj))
+		return -EINVAL;
+
+	ret = drm_gem_create_mmap_offset(obj);
+	if (ret)
+		return ret;
+	*flags = DRM_RK1828_BO_HOST;
+	*card_addr = 0;
+	*mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+	return 0;
+}
+
+/**
+ * rk1828_ioctl_bo_create() - DRM_IOCTL_RK1828_BO_CREATE
+ * @drm: the device
+ * @data: &struct drm_rk1828_bo_create
+ * @file: the caller
+ *
+ * Return: 0; -EINVAL for zero size, unknown flags, none or both kinds;
+ * -E2BIG for a card BO larger than card memory; -ENOMEM when memory is
+ * short; -ENODEV once unplugged; errors of the card's MAP.
+ */
+int rk1828_ioctl_bo_create(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct rk1828_device *rdev = to_rk1828_device(drm);
+	struct rk1828_file *fpriv = file->driver_priv;
+	struct drm_rk1828_bo_create *args = data;
+	const u32 kinds = DRM_RK1828_BO_HOST | DRM_RK1828_BO_CARD;
+	struct drm_gem_object *obj;
+	u64 size, card_addr, mmap_offset;
+	u32 handle, flags;
+	int ret, idx;
+
+	if (!args->size || (args->flags & ~kinds) ||
+	    hweight32(args->flags & kinds) != 1)
+		return -EINVAL;
+
+	if (args->flags & DRM_RK1828_BO_CARD) {
+		if (check_add_overflow(args->size, (u64)RK1828_CARD_ALIGN - 1,
+				       &size))
+			return -E2BIG;
+		size = round_down(size, RK1828_CARD_ALIGN);
+		if (size > rdev->mem_size - RK1828_CARD_ALIGN)
+			return -E2BIG;
+	} else {
+		if (check_add_overflow(args->size, (u64)PAGE_SIZE - 1, &size))
+			return -E2BIG;
+		size = round_down(size, PAGE_SIZE);
+	}
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+
+	if (args->flags & DRM_RK1828_BO_CARD)
+		ret = rk1828_card_bo_create(rdev, fpriv, size, &obj);
+	else
+		ret = rk1828_host_bo_create(rdev, size, &obj);
+	if (ret)
+		goto out_exit;
+
+	ret = rk1828_bo_describe(obj, &flags, &card_addr, &mmap_offset);
+	if (!ret)
+		ret = drm_gem_handle_create(file, obj, &handle);
+	drm_gem_object_put(obj);
+	if (ret)
+		goto out_exit;
+
+	args->size = size;
+	args->handle = handle;
+	args->card_addr = card_addr;
+	args->mmap_offset = mmap_offset;
+out_exit:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/**
+ * rk1828_ioctl_bo_info() - DRM_IOCTL_RK1828_BO_INFO
+ * @drm: the device
+ * @data: &struct drm_rk1828_bo_info
+ * @file: the caller
+ *
+ * Works for imported BOs and after unplug.
+ *
+ * Return: 0; -ENOENT for a handle the file does not own; -EINVAL for a
+ * non-zero output field on input... no: only the handle is read.
+ */
+int rk1828_ioctl_bo_info(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct drm_rk1828_bo_info *args = data;
+	struct drm_gem_object *obj;
+	int ret;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+	ret = rk1828_bo_describe(obj, &args->flags, &args->card_addr,
+				 &args->mmap_offset);
+	args->size = obj->size;
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+/*
+ * Convert an absolute CLOCK_MONOTONIC deadline to a relative timeout in
+ * jiffies; 0 when it already passed.
+ */
+static long rk1828_deadline_to_jiffies(s64 deadline_ns)
+{
+	s64 now = ktime_get_ns();
+	u64 left;
+
+	if (deadline_ns <= now)
+		return 0;
+	left = nsecs_to_jiffies64(deadline_ns - now) + 1;
+	return left >= MAX_SCHEDULE_TIMEOUT ? MAX_SCHEDULE_TIMEOUT : left;
+}
+
+/**
+ * rk1828_ioctl_bo_wait() - DRM_IOCTL_RK1828_BO_WAIT
+ * @drm: the device
+ * @data: &struct drm_rk1828_bo_wait
+ * @file: the caller
+ *
+ * Waits for every fence in the BO's reservation object (all usages). The
+ * job status is the first error found among the fences still attached to
+ * the reservation object after the wait. A fence stays attached until a
+ * later job adds its own fence to the BO after the first one signalled,
+ * so the status reports the most recent jobs that used the BO: a failed
+ * job is reported until the next job on the BO is submitted after it
+ * finished. Also works after unplug (jobs then fail with -ENODEV).
+ *
+ * Return: 0 with @job_status set; -EINVAL for non-zero flags or pad;
+ * -ENOENT for a bad handle; -ETIMEDOUT when the deadline passed first;
+ * -ERESTARTSYS when interrupted.
+ */
+int rk1828_ioctl_bo_wait(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct drm_rk1828_bo_wait *args = data;
+	struct drm_gem_object *obj;
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	long timeout, ret;
+	int status = 0;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+
+	timeout = rk1828_deadline_to_jiffies(args->timeout_ns);
+	if (!timeout) {
+		ret = dma_resv_test_signaled(obj->resv,
+					     DMA_RESV_USAGE_BOOKKEEP) ? 1 : 0;
+	} else {
+		ret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP,
+					    true, timeout);
+	}
+	if (ret == 0)
+		ret = -ETIMEDOUT;
+	if (ret < 0)
+		goto out_put;
+
+	dma_resv_iter_begin(&cursor, obj->resv, DMA_RESV_USAGE_BOOKKEEP);
+	dma_resv_for_each_fence_unlocked(&cursor, fence) {
+		if (!status && fence->error)
+			status = fence->error;
+	}
+	dma_resv_iter_end(&cursor);
+
+	args->job_status = status;
+	ret = 0;
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * Driver side of the RK1828 card host interface (kernel/rk1828_hif.h,
+ * Documentation/accel/rk1828/protocol.rst): build command headers, stream
+ * commands and their data through the transport, parse completions, map
+ * card status codes to errno values and recover with a queue reset.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/minmax.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <drm/drm_print.h>
+
+#include "rk1828_drv.h"
+
+#define RK1828_HIF_HDR_SIZE	sizeof(struct rk1828_hif_msg)
+#define RK1828_HIF_MAX_RETRIES	3
+
+static_assert(sizeof(struct rk1828_hif_msg) == 48);
+static_assert(sizeof(struct rk1828_hif_info) == 64);
+
+/**
+ * rk1828_hif_status_to_errno() - map a completion status to an errno
+ * @status: &enum rk1828_hif_status from a completion
+ *
+ * Return: 0 for %RK1828_HIF_ST_OK, -EFAULT for an access outside the
+ * context's mappings, -EINVAL for a malformed command or program, -ENOENT
+ * for an unknown context, -ENOMEM when the card ran out of resources,
+ * -EOPNOTSUPP for an unknown opcode and -EIO for anything else.
+ */
+int rk1828_hif_status_to_errno(u32 status)
+{
+	switch (status) {
+	case RK1828_HIF_ST_OK:
+		return 0;
+	case RK1828_HIF_ST_ACCESS:
+		return -EFAULT;
+	case RK1828_HIF_ST_INVAL:
+		return -EINVAL;
+	case RK1828_HIF_ST_NOCTX:
+		return -ENOENT;
+	case RK1828_HIF_ST_NOMEM:
+		return -ENOMEM;
+	case RK1828_HIF_ST_BADOP:
+		return -EOPNOTSUPP;
+	default:
+		return -EIO;
+	}
+}
+
+/**
+ * rk1828_xfer_begin() - enter the section in which a transport starts a
+ * transfer
+ * @rdev: the card
+ * @gen: &rk1828_device.reset_gen value the command started with
+ *
+ * A transport calls this right before it hands a transfer to the hardware
+ * and rk1828_xfer_end() right after. A reset bumps the generation with
+ * &rk1828_device.xfer_sem held for writing and then aborts the transfers in
+ * flight, so a transfer either starts before the reset (and is aborted) or
+ * sees the new generation here and is not started at all.
+ *
+ * Return: true when the transfer may start (call rk1828_xfer_end()), false
+ * when a reset began since @gen or the card is gone.
+ */
+bool rk1828_xfer_begin(struct rk1828_device *rdev, u32 gen)
+{
+	down_read(&rdev->xfer_sem);
+	if (atomic_read(&rdev->reset_gen) != gen || rk1828_is_gone(rdev)) {
+		up_read(&rdev->xfer_sem);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * rk1828_xfer_end() - leave the section entered by rk1828_xfer_begin()
+ * @rdev: the card
+ */
+void rk1828_xfer_end(struct rk1828_device *rdev)
+{
+	up_read(&rdev->xfer_sem);
+}
+
+/* Time left until @deadline for one transfer, 0 when it passed. */
+static long rk1828_hif_timeout(unsigned long deadline)
+{
+	if (!deadline)
+		return MAX_SCHEDULE_TIMEOUT;
+	if (time_after_eq(jiffies, deadline))
+		return 0;
+	return deadline - jiffies;
+}
+
+/*
+ * Receive exactly @len bytes of the completion stream. Never asks the
+ * transport for more than @len bytes, so it cannot read into the next
+ * completion.
+ */
+static int rk1828_hif_recv_exact(struct rk1828_device *rdev, u32 queue,
+				 u32 gen, void *buf, size_t len,
+				 unsigned long deadline)
+{
+	size_t got = 0, actual;
+	long timeout;
+	int ret;
+
+	while (got < len) {
+		timeout = rk1828_hif_timeout(deadline);
+		if (!timeout)
+			return -ETIMEDOUT;
+		ret = rdev->tops->recv(rdev, queue, gen, buf + got, len - got,
+				       &actual, timeout);
+		if (ret)
+			return ret;
+		if (!actual || actual > len - got)
+			return -EPROTO;
+		got += actual;
+	}
+	return 0;
+}
+
+/*
+ * One attempt at a command: stream the header and data, read the
+ * completion. Returns a transport errno (< 0) or 0 with *@status set.
+ */
+static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
+			   u32 seq, const struct rk1828_hif_cmd *cmd,
+			   u32 *status)
+{
+	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+	size_t bsz = rdev->bounce_size;
+	struct rk1828_hif_msg *msg = hq->bounce;
+	u8 *bounce = hq->bounce;
+	u64 sent = 0, have = 0;
+	u32 data_len;
+	size_t off, n;
+	long timeout;
+	int ret;
+
+	memset(msg, 0, sizeof(*msg));
+	msg->magic = cpu_to_le32(RK1828_HIF_MAGIC);
+	msg->opcode = cpu_to_le16(cmd->opcode);
+	msg->seq = cpu_to_le32(seq);
+	msg->ctx = cpu_to_le32(cmd->ctx);
+	msg->data_len = cpu_to_le32((u32)cmd->wlen);
+	msg->arg[0] = cpu_to_le64(cmd->arg[0]);
+	msg->arg[1] = cpu_to_le64(cmd->arg[1]);
+	msg->arg[2] = cpu_to_le64(cmd->arg[2]);
+
+	/* Header and data form one byte stream; fill the bounce buffer. */
+	off = RK1828_HIF_HDR_SIZE;
+	for (;;) {
+		n = min_t(u64, bsz - off, cmd->wlen - sent);
+		if (n)
+			memcpy(bounce + off, cmd->wdata + sent, n);
+		timeout = rk1828_hif_timeout(cmd->deadline);
+		if (!timeout)
+			return -ETIMEDOUT;
+		ret = rdev->tops->send(rdev, queue, gen, bounce, off + n,
+				       timeout);
+		if (ret)
+			return ret;
+		sent += n;
+		off = 0;
+		if (sent == cmd->wlen)
+			break;
+	}
+
+	ret = rk1828_hif_recv_exact(rdev, queue, gen, bounce,
+				    RK1828_HIF_HDR_SIZE, cmd->deadline);
+	if (ret)
+		return ret;
+
+	if (le32_to_cpu(msg->magic) != RK1828_HIF_MAGIC ||
+	    le16_to_cpu(msg->opcode) != cmd->opcode ||
+	    le32_to_cpu(msg->seq) != seq) {
+		drm_err(&rdev->drm,
+			"queue %u: bad completion (magic %#x op %u seq %u, want op %u seq %u)\n",
+			queue, le32_to_cpu(msg->magic),
+			le16_to_cpu(msg->opcode), le32_to_cpu(msg->seq),
+			cmd->opcode, seq);
+		return -EPROTO;
+	}
+	*status = le32_to_cpu(msg->status);
+	data_len = le32_to_cpu(msg->data_len);
+	if (*status == RK1828_HIF_ST_OK ? data_len != cmd->rlen :
+	    data_len > cmd->rlen) {
+		drm_err(&rdev->drm,
+			"queue %u: op %u completion carries %u bytes, expected %llu\n",
+			queue, cmd->opcode, data_len, cmd->rlen);
+		return -EPROTO;
+	}
+
+	/* Completion data: straight into the destination when it is ours. */
+	while (have < data_len) {
+		n = min_t(u64, bsz, data_len - have);
+		ret = rk1828_hif_recv_exact(rdev, queue, gen, bounce, n,
+					    cmd->deadline);
+		if (ret)
+			return ret;
+		if (*status == RK1828_HIF_ST_OK)
+			memcpy(cmd->rdata + have, bounce, n);
+		have += n;
+	}
+	return 0;
+}
+
+/**
+ * rk1828_hif_run() - run one command on a hardware queue and wait for it
+ * @rdev: the card
+ * @queue: &enum rk1828_hif_queue
+ * @cmd: the command; @cmd->wlen and @cmd->rlen must fit in 32 bits
+ *
+ * Commands of one queue run one at a time. A command aborted by a card
+ * reset that another command caused (a timeout on another queue, the
+ * debugfs knob) is sent again from the start once the reset finished.
+ * A timeout (@cmd->deadline passed), transport or protocol error of this
+ * command resets the card's queues so that the streams are in sync again
+ * and fails the command.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 on success; the errno of the card status
+ * (rk1828_hif_status_to_errno()); -ETIMEDOUT when the command timed out;
+ * -ENODEV when the card is gone; -EPROTO for a malformed completion;
+ * another negative errno from the transport.
+ */
+int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
+		   const struct rk1828_hif_cmd *cmd)
+{
+	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+	unsigned int tries = 0;
+	u32 gen, status = 0;
+	int ret;
+
+	if (queue >= RK1828_HIF_NUM_QUEUES || cmd->wlen > U32_MAX ||
+	    cmd->rlen > U32_MAX)
+		return -EINVAL;
+
+	mutex_lock(&hq->lock);
+	for (;;) {
+		wait_event(rdev->reset_wq,
+			   !READ_ONCE(rdev->resetting) || rk1828_is_gone(rdev));
+		if (rk1828_is_gone(rdev)) {
+			ret = -ENODEV;
+			break;
+		}
+		gen = atomic_read(&rdev->reset_gen);
+
+		ret = rk1828_hif_xfer(rdev, queue, gen, ++hq->seq, cmd,
+				      &status);
+		if (!ret) {
+			ret = rk1828_hif_status_to_errno(status);
+			break;
+		}
+		if (rk1828_is_gone(rdev)) {
+			ret = -ENODEV;
+			break;
+		}
+		if (atomic_read(&rdev->reset_gen) != gen) {
+			/* Aborted by a reset somebody else started. */
+			if (++tries <= RK1828_HIF_MAX_RETRIES)
+				continue;
+			ret = -EIO;
+			break;
+		}
+		/* Our own command timed out or failed: resync the streams. */
+		drm_warn(&rdev->drm, "queue %u: op %u ctx %u %s (%d), resetting queues\n",
+			 queue, cmd->opcode, cmd->ctx,
+			 ret == -ETIMEDOUT ? "timed out" : "failed", ret);
+		rk1828_card_reset(rdev);
+		if (ret == -ECANCELED)
+			ret = -EIO;
+		break;
+	}
+	mutex_unlock(&hq->lock);
+
+	atomic64_inc(&hq->commands);
+	if (ret)
+		atomic64_inc(&hq->errors);
+	return ret;
+}
+
+/**
+ * rk1828_hif_mgmt() - run a management command without data
+ * @rdev: the card
+ * @opcode: %RK1828_HIF_OP_CTX_CREATE, _CTX_DESTROY, _MAP or _UNMAP
+ * @ctx: context id
+ * @arg0: first argument (card address for MAP/UNMAP)
+ * @arg1: second argument (size for MAP)
+ *
+ * Waits at most &rk1828_device.job_timeout_ms.
+ *
+ * Return: as rk1828_hif_run().
+ */
+int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
+		    u64 arg0, u64 arg1)
+{
+	struct rk1828_hif_cmd cmd = {
+		.opcode = opcode,
+		.ctx = ctx,
+		.arg = { arg0, arg1, 0 },
+		.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms),
+	};
+
+	return rk1828_hif_run(rdev, RK1828_HIF_QUEUE_MGMT, &cmd);
+}
+
+/**
+ * rk1828_hif_info() - query the card with INFO and check it
+ * @rdev: the card; version, mem_size, serial, max_ctx and fw are filled in
+ *
+ * Return: 0; -ENODEV for a card that speaks another major protocol
+ * version or reports no usable memory, queues or contexts; errors of
+ * rk1828_hif_run().
+ */
+int rk1828_hif_info(struct rk1828_device *rdev)
+{
+	struct rk1828_hif_info info;
+	struct rk1828_hif_cmd cmd = {
+		.opcode = RK1828_HIF_OP_INFO,
+		.rdata = &info,
+		.rlen = sizeof(info),
+		.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms),
+	};
+	int ret;
+
+	ret = rk1828_hif_run(rdev, RK1828_HIF_QUEUE_MGMT, &cmd);
+	if (ret)
+		return ret;
+
+	rdev->version = le32_to_cpu(info.version);
+	rdev->mem_size = le64_to_cpu(info.mem_size);
+	rdev->serial = le64_to_cpu(info.serial);
+	rdev->max_ctx = le32_to_cpu(info.max_ctx);
+	memcpy(rdev->fw, info.fw, sizeof(info.fw));
+	rdev->fw[sizeof(info.fw)] = '\0';
+
+	if ((rdev->version >> 16) != (RK1828_HIF_VERSION >> 16)) {
+		drm_err(&rdev->drm, "card speaks protocol %u.%u, driver %u.%u\n",
+			rdev->version >> 16, rdev->version & 0xffff,
+			RK1828_HIF_VERSION >> 16, RK1828_HIF_VERSION & 0xffff);
+		return -ENODEV;
+	}
+	if (le32_to_cpu(info.num_queues) < RK1828_HIF_NUM_QUEUES ||
+	    rdev->mem_size <= RK1828_CARD_ALIGN || !rdev->max_ctx) {
+		drm_err(&rdev->drm, "card reports %u queues, %llu bytes, %u contexts\n",
+			le32_to_cpu(info.num_queues), rdev->mem_size,
+			rdev->max_ctx);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/**
+ * rk1828_card_reset() - abort everything in flight on every queue
+ * @rdev: the card
+ *
+ * Bumps &rk1828_device.reset_gen so that no transfer of the old
+ * generation starts any more, aborts the transfers in flight and sends
+ * %RK1828_HIF_REQ_RESET_QUEUES. Commands waiting in rk1828_hif_run() are
+ * retried afterwards. Card memory, contexts and mappings survive.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 or the errno of the reset request.
+ */
+int rk1828_card_reset(struct rk1828_device *rdev)
+{
+	int ret = -ENODEV;
+
+	mutex_lock(&rdev->reset_lock);
+	down_write(&rdev->xfer_sem);
+	WRITE_ONCE(rdev->resetting, true);
+	atomic_inc_return(&rdev->reset_gen);
+	up_write(&rdev->xfer_sem);
+
+	rdev->tops->abort(rdev);
+	if (!rk1828_is_gone(rdev))
+		ret = rdev->tops->reset_queues(rdev);
+	if (ret)
+		drm_err(&rdev->drm, "queue reset failed: %d\n", ret);
+	else
+		atomic64_inc(&rdev->resets);
+
+	WRITE_ONCE(rdev->resetting, false);
+	wake_up_all(&rdev->reset_wq);
+	mutex_unlock(&rdev->reset_lock);
+	return ret;
+}
+
+/**
+ * rk1828_hif_init() - set up the driver side of the hardware queues
+ * @rdev: the card; &rk1828_device.bounce_size must be set (at least
+ *	64 KiB; it may be lowered to 64 KiB when memory is fragmented)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rk1828_hif_init(struct rk1828_device *rdev)
+{
+	int q;
+
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+		struct rk1828_hif_queue_state *hq = &rdev->hq[q];
+
+		mutex_init(&hq->lock);
+		atomic64_set(&hq->commands, 0);
+		atomic64_set(&hq->errors, 0);
+	}
+	for (;;) {
+		for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+			rdev->hq[q].bounce = kmalloc(rdev->bounce_size,
+						     GFP_KERNEL | __GFP_NOWARN);
+			if (!rdev->hq[q].bounce)
+				break;
+		}
+		if (q == RK1828_HIF_NUM_QUEUES)
+			return 0;
+		rk1828_hif_fini(rdev);
+		/* High-order allocations may fail: fall back to 64 KiB. */
+		if (rdev->bounce_size <= SZ_64K)
+			return -ENOMEM;
+		rdev->bounce_size = SZ_64K;
+	}
+}
+
+/**
+ * rk1828_hif_fini() - free what rk1828_hif_init() allocated
+ * @rdev: the card, no command may be running
+ */
+void rk1828_hif_fini(struct rk1828_device *rdev)
+{
+	int q;
+
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+		kfree(rdev->hq[q].bounce);
+		rdev->hq[q].bounce = NULL;
+	}
+}

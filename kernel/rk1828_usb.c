@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * USB transport of the RK1828 card: one vendor-class interface with a bulk
+ * OUT/IN endpoint pair per hardware queue (queue q: OUT ep q + 1, IN ep
+ * 0x80 | (q + 1)) and a vendor control request that resets the queues
+ * (kernel/rk1828_hif.h). Each direction of each queue has one preallocated
+ * URB, so a transfer never allocates memory on the job execution path.
+ */
+
+#include <linux/completion.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/usb.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/rk1828_accel.h>
+
+#include "rk1828_drv.h"
+
+/* Control request timeout in milliseconds. */
+#define RK1828_USB_CTRL_TIMEOUT_MS	5000
+
+/* Preferred size of the per-queue bounce buffers (rk1828_hif_init() falls
+ * back to 64 KiB). */
+#define RK1828_USB_BOUNCE_SIZE		SZ_256K
+
+/**
+ * struct rk1828_usb_ep - one bulk endpoint
+ * @pipe: USB pipe
+ * @urb: the endpoint's only URB
+ * @done: completed by the URB's completion handler
+ */
+struct rk1828_usb_ep {
+	unsigned int pipe;
+	struct urb *urb;
+	struct completion done;
+};
+
+/**
+ * struct rk1828_usb - USB transport state of one card
+ * @rdev: the card
+ * @udev: USB device (referenced until the drm_device is released)
+ * @out: bulk OUT endpoint of each queue (commands)
+ * @in: bulk IN endpoint of each queue (completions)
+ */
+struct rk1828_usb {
+	struct rk1828_device *rdev;
+	struct usb_device *udev;
+	struct rk1828_usb_ep out[RK1828_HIF_NUM_QUEUES];
+	struct rk1828_usb_ep in[RK1828_HIF_NUM_QUEUES];
+};
+
+static void rk1828_usb_complete(struct urb *urb)
+{
+	complete(urb->context);
+}
+
+static int rk1828_usb_status(struct rk1828_device *rdev, int status)
+{
+	switch (status) {
+	case 0:
+		return 0;
+	case -ENOENT:
+	case -ECONNRESET:
+	case -EPERM:
+		return -ECANCELED;
+	case -ENODEV:
+	case -ESHUTDOWN:
+		return -ENODEV;
+	default:
+		return rk1828_is_gone(rdev) ? -ENODEV : status;
+	}
+}
+
+static int rk1828_usb_xfer(struct rk1828_device *rdev, struct rk1828_usb_ep *ep,
+			   u32 gen, void *buf, size_t len, size_t *actual,
+			   long timeout)
+{
+	struct rk1828_usb *usb = rdev->transport;
+	struct urb *urb = ep->urb;
+	int ret;
+
+	usb_fill_bulk_urb(urb, usb->udev, ep->pipe, buf, len,
+			  rk1828_usb_complete, &ep->done);
+	reinit_completion(&ep->done);
+
+	if (!rk1828_xfer_begin(rdev, gen))
+		return rk1828_is_gone(rdev) ? -ENODEV : -ECANCELED;
+	ret = usb_submit_urb(urb, GFP_NOIO);
+	rk1828_xfer_end(rdev);
+	if (ret)
+		return rk1828_usb_status(rdev, ret);
+
+	if (!wait_for_completion_timeout(&ep->done, timeout)) {
+		usb_kill_urb(urb);
+		if (urb->status != 0)
+			return -ETIMEDOUT;
+	}
+	*actual = urb->actual_length;
+	return rk1828_usb_status(rdev, urb->status);
+}
+
+static int rk1828_usb_send(struct rk1828_device *rdev, u32 queue, u32 gen,
+			   const void *buf, size_t len, long timeout)
+{
+	struct rk1828_usb *usb = rdev->transport;
+	size_t actual = 0;
+	int ret;
+
+	ret = rk1828_usb_xfer(rdev, &usb->out[queue], gen, (void *)buf, len,
+			      &actual, timeout);
+	if (!ret && actual != len)
+		ret = -EPROTO;
+	return ret;
+}
+
+static int rk1828_usb_recv(struct rk1828_device *rdev, u32 queue, u32 gen,
+			   void *buf, size_t len, size_t *actual, long timeout)
+{
+	struct rk1828_usb *usb = rdev->transport;
+
+	/* The card may send zero-length packets; they carry nothing. */
+	for (;;) {
+		int ret = rk1828_usb_xfer(rdev, &usb->in[queue], gen, buf, len,
+					  actual, timeout);
+		if (ret || *actual)
+			return ret;
+	}
+}
+
+static void rk1828_usb_abort(struct rk1828_device *rdev)
+{
+	struct rk1828_usb *usb = rdev->transport;
+	int q;
+
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+		usb_kill_urb(usb->out[q].urb);
+		usb_kill_urb(usb->in[q].urb);
+	}
+}
+
+static int rk1828_usb_reset_queues(struct rk1828_device *rdev)
+{
+	struct rk1828_usb *usb = rdev->transport;
+	int ret;
+
+	ret = usb_control_msg(usb->udev, usb_sndctrlpipe(usb->udev, 0),
+			      RK1828_HIF_REQ_RESET_QUEUES,
+			      USB_DIR_OUT | USB_TYPE_VENDOR | USB_RECIP_DEVICE,
+			      0, 0, NULL, 0, RK1828_USB_CTRL_TIMEOUT_MS);
+	return ret < 0 ? ret : 0;
+}
+
+static const struct rk1828_transport_ops rk1828_usb_ops = {
+	.send = rk1828_usb_send,
+	.recv = rk1828_usb_recv,
+	.abort = rk1828_usb_abort,
+	.reset_queues = rk1828_usb_reset_queues,
+};
+
+/* Final release of the drm_device: drop what the transport holds. */
+static void rk1828_usb_release(struct drm_device *drm, void *data)
+{
+	struct rk1828_usb *usb = data;
+	int q;
+
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+		usb_free_urb(usb->out[q].urb);
+		usb_free_urb(usb->in[q].urb);
+	}
+	usb_put_dev(usb->udev);
+}
+
+static void rk1828_usb_put_dma_dev(struct drm_device *drm, void *data)
+{
+	put_device(data);
+}
+
+static u32 rk1828_usb_speed(enum usb_device_speed speed)
+{
+	switch (speed) {
+	case USB_SPEED_LOW:
+		return 2;
+	case USB_SPEED_FULL:
+		return 12;
+	case USB_SPEED_HIGH:
+		return 480;
+	case USB_SPEED_SUPER:
+		return 5000;
+	case USB_SPEED_SUPER_PLUS:
+		return 10000;
+	default:
+		return 0;
+	}
+}
+
+static int rk1828_usb_find_eps(struct usb_interface *intf, struct rk1828_usb *usb)
+{
+	struct usb_host_interface *alt = intf->cur_altsetting;
+	struct usb_endpoint_descriptor *ep;
+	unsigned int found = 0;
+	int i, q;
+
+	for (i = 0; i < alt->desc.bNumEndpoints; i++) {
+		ep = &alt->endpoint[i].desc;
+		if (!usb_endpoint_xfer_bulk(ep))
+			continue;
+		q = usb_endpoint_num(ep) - 1;
+		if (q < 0 || q >= RK1828_HIF_NUM_QUEUES)
+			continue;
+		if (usb_endpoint_dir_in(ep)) {
+			usb->in[q].pipe = usb_rcvbulkpipe(usb->udev, ep->bEndpointAddress);
+			found |= BIT(2 * q + 1);
+		} else {
+			usb->out[q].pipe = usb_sndbulkpipe(usb->udev, ep->bEndpointAddress);
+			found |= BIT(2 * q);
+		}
+	}
+	return found == GENMASK(2 * RK1828_HIF_NUM_QUEUES - 1, 0) ? 0 : -ENODEV;
+}
+
+static int rk1828_usb_probe(struct usb_interface *intf,
+			    const struct usb_device_id *id)
+{
+	struct usb_device *udev = interface_to_usbdev(intf);
+	struct rk1828_device *rdev;
+	struct rk1828_usb *usb;
+	int ret, q;
+
+	rdev = rk1828_device_alloc(&intf->dev);
+	if (IS_ERR(rdev))
+		return PTR_ERR(rdev);
+
+	usb = drmm_kzalloc(&rdev->drm, sizeof(*usb), GFP_KERNEL);
+	if (!usb)
+		return -ENOMEM;
+	usb->rdev = rdev;
+	usb->udev = usb_get_dev(udev);
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+		init_completion(&usb->out[q].done);
+		init_completion(&usb->in[q].done);
+		usb->out[q].urb = usb_alloc_urb(0, GFP_KERNEL);
+		usb->in[q].urb = usb_alloc_urb(0, GFP_KERNEL);
+	}
+	ret = drmm_add_action_or_reset(&rdev->drm, rk1828_usb_release, usb);
+	if (ret)
+		return ret;
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++)
+		if (!usb->out[q].urb || !usb->in[q].urb)
+			return -ENOMEM;
+
+	ret = rk1828_usb_find_eps(intf, usb);
+	if (ret) {
+		dev_err(&intf->dev, "missing bulk endpoints\n");
+		return ret;
+	}
+
+	rdev->dma_dev = usb_intf_get_dma_device(intf);
+	if (rdev->dma_dev) {
+		ret = drmm_add_action_or_reset(&rdev->drm, rk1828_usb_put_dma_dev,
+					       rdev->dma_dev);
+		if (ret)
+			return ret;
+	} else {
+		dev_warn(&intf->dev, "no DMA device, PRIME import disabled\n");
+	}
+
+	rdev->transport = usb;
+	rdev->tops = &rk1828_usb_ops;
+	rdev->link_type = DRM_RK1828_LINK_USB;
+	rdev->link_speed = rk1828_usb_speed(udev->speed);
+	rdev->bounce_size = RK1828_USB_BOUNCE_SIZE;
+
+	ret = rk1828_device_register(rdev);
+	if (ret)
+		return ret;
+	usb_set_intfdata(intf, rdev);
+	return 0;
+}
+
+static void rk1828_usb_disconnect(struct usb_interface *intf)
+{
+	struct rk1828_device *rdev = usb_get_intfdata(intf);
+
+	if (!rdev)
+		return;
+	rk1828_device_unplug(rdev);
+	usb_set_intfdata(intf, NULL);
+}
+
+static const struct usb_device_id rk1828_usb_ids[] = {
+	{ USB_DEVICE_INTERFACE_CLASS(RK1828_USB_VID, RK1828_USB_PID,
+				     USB_CLASS_VENDOR_SPEC) },
+	{ }
+};
+MODULE_DEVICE_TABLE(usb, rk1828_usb_ids);
+
+static struct usb_driver rk1828_usb_driver = {
+	.name = RK1828_DRIVER_NAME,
+	.probe = rk1828_usb_probe,
+	.disconnect = rk1828_usb_disconnect,
+	.id_table = rk1828_usb_ids,
+	.soft_unbind = 0,
+};
+
+/**
+ * rk1828_usb_register() - register the USB transport driver
+ *
+ * Return: 0 or the errno of usb_register().
+ */
+int rk1828_usb_register(void)
+{
+	return usb_register(&rk1828_usb_driver);
+}
+
+/**
+ * rk1828_usb_unregister() - unregister the USB transport driver
+ */
+void rk1828_usb_unregister(void)
+{
+	usb_deregister(&rk1828_usb_driver);
+}
