@@ -620,7 +620,14 @@ static void run_write(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 		.addr = le64toh(cmd->arg[0]),
 	};
 	uint32_t len = le32toh(cmd->data_len);
-	uint32_t st = check_range(q->card, ws.ctx, ws.addr, len);
+	uint64_t arg_len = le64toh(cmd->arg[1]);
+	uint32_t st;
+
+	/* arg1 repeats the length (or is 0, meaning data_len). */
+	if (arg_len && arg_len != len)
+		st = RK1828_HIF_ST_INVAL;
+	else
+		st = check_range(q->card, ws.ctx, ws.addr, len);
 
 	if (in_consume(q, len, st == RK1828_HIF_ST_OK ? write_sink_fn : NULL,
 		       &ws)) {

@@ -312,6 +312,21 @@ static void test_rw(struct emu_card *card)
 		      cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
 		      "INFO carrying data -> INVAL, next command still parsed");
 	}
+	/* WRITE whose arg1 disagrees with data_len: INVAL, data consumed. */
+	{
+		struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_WRITE, 1, 0x100000,
+						32, 0, 16);
+
+		memcpy(before, mem + 0x100000, 16);
+		emu_card_feed(card, COPYQ, &m, sizeof(m));
+		emu_card_feed(card, COPYQ, src + 500, 16);
+		st = get_completion(card, COPYQ, &m, NULL, 0, NULL);
+		check(st == RK1828_HIF_ST_INVAL &&
+		      memcmp(before, mem + 0x100000, 16) == 0 &&
+		      do_read(card, 1, 0x100000 + 100, dst, 16, &got) == 0 &&
+		      memcmp(dst, src, 16) == 0,
+		      "WRITE with arg1 != data_len -> INVAL, nothing written, in sync");
+	}
 	/* Non-zero flags: INVAL. */
 	{
 		struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_READ, 1, 0x100000,
