@@ -30,6 +30,7 @@
 
 #define DEFAULT_CTX	4096
 #define DEFAULT_BUCKET	128
+#define DEFAULT_CARD_MEM (5ULL << 30)
 
 struct args {
 	const char *cmd, *model, *prompt, *cards, *dump_logits;
@@ -433,7 +434,26 @@ static int cmd_plan(const struct args *a)
 	struct session S;
 	int i;
 
-	if (session_open(&S, a, a->card_mem != 0)) {
+	struct args sim = *a;
+	bool simulate = a->card_mem != 0;
+
+	if (!simulate) {
+		struct rk_card *cards;
+		int n;
+
+		/* No cards here: plan for simulated 5 GiB cards (the emulator default). */
+		if (rk_open_all(&cards, &n) == -ENOENT) {
+			simulate = true;
+			sim.card_mem = DEFAULT_CARD_MEM;
+			if (!strcmp(sim.cards, "all"))
+				sim.cards = "1";
+			fprintf(stderr, "rk1828-llm: no cards found: planning for %s simulated card(s) of 5.00 GiB (--card-mem to change)\n",
+				sim.cards);
+		} else if (n > 0) {
+			rk_close_all(cards, n);
+		}
+	}
+	if (session_open(&S, &sim, simulate)) {
 		session_close(&S);
 		return 1;
 	}
