@@ -56,7 +56,7 @@ static struct rk1828_hif_msg mkcmd(uint16_t op, uint32_t ctx, uint64_t a0,
 	memset(&m, 0, sizeof(m));
 	m.magic = htole32(RK1828_HIF_MAGIC);
 	m.opcode = htole16(op);
-	m.seq = htole32(next_seq++);
+	m.seq = htole32(__atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED));
 	m.ctx = htole32(ctx);
 	m.data_len = htole32(data_len);
 	m.arg[0] = htole64(a0);
@@ -570,7 +570,7 @@ static void test_exec_reset(struct emu_card *card)
 
 struct race {
 	struct emu_card *card;
-	volatile int stop;
+	int stop;
 	int bad;
 };
 
@@ -579,7 +579,7 @@ static void *map_churn(void *arg)
 {
 	struct race *r = arg;
 
-	while (!r->stop) {
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		if (cmd(r->card, MGMT, RK1828_HIF_OP_MAP, 1, 0x3000000, 0x10000, 0) ||
 		    cmd(r->card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x3000000, 0, 0))
 			r->bad++;
@@ -610,7 +610,7 @@ static void test_race(struct emu_card *card)
 		if (st != 0 && st != RK1828_HIF_ST_ACCESS)
 			bad++;
 	}
-	r.stop = 1;
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	check(bad == 0 && r.bad == 0,
 	      "300 WRITE/READ round trips while MAP/UNMAP churns on MGMT (%d/%d bad)",
