@@ -2,7 +2,8 @@
 /*
  * Copyright (C) 2026 The rk1828 authors
  *
- * debugfs of the RK1828 driver, in /sys/kernel/debug/accel/<minor>/:
+ * debugfs of the RK1828 driver, in /sys/kernel/debug/accel/<device>/
+ * (<device> is the transport device name, e.g. 2-1:1.0 for USB):
  *  - info: card identity and memory;
  *  - queues: commands per hardware queue, jobs per scheduled queue;
  *  - contexts: live card contexts and their jobs;
@@ -111,13 +112,19 @@ static const struct file_operations rk1828_reset_fops = {
 };
 
 /**
- * rk1828_debugfs_init() - &drm_driver.debugfs_init hook
- * @minor: the accel minor whose debugfs directory gets the files
+ * rk1828_debugfs_init() - create the debugfs files of a card
+ * @rdev: the card, after drm_dev_register() (accel devices get their
+ *	debugfs directory, &drm_device.debugfs_root, from the DRM core but no
+ *	&drm_driver.debugfs_init call)
+ *
+ * The files go away with the directory when the drm_device is released.
  */
-void rk1828_debugfs_init(struct drm_minor *minor)
+void rk1828_debugfs_init(struct rk1828_device *rdev)
 {
-	struct rk1828_device *rdev = to_rk1828_device(minor->dev);
-	struct dentry *root = minor->debugfs_root;
+	struct dentry *root = rdev->drm.debugfs_root;
+
+	if (IS_ERR_OR_NULL(root))
+		return;
 
 	debugfs_create_file("info", 0444, root, rdev, &rk1828_info_fops);
 	debugfs_create_file("queues", 0444, root, rdev, &rk1828_queues_fops);

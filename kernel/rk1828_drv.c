@@ -237,7 +237,6 @@ static const struct drm_driver rk1828_drm_driver = {
 	.gem_create_object = rk1828_gem_create_object,
 	.gem_prime_import = rk1828_gem_prime_import,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
-	.debugfs_init = rk1828_debugfs_init,
 	.name = RK1828_DRIVER_NAME,
 	.desc = RK1828_DRIVER_DESC,
 	.major = 1,
@@ -333,6 +332,7 @@ int rk1828_device_register(struct rk1828_device *rdev)
 	ret = drm_dev_register(drm, 0);
 	if (ret)
 		return ret;
+	rk1828_debugfs_init(rdev);
 
 	drm_info(drm, "RK1828 card %016llx: %llu MiB, protocol %u.%u, fw \"%s\", %s %u Mbit/s, %u contexts\n",
 		 rdev->serial, rdev->mem_size >> 20, rdev->version >> 16,

@@ -303,9 +303,9 @@ void rk1828_usb_unregister(void);
 
 /* rk1828_debugfs.c */
 #ifdef CONFIG_DEBUG_FS
-void rk1828_debugfs_init(struct drm_minor *minor);
+void rk1828_debugfs_init(struct rk1828_device *rdev);
 #else
-static inline void rk1828_debugfs_init(struct drm_minor *minor) { }
+static inline void rk1828_debugfs_init(struct rk1828_device *rdev) { }
 #endif
 
 #endif /* __RK1828_DRV_H__ */

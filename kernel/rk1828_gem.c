@@ -290,8 +290,8 @@ out_exit:
  *
  * Works for imported BOs and after unplug.
  *
- * Return: 0; -ENOENT for a handle the file does not own; -EINVAL for a
- * non-zero output field on input... no: only the handle is read.
+ * Return: 0; -ENOENT for a handle the file does not own; -EINVAL for an
+ * object that is neither a host nor a card BO.
  */
 int rk1828_ioctl_bo_info(struct drm_device *drm, void *data,
 			 struct drm_file *file)
@@ -373,12 +373,16 @@ int rk1828_ioctl_bo_wait(struct drm_device *drm, void *data,
 	if (ret < 0)
 		goto out_put;
 
-	dma_resv_iter_begin(&cursor, obj->resv, DMA_RESV_USAGE_BOOKKEEP);
-	dma_resv_for_each_fence_unlocked(&cursor, fence) {
+	/* The unlocked iterator skips signalled fences: lock and walk all. */
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		goto out_put;
+	dma_resv_for_each_fence(&cursor, obj->resv, DMA_RESV_USAGE_BOOKKEEP,
+				fence) {
 		if (!status && fence->error)
 			status = fence->error;
 	}
-	dma_resv_iter_end(&cursor);
+	dma_resv_unlock(obj->resv);
 
 	args->job_status = status;
 	ret = 0;
