@@ -93,7 +93,7 @@ struct rk1828_transport_ops {
  * @errors: commands that failed (debugfs)
  */
 struct rk1828_hif_queue_state {
-	struct mutex lock;
+	struct mutex lock; /* one command in flight per queue */
 	void *bounce;
 	u32 seq;
 	atomic64_t commands;
@@ -181,13 +181,13 @@ struct rk1828_device {
 
 	atomic_t gone;
 	struct rw_semaphore xfer_sem;
-	struct mutex reset_lock;
+	struct mutex reset_lock; /* serialises card resets */
 	bool resetting;
 	atomic_t reset_gen;
 	wait_queue_head_t reset_wq;
 	atomic64_t resets;
 
-	struct mutex mm_lock;
+	struct mutex mm_lock; /* protects mm and mem_free */
 	struct drm_mm mm;
 	u64 mem_free;
 
@@ -195,7 +195,7 @@ struct rk1828_device {
 
 	struct rk1828_sched sched[RK1828_SCHED_NUM];
 
-	struct mutex ctx_lock;
+	struct mutex ctx_lock; /* protects ctx_list */
 	struct list_head ctx_list;
 
 	unsigned int job_timeout_ms;
@@ -237,7 +237,7 @@ struct rk1828_file {
 	struct rk1828_device *rdev;
 	struct rk1828_ctx *ctx;
 	struct drm_sched_entity entity[RK1828_SCHED_NUM];
-	struct mutex submit_lock;
+	struct mutex submit_lock; /* submit order, last_fence */
 	struct dma_fence *last_fence[RK1828_SCHED_NUM];
 	u64 seqno;
 };

@@ -257,7 +257,8 @@ int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 			ret = rk1828_hif_status_to_errno(status);
 			break;
 		}
-		if (rk1828_is_gone(rdev)) {
+		if (rk1828_is_gone(rdev) || ret == -ENODEV) {
+			/* Unplugged; the disconnect may still be on its way. */
 			ret = -ENODEV;
 			break;
 		}

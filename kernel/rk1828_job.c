@@ -63,7 +63,7 @@ enum rk1828_job_kind {
  */
 struct rk1828_hw_fence {
 	struct dma_fence base;
-	spinlock_t lock;
+	spinlock_t lock; /* dma_fence lock of @base */
 	const char *name;
 };
 

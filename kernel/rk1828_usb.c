@@ -23,8 +23,10 @@
 /* Control request timeout in milliseconds. */
 #define RK1828_USB_CTRL_TIMEOUT_MS	5000
 
-/* Preferred size of the per-queue bounce buffers (rk1828_hif_init() falls
- * back to 64 KiB). */
+/*
+ * Preferred size of the per-queue bounce buffers (rk1828_hif_init() falls
+ * back to 64 KiB).
+ */
 #define RK1828_USB_BOUNCE_SIZE		SZ_256K
 
 /**
@@ -197,29 +199,24 @@ static u32 rk1828_usb_speed(enum usb_device_speed speed)
 	}
 }
 
-static int rk1828_usb_find_eps(struct usb_interface *intf, struct rk1828_usb *usb)
+/* Queue q needs bulk OUT endpoint q + 1 and bulk IN endpoint 0x80 | (q + 1). */
+static int rk1828_usb_find_eps(struct rk1828_usb *usb)
 {
-	struct usb_host_interface *alt = intf->cur_altsetting;
-	struct usb_endpoint_descriptor *ep;
-	unsigned int found = 0;
-	int i, q;
+	struct usb_host_endpoint *ep;
+	int q;
 
-	for (i = 0; i < alt->desc.bNumEndpoints; i++) {
-		ep = &alt->endpoint[i].desc;
-		if (!usb_endpoint_xfer_bulk(ep))
-			continue;
-		q = usb_endpoint_num(ep) - 1;
-		if (q < 0 || q >= RK1828_HIF_NUM_QUEUES)
-			continue;
-		if (usb_endpoint_dir_in(ep)) {
-			usb->in[q].pipe = usb_rcvbulkpipe(usb->udev, ep->bEndpointAddress);
-			found |= BIT(2 * q + 1);
-		} else {
-			usb->out[q].pipe = usb_sndbulkpipe(usb->udev, ep->bEndpointAddress);
-			found |= BIT(2 * q);
-		}
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+		usb->out[q].pipe = usb_sndbulkpipe(usb->udev, q + 1);
+		ep = usb_pipe_endpoint(usb->udev, usb->out[q].pipe);
+		if (!ep || !usb_endpoint_is_bulk_out(&ep->desc))
+			return -ENODEV;
+
+		usb->in[q].pipe = usb_rcvbulkpipe(usb->udev, q + 1);
+		ep = usb_pipe_endpoint(usb->udev, usb->in[q].pipe);
+		if (!ep || !usb_endpoint_is_bulk_in(&ep->desc))
+			return -ENODEV;
 	}
-	return found == GENMASK(2 * RK1828_HIF_NUM_QUEUES - 1, 0) ? 0 : -ENODEV;
+	return 0;
 }
 
 static int rk1828_usb_probe(struct usb_interface *intf,
@@ -252,7 +249,7 @@ static int rk1828_usb_probe(struct usb_interface *intf,
 		if (!usb->out[q].urb || !usb->in[q].urb)
 			return -ENOMEM;
 
-	ret = rk1828_usb_find_eps(intf, usb);
+	ret = rk1828_usb_find_eps(usb);
 	if (ret) {
 		dev_err(&intf->dev, "missing bulk endpoints\n");
 		return ret;
