@@ -134,8 +134,8 @@ struct drm_rk1828_bo_create {
 /**
  * struct drm_rk1828_bo_info - look up a BO, also one imported by PRIME
  *
- * Errors: -ENOENT for a handle this file does not own, -EINVAL for
- * non-zero @pad.
+ * Errors: -ENOENT for a handle this file does not own, -ENODEV once the
+ * card is gone.
  */
 struct drm_rk1828_bo_info {
 	/** @handle: in, GEM handle */
@@ -189,11 +189,15 @@ enum drm_rk1828_job_type {
  * reset, unplug) signals its fence with the error set: read it with
  * &DRM_IOCTL_RK1828_BO_WAIT or from the sync_file status.
  *
- * Errors: -EINVAL for an unknown @type, non-zero @flags or @pad, counts
- * over 64, zero @size, offsets or sizes outside a BO, host->host copies;
- * -ENOENT for a BO or syncobj handle this file does not own; -EFAULT for
- * bad user pointers; -ENODEV once the card is gone. Nothing is queued
- * when the ioctl fails.
+ * Errors: -EINVAL for an unknown @type, non-zero @flags (also in a
+ * struct drm_rk1828_sync), counts over 64, @sync_struct_size smaller than
+ * struct drm_rk1828_sync (or larger with non-zero extra bytes), zero
+ * @size, offsets or sizes outside a BO, host->host copies, an EXEC program
+ * or @bo_handles entry that is not a card BO, an in-sync binary syncobj
+ * with no fence or timeline point not yet submitted; -ENOENT for a BO or
+ * syncobj handle this file does not own; -EFAULT for bad user pointers;
+ * -ENOMEM; -ENODEV once the card is gone. Nothing is queued when the
+ * ioctl fails.
  */
 struct drm_rk1828_submit {
 	/** @type: one of &enum drm_rk1828_job_type */
@@ -234,10 +238,16 @@ struct drm_rk1828_submit {
  * Waits until every job that reads or writes the BO has finished, or
  * until the absolute CLOCK_MONOTONIC time @timeout_ns.
  *
+ * @job_status is the first error among the job fences still attached to
+ * the BO: a job's fence stays attached until a later job on the BO is
+ * submitted after it finished, so it reports the most recent jobs.
+ *
  * Return: 0 when the jobs finished (their status is in @job_status),
  * -ETIMEDOUT when @timeout_ns passed first (a time in the past polls),
- * -ENOENT for a bad handle, -EINVAL for non-zero @flags, -ERESTARTSYS
- * when interrupted.
+ * -ENOENT for a bad handle, -EINVAL for non-zero @flags or @pad,
+ * -ERESTARTSYS when interrupted, -ENODEV for a call made after the card
+ * is gone (a wait already in progress returns 0 with @job_status -ENODEV
+ * for the jobs the unplug failed).
  */
 struct drm_rk1828_bo_wait {
 	/** @handle: in, GEM handle */
