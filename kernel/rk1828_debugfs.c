@@ -9,11 +9,14 @@
  *  - contexts: live card contexts and their jobs;
  *  - reset: write 1 to reset the card's queues (running commands of
  *    every context are aborted and sent again);
- *  - job_timeout_ms: job timeout, read/write.
+ *  - job_timeout_ms: job timeout, read/write;
+ *  - ping: read to time 32 INFO round trips on the management queue.
  */
 
 #include <linux/debugfs.h>
+#include <linux/jiffies.h>
 #include <linux/kstrtox.h>
+#include <linux/ktime.h>
 #include <linux/seq_file.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -86,6 +89,33 @@ static int rk1828_contexts_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rk1828_contexts);
 
+static int rk1828_ping_show(struct seq_file *m, void *unused)
+{
+	struct rk1828_device *rdev = m->private;
+	struct rk1828_hif_info info;
+	struct rk1828_hif_cmd cmd = {
+		.opcode = RK1828_HIF_OP_INFO,
+		.rdata = &info,
+		.rlen = sizeof(info),
+	};
+	const int n = 32;
+	ktime_t t0;
+	s64 us;
+	int i, ret;
+
+	t0 = ktime_get();
+	for (i = 0; i < n; i++) {
+		cmd.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms);
+		ret = rk1828_hif_run(rdev, RK1828_HIF_QUEUE_MGMT, &cmd);
+		if (ret)
+			return ret;
+	}
+	us = ktime_us_delta(ktime_get(), t0);
+	seq_printf(m, "%d INFO round trips: %lld us each\n", n, us / n);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rk1828_ping);
+
 static ssize_t rk1828_reset_write(struct file *file, const char __user *ubuf,
 				  size_t len, loff_t *pos)
 {
@@ -131,6 +161,7 @@ void rk1828_debugfs_init(struct rk1828_device *rdev)
 	debugfs_create_file("contexts", 0444, root, rdev,
 			    &rk1828_contexts_fops);
 	debugfs_create_file("reset", 0200, root, rdev, &rk1828_reset_fops);
+	debugfs_create_file("ping", 0400, root, rdev, &rk1828_ping_fops);
 	debugfs_create_u32("job_timeout_ms", 0644, root,
 			   &rdev->job_timeout_ms);
 }

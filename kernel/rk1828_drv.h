@@ -50,7 +50,8 @@ struct rk1828_device;
  * of each hardware queue and can reset the card's queues. The USB
  * transport implements it with bulk endpoints; a PCIe transport would use
  * rings in BAR memory. Buffers passed to @send and @recv are DMA-able
- * (kmalloc) and at most &rk1828_device.bounce_size bytes.
+ * (kmalloc) and at most &rk1828_device.bounce_size bytes. A queue has at
+ * most one send and one receive in flight.
  */
 struct rk1828_transport_ops {
 	/**
@@ -65,12 +66,21 @@ struct rk1828_transport_ops {
 	int (*send)(struct rk1828_device *rdev, u32 queue, u32 gen,
 		    const void *buf, size_t len, long timeout);
 	/**
-	 * @recv: receive up to @len bytes of the completion stream of
-	 * @queue into @buf; *@actual gets the count (>= 1 on success).
-	 * Errors as for @send.
+	 * @recv_start: start receiving up to @len bytes of the completion
+	 * stream of @queue into @buf (rules of @send), then call
+	 * @recv_wait or @recv_cancel. Returns 0 or an errno as for @send.
 	 */
-	int (*recv)(struct rk1828_device *rdev, u32 queue, u32 gen, void *buf,
-		    size_t len, size_t *actual, long timeout);
+	int (*recv_start)(struct rk1828_device *rdev, u32 queue, u32 gen,
+			  void *buf, size_t len);
+	/**
+	 * @recv_wait: wait at most @timeout jiffies for the receive started
+	 * by @recv_start; *@actual gets the byte count (0 for a zero-length
+	 * packet). On timeout the receive is cancelled. Errors as for @send.
+	 */
+	int (*recv_wait)(struct rk1828_device *rdev, u32 queue,
+			 size_t *actual, long timeout);
+	/** @recv_cancel: cancel the receive started by @recv_start. */
+	void (*recv_cancel)(struct rk1828_device *rdev, u32 queue);
 	/**
 	 * @abort: cancel every transfer in flight (they fail with
 	 * -ECANCELED) and wait until they have completed.
@@ -86,8 +96,9 @@ struct rk1828_transport_ops {
 /**
  * struct rk1828_hif_queue_state - driver side of one hardware queue
  * @lock: serialises commands: one command in flight per queue
- * @bounce: kmalloc'ed (DMA-able) staging buffer of
+ * @bounce: kmalloc'ed (DMA-able) staging buffer of the command stream,
  *	&rk1828_device.bounce_size bytes
+ * @rx: staging buffer of the completion stream, same size
  * @seq: sequence number of the last command sent
  * @commands: commands completed (debugfs)
  * @errors: commands that failed (debugfs)
@@ -95,6 +106,7 @@ struct rk1828_transport_ops {
 struct rk1828_hif_queue_state {
 	struct mutex lock; /* one command in flight per queue */
 	void *bounce;
+	void *rx;
 	u32 seq;
 	atomic64_t commands;
 	atomic64_t errors;

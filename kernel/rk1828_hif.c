@@ -97,36 +97,47 @@ static long rk1828_hif_timeout(unsigned long deadline)
 }
 
 /*
- * Receive exactly @len bytes of the completion stream. Never asks the
- * transport for more than @len bytes, so it cannot read into the next
- * completion.
+ * Start receiving up to @len bytes of the completion stream into the
+ * queue's receive buffer; finish with rk1828_hif_recv_wait().
  */
-static int rk1828_hif_recv_exact(struct rk1828_device *rdev, u32 queue,
-				 u32 gen, void *buf, size_t len,
-				 unsigned long deadline)
+static int rk1828_hif_recv_start(struct rk1828_device *rdev, u32 queue,
+				 u32 gen, size_t off, size_t len)
 {
-	size_t got = 0, actual;
+	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+
+	return rdev->tops->recv_start(rdev, queue, gen, hq->rx + off,
+				      min(len, rdev->bounce_size - off));
+}
+
+/* Wait for the receive started last; a zero-length packet is restarted. */
+static int rk1828_hif_recv_wait(struct rk1828_device *rdev, u32 queue,
+				u32 gen, size_t off, size_t len,
+				unsigned long deadline, size_t *actual)
+{
 	long timeout;
 	int ret;
 
-	while (got < len) {
+	for (;;) {
 		timeout = rk1828_hif_timeout(deadline);
-		if (!timeout)
+		if (!timeout) {
+			rdev->tops->recv_cancel(rdev, queue);
 			return -ETIMEDOUT;
-		ret = rdev->tops->recv(rdev, queue, gen, buf + got, len - got,
-				       &actual, timeout);
+		}
+		ret = rdev->tops->recv_wait(rdev, queue, actual, timeout);
+		if (ret || *actual)
+			return ret;
+		ret = rk1828_hif_recv_start(rdev, queue, gen, off, len);
 		if (ret)
 			return ret;
-		if (!actual || actual > len - got)
-			return -EPROTO;
-		got += actual;
 	}
-	return 0;
 }
 
 /*
  * One attempt at a command: stream the header and data, read the
- * completion. Returns a transport errno (< 0) or 0 with *@status set.
+ * completion. The receive of the completion is started before the command
+ * is sent, so the card can answer as soon as it is done (one round trip
+ * per command instead of two). Returns a transport errno (< 0) or 0 with
+ * *@status set.
  */
 static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 			   u32 seq, const struct rk1828_hif_cmd *cmd,
@@ -135,10 +146,11 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
 	size_t bsz = rdev->bounce_size;
 	struct rk1828_hif_msg *msg = hq->bounce;
+	struct rk1828_hif_msg *cpl = hq->rx;
 	u8 *bounce = hq->bounce;
-	u64 sent = 0, have = 0;
+	u64 sent = 0, have, want;
+	size_t off, n, got = 0, actual;
 	u32 data_len;
-	size_t off, n;
 	long timeout;
 	int ret;
 
@@ -152,6 +164,15 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 	msg->arg[1] = cpu_to_le64(cmd->arg[1]);
 	msg->arg[2] = cpu_to_le64(cmd->arg[2]);
 
+	/*
+	 * Never ask for more than this completion can hold, so the receive
+	 * cannot run into the next one.
+	 */
+	want = RK1828_HIF_HDR_SIZE + cmd->rlen;
+	ret = rk1828_hif_recv_start(rdev, queue, gen, 0, want);
+	if (ret)
+		return ret;
+
 	/* Header and data form one byte stream; fill the bounce buffer. */
 	off = RK1828_HIF_HDR_SIZE;
 	for (;;) {
@@ -159,35 +180,44 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 		if (n)
 			memcpy(bounce + off, cmd->wdata + sent, n);
 		timeout = rk1828_hif_timeout(cmd->deadline);
-		if (!timeout)
-			return -ETIMEDOUT;
-		ret = rdev->tops->send(rdev, queue, gen, bounce, off + n,
-				       timeout);
-		if (ret)
+		ret = timeout ? rdev->tops->send(rdev, queue, gen, bounce,
+						 off + n, timeout) : -ETIMEDOUT;
+		if (ret) {
+			rdev->tops->recv_cancel(rdev, queue);
 			return ret;
+		}
 		sent += n;
 		off = 0;
 		if (sent == cmd->wlen)
 			break;
 	}
 
-	ret = rk1828_hif_recv_exact(rdev, queue, gen, bounce,
-				    RK1828_HIF_HDR_SIZE, cmd->deadline);
-	if (ret)
-		return ret;
+	/* The completion header, possibly with data behind it. */
+	for (;;) {
+		ret = rk1828_hif_recv_wait(rdev, queue, gen, got, want - got,
+					   cmd->deadline, &actual);
+		if (ret)
+			return ret;
+		got += actual;
+		if (got >= RK1828_HIF_HDR_SIZE)
+			break;
+		ret = rk1828_hif_recv_start(rdev, queue, gen, got, want - got);
+		if (ret)
+			return ret;
+	}
 
-	if (le32_to_cpu(msg->magic) != RK1828_HIF_MAGIC ||
-	    le16_to_cpu(msg->opcode) != cmd->opcode ||
-	    le32_to_cpu(msg->seq) != seq) {
+	if (le32_to_cpu(cpl->magic) != RK1828_HIF_MAGIC ||
+	    le16_to_cpu(cpl->opcode) != cmd->opcode ||
+	    le32_to_cpu(cpl->seq) != seq) {
 		drm_err(&rdev->drm,
 			"queue %u: bad completion (magic %#x op %u seq %u, want op %u seq %u)\n",
-			queue, le32_to_cpu(msg->magic),
-			le16_to_cpu(msg->opcode), le32_to_cpu(msg->seq),
+			queue, le32_to_cpu(cpl->magic),
+			le16_to_cpu(cpl->opcode), le32_to_cpu(cpl->seq),
 			cmd->opcode, seq);
 		return -EPROTO;
 	}
-	*status = le32_to_cpu(msg->status);
-	data_len = le32_to_cpu(msg->data_len);
+	*status = le32_to_cpu(cpl->status);
+	data_len = le32_to_cpu(cpl->data_len);
 	if (*status == RK1828_HIF_ST_OK ? data_len != cmd->rlen :
 	    data_len > cmd->rlen) {
 		drm_err(&rdev->drm,
@@ -195,17 +225,27 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 			queue, cmd->opcode, data_len, cmd->rlen);
 		return -EPROTO;
 	}
+	have = got - RK1828_HIF_HDR_SIZE;
+	if (have > data_len)
+		return -EPROTO;
+	if (have && *status == RK1828_HIF_ST_OK)
+		memcpy(cmd->rdata, (u8 *)hq->rx + RK1828_HIF_HDR_SIZE, have);
 
-	/* Completion data: straight into the destination when it is ours. */
+	/* The rest of the completion data, a bounce buffer at a time. */
 	while (have < data_len) {
 		n = min_t(u64, bsz, data_len - have);
-		ret = rk1828_hif_recv_exact(rdev, queue, gen, bounce, n,
-					    cmd->deadline);
+		ret = rk1828_hif_recv_start(rdev, queue, gen, 0, n);
 		if (ret)
 			return ret;
+		ret = rk1828_hif_recv_wait(rdev, queue, gen, 0, n,
+					   cmd->deadline, &actual);
+		if (ret)
+			return ret;
+		if (actual > n)
+			return -EPROTO;
 		if (*status == RK1828_HIF_ST_OK)
-			memcpy(cmd->rdata + have, bounce, n);
-		have += n;
+			memcpy(cmd->rdata + have, hq->rx, actual);
+		have += actual;
 	}
 	return 0;
 }
@@ -415,7 +455,9 @@ int rk1828_hif_init(struct rk1828_device *rdev)
 		for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
 			rdev->hq[q].bounce = kmalloc(rdev->bounce_size,
 						     GFP_KERNEL | __GFP_NOWARN);
-			if (!rdev->hq[q].bounce)
+			rdev->hq[q].rx = kmalloc(rdev->bounce_size,
+						 GFP_KERNEL | __GFP_NOWARN);
+			if (!rdev->hq[q].bounce || !rdev->hq[q].rx)
 				break;
 		}
 		if (q == RK1828_HIF_NUM_QUEUES)
@@ -439,5 +481,7 @@ void rk1828_hif_fini(struct rk1828_device *rdev)
 	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
 		kfree(rdev->hq[q].bounce);
 		rdev->hq[q].bounce = NULL;
+		kfree(rdev->hq[q].rx);
+		rdev->hq[q].rx = NULL;
 	}
 }

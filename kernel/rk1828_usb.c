@@ -77,9 +77,9 @@ static int rk1828_usb_status(struct rk1828_device *rdev, int status)
 	}
 }
 
-static int rk1828_usb_xfer(struct rk1828_device *rdev, struct rk1828_usb_ep *ep,
-			   u32 gen, void *buf, size_t len, size_t *actual,
-			   long timeout)
+static int rk1828_usb_submit(struct rk1828_device *rdev,
+			     struct rk1828_usb_ep *ep, u32 gen, void *buf,
+			     size_t len)
 {
 	struct rk1828_usb *usb = rdev->transport;
 	struct urb *urb = ep->urb;
@@ -93,8 +93,13 @@ static int rk1828_usb_xfer(struct rk1828_device *rdev, struct rk1828_usb_ep *ep,
 		return rk1828_is_gone(rdev) ? -ENODEV : -ECANCELED;
 	ret = usb_submit_urb(urb, GFP_NOIO);
 	rk1828_xfer_end(rdev);
-	if (ret)
-		return rk1828_usb_status(rdev, ret);
+	return ret ? rk1828_usb_status(rdev, ret) : 0;
+}
+
+static int rk1828_usb_wait(struct rk1828_device *rdev, struct rk1828_usb_ep *ep,
+			   size_t *actual, long timeout)
+{
+	struct urb *urb = ep->urb;
 
 	if (!wait_for_completion_timeout(&ep->done, timeout)) {
 		usb_kill_urb(urb);
@@ -109,28 +114,39 @@ static int rk1828_usb_send(struct rk1828_device *rdev, u32 queue, u32 gen,
 			   const void *buf, size_t len, long timeout)
 {
 	struct rk1828_usb *usb = rdev->transport;
+	struct rk1828_usb_ep *ep = &usb->out[queue];
 	size_t actual = 0;
 	int ret;
 
-	ret = rk1828_usb_xfer(rdev, &usb->out[queue], gen, (void *)buf, len,
-			      &actual, timeout);
+	ret = rk1828_usb_submit(rdev, ep, gen, (void *)buf, len);
+	if (!ret)
+		ret = rk1828_usb_wait(rdev, ep, &actual, timeout);
 	if (!ret && actual != len)
 		ret = -EPROTO;
 	return ret;
 }
 
-static int rk1828_usb_recv(struct rk1828_device *rdev, u32 queue, u32 gen,
-			   void *buf, size_t len, size_t *actual, long timeout)
+static int rk1828_usb_recv_start(struct rk1828_device *rdev, u32 queue,
+				 u32 gen, void *buf, size_t len)
 {
 	struct rk1828_usb *usb = rdev->transport;
 
-	/* The card may send zero-length packets; they carry nothing. */
-	for (;;) {
-		int ret = rk1828_usb_xfer(rdev, &usb->in[queue], gen, buf, len,
-					  actual, timeout);
-		if (ret || *actual)
-			return ret;
-	}
+	return rk1828_usb_submit(rdev, &usb->in[queue], gen, buf, len);
+}
+
+static int rk1828_usb_recv_wait(struct rk1828_device *rdev, u32 queue,
+				size_t *actual, long timeout)
+{
+	struct rk1828_usb *usb = rdev->transport;
+
+	return rk1828_usb_wait(rdev, &usb->in[queue], actual, timeout);
+}
+
+static void rk1828_usb_recv_cancel(struct rk1828_device *rdev, u32 queue)
+{
+	struct rk1828_usb *usb = rdev->transport;
+
+	usb_kill_urb(usb->in[queue].urb);
 }
 
 static void rk1828_usb_abort(struct rk1828_device *rdev)
@@ -158,7 +174,9 @@ static int rk1828_usb_reset_queues(struct rk1828_device *rdev)
 
 static const struct rk1828_transport_ops rk1828_usb_ops = {
 	.send = rk1828_usb_send,
-	.recv = rk1828_usb_recv,
+	.recv_start = rk1828_usb_recv_start,
+	.recv_wait = rk1828_usb_recv_wait,
+	.recv_cancel = rk1828_usb_recv_cancel,
 	.abort = rk1828_usb_abort,
 	.reset_queues = rk1828_usb_reset_queues,
 };
