@@ -641,6 +641,15 @@ static int cmd_run(const struct args *a)
 			ttft, tpot, ttft > 0 ? n_prompt * 1000.0 / ttft : 0.0,
 			steps && dec > 0 ? steps * 1000.0 / dec : 0.0, n_prompt, n_gen, S.plan_str);
 	}
+	if (a->verbose) {
+		struct pipe_stats ps;
+
+		pipe_get_stats(pipe, &ps);
+		fprintf(stderr, "host: %llu forwards, %llu jobs, %.3f ms/forward host work, %.3f ms/forward waiting\n",
+			(unsigned long long)ps.forwards, (unsigned long long)ps.jobs,
+			ps.forwards ? ps.host_ns / 1e6 / ps.forwards : 0.0,
+			ps.forwards ? ps.wait_ns / 1e6 / ps.forwards : 0.0);
+	}
 	rc = 0;
 out:
 	pipe_destroy(pipe);

@@ -6,20 +6,26 @@
  * fence it holds at submit time, so reusing one per role and slot is
  * safe as long as jobs are queued in bucket order):
  *
- *   A prog copy : waits exec[s]   (EXEC i-2 no longer reads program slot s)
- *                 signals prog[s]
- *   B in copy   : waits exec[s]   (EXEC i-2 no longer reads input slot s)
- *                 waits prev[s]   (k > 0: stage k-1's D of bucket i)
- *                 signals in[s]
- *   C exec      : waits prog[s], in[s], exec[1-s] (KV order), out[s] (D i-2
- *                 has drained output slot s); signals exec[s]
- *   D out copy  : waits exec[s], next[s] (k < last: stage k+1's B of bucket
- *                 i-2 has read host slot s); signals out[s]
+ *   IN   COPY [program | hidden] host slot s -> card input slot s
+ *        waits exec[s]  (EXEC i-2 no longer reads input slot s)
+ *        waits prev[s]  (k > 0: stage k-1's OUT of bucket i)
+ *        signals in[s]
+ *   EXEC the program at the start of card input slot s
+ *        waits in[s], exec[1-s] (KV cache order), out[s] (OUT i-2 has
+ *        drained output slot s); signals exec[s]
+ *   OUT  COPY card output slot s -> host slot s, behind stage k+1's
+ *        program area (last stage: logits)
+ *        waits exec[s], next[s] (k < last, unless already known: stage
+ *        k+1's IN of bucket i-2 has read host slot s); signals out[s]
  *
  * prev[s] and next[s] are filled by exporting the neighbour's syncobj as a
  * sync_file and importing it (drm_syncobj IMPORT_SYNC_FILE). The host
- * writes embeddings and programs only after the jobs of bucket i-2 that
- * read them are done and their status was checked.
+ * writes a stage's program (and, for stage 0, the embeddings) into its
+ * input host slot only after IN of bucket i-2 on that stage is done and
+ * the status of every job of bucket i-2 there was checked. For k > 0 the
+ * input host slot is stage k-1's output host BO (a shared dma-buf): the
+ * host writes the program part while stage k-1 may be writing the hidden
+ * part, which is disjoint.
  */
 #include <endian.h>
 #include <errno.h>
@@ -47,16 +53,18 @@ struct piece {
 struct stage {
 	struct rk_card *card;
 	int first, count, last;
-	struct rk_bo weights, kv, prog_card, prog_host;
+	struct rk_bo weights, kv;
 	struct rk_bo in_card[NSLOT], out_card[NSLOT];
 	struct rk_bo in_host[NSLOT], out_host[NSLOT];
-	uint32_t sy_prog[NSLOT], sy_in[NSLOT], sy_exec[NSLOT], sy_out[NSLOT];
+	uint8_t *in_map[NSLOT];	/* CPU view of the input host slot */
+	uint32_t sy_in[NSLOT], sy_exec[NSLOT], sy_out[NSLOT];
 	uint32_t sy_prev[NSLOT], sy_next[NSLOT];
 	bool checked[NSLOT];
 	long bucket_of[NSLOT];
 	int pos_of[NSLOT];
 	uint8_t *tmpl;		/* program template, prog_size bytes */
-	uint64_t prog_size;	/* one program slot, bytes (64-aligned) */
+	uint64_t prog_size;	/* program area at the start of each input buffer
+				 * (64-aligned); hidden states follow it */
 	uint64_t out_bytes;	/* output BO size per slot */
 };
 
@@ -66,6 +74,7 @@ struct pipeline {
 	int n_stages;
 	struct stage *st;
 	long n_buckets;		/* buckets queued so far (slot parity) */
+	struct pipe_stats stats;
 };
 
 static int perr(char *err, size_t errlen, const struct stage *st,
@@ -240,8 +249,10 @@ static int build_stage_layout(struct pipeline *p, struct stage *st, struct layou
 static int wait_ok(struct pipeline *p, struct stage *st, uint32_t sy,
 		   const char *what, long bucket, int pos, char *err, size_t errlen)
 {
-	int64_t deadline = rk_now_ns() + (int64_t)p->o.timeout_ms * 1000000;
+	int64_t t0 = rk_now_ns(), deadline = t0 + (int64_t)p->o.timeout_ms * 1000000;
 	int ret = rk_syncobj_status(st->card, sy, 0, deadline);
+
+	p->stats.wait_ns += rk_now_ns() - t0;
 
 	if (ret == -ETIME)
 		return perr(err, errlen, st, "%s (bucket %ld, pos %d): no completion within %u ms",
@@ -302,8 +313,8 @@ static void stage_free(struct stage *st)
 	if (!st->card)
 		return;
 	for (s = 0; s < NSLOT; s++) {
-		uint32_t *all[] = { &st->sy_prog[s], &st->sy_in[s], &st->sy_exec[s],
-				    &st->sy_out[s], &st->sy_prev[s], &st->sy_next[s] };
+		uint32_t *all[] = { &st->sy_in[s], &st->sy_exec[s], &st->sy_out[s],
+				    &st->sy_prev[s], &st->sy_next[s] };
 		size_t j;
 
 		for (j = 0; j < sizeof(all) / sizeof(all[0]); j++)
@@ -316,8 +327,6 @@ static void stage_free(struct stage *st)
 	}
 	rk_bo_destroy(st->card, &st->weights);
 	rk_bo_destroy(st->card, &st->kv);
-	rk_bo_destroy(st->card, &st->prog_card);
-	rk_bo_destroy(st->card, &st->prog_host);
 	free(st->tmpl);
 	st->tmpl = NULL;
 }
@@ -346,8 +355,9 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	uint64_t kv_one = (uint64_t)p->o.n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
 	int i, s, ret = -1;
 
-	st->prog_size = align_up(plan_prog_bytes(st->count), 64);
-	st->out_bytes = st->last ? (uint64_t)m->n_vocab * sizeof(float) : act;
+	/* Stage k+1's program travels in front of the hidden states. */
+	st->out_bytes = st->last ? (uint64_t)m->n_vocab * sizeof(float) :
+			p->st[k + 1].prog_size + act;
 	st->tmpl = calloc(1, st->prog_size);
 	if (!st->tmpl)
 		return perr(err, errlen, st, "out of host memory");
@@ -367,28 +377,25 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	} while (0)
 	MK(&st->weights, L.size, DRM_RK1828_BO_CARD, "weights");
 	MK(&st->kv, 2 * kv_one * st->count, DRM_RK1828_BO_CARD, "KV cache");
-	MK(&st->prog_card, NSLOT * st->prog_size, DRM_RK1828_BO_CARD, "program buffer");
-	MK(&st->prog_host, NSLOT * st->prog_size, DRM_RK1828_BO_HOST, "program staging");
 	for (s = 0; s < NSLOT; s++) {
-		MK(&st->in_card[s], act, DRM_RK1828_BO_CARD, "input activations");
-		MK(&st->out_card[s], st->out_bytes, DRM_RK1828_BO_CARD, "output activations");
+		MK(&st->in_card[s], st->prog_size + act, DRM_RK1828_BO_CARD,
+		   "program + input activations");
+		MK(&st->out_card[s], st->last ? st->out_bytes : act, DRM_RK1828_BO_CARD,
+		   "output activations");
 		MK(&st->out_host[s], st->out_bytes, DRM_RK1828_BO_HOST, "host output");
 		if (k == 0)
-			MK(&st->in_host[s], act, DRM_RK1828_BO_HOST, "host input");
+			MK(&st->in_host[s], st->prog_size + act, DRM_RK1828_BO_HOST, "host input");
 	}
 #undef MK
-	if (rk_bo_mmap(st->card, &st->prog_host)) {
-		perr(err, errlen, st, "%s", rk_error());
-		goto out;
-	}
 	for (s = 0; s < NSLOT; s++) {
 		if ((k == 0 && rk_bo_mmap(st->card, &st->in_host[s])) ||
-		    (st->last && rk_bo_mmap(st->card, &st->out_host[s]))) {
+		    rk_bo_mmap(st->card, &st->out_host[s])) {
 			perr(err, errlen, st, "%s", rk_error());
 			goto out;
 		}
-		if (rk_syncobj_create(st->card, true, &st->sy_prog[s]) ||
-		    rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
+		if (k == 0)
+			st->in_map[s] = st->in_host[s].map;
+		if (rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
 		    rk_syncobj_create(st->card, true, &st->sy_exec[s]) ||
 		    rk_syncobj_create(st->card, true, &st->sy_out[s]) ||
 		    rk_syncobj_create(st->card, true, &st->sy_prev[s]) ||
@@ -441,6 +448,7 @@ static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
 				    a->card->index, rk_error());
 		}
 		close(fd);
+		b->in_map[s] = a->out_host[s].map;
 	}
 	return 0;
 }
@@ -471,16 +479,22 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 	for (k = 0; k < p->n_stages; k++) {
 		struct stage *st = &p->st[k];
 
-		st->card = &cards[plan->seg[k].card];
 		st->first = plan->seg[k].first;
 		st->count = plan->seg[k].count;
 		st->last = k == p->n_stages - 1;
+		st->prog_size = align_up(plan_prog_bytes(st->count), 64);
+	}
+	for (k = 0; k < p->n_stages; k++) {
+		struct stage *st = &p->st[k];
+
+		st->card = &cards[plan->seg[k].card];
 		if (stage_init(p, k, err, errlen) ||
 		    (k > 0 && link_stages(p, k, err, errlen))) {
 			pipe_destroy(p);
 			return -1;
 		}
 	}
+	memset(&p->stats, 0, sizeof(p->stats));
 	*pp = p;
 	return 0;
 }
@@ -493,8 +507,7 @@ static int check_slot(struct pipeline *p, struct stage *st, int s, char *err, si
 
 	if (st->checked[s])
 		return 0;
-	if (wait_ok(p, st, st->sy_prog[s], "program COPY", b, pos, err, errlen) ||
-	    wait_ok(p, st, st->sy_in[s], "input COPY", b, pos, err, errlen) ||
+	if (wait_ok(p, st, st->sy_in[s], "input COPY", b, pos, err, errlen) ||
 	    wait_ok(p, st, st->sy_exec[s], "EXEC", b, pos, err, errlen) ||
 	    wait_ok(p, st, st->sy_out[s], "output COPY", b, pos, err, errlen))
 		return -1;
@@ -517,17 +530,16 @@ static int pass_fence(struct stage *src, uint32_t sy, struct stage *dst, uint32_
 	return 0;
 }
 
-/* Queue A-D of one bucket on stage @k, slot @s. */
+/* Queue the input COPY, EXEC and output COPY of one bucket on stage @k, slot @s. */
 static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long bucket,
 			char *err, size_t errlen)
 {
 	struct stage *st = &p->st[k];
 	struct rk1828_hif_program *h;
 	uint64_t hid = (uint64_t)n * p->m->dim * sizeof(float);
-	uint32_t bos[5] = { st->weights.handle, st->kv.handle, st->prog_card.handle,
-			    st->in_card[s].handle, st->out_card[s].handle };
-	struct rk_sync in[4], out;
-	uint8_t *prog;
+	uint32_t bos[4] = { st->weights.handle, st->kv.handle, st->in_card[s].handle,
+			    st->out_card[s].handle };
+	struct rk_sync in[3], out;
 	int n_in;
 
 	/* Bucket i-2 must be done with slot s on this card. */
@@ -537,23 +549,15 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 	st->bucket_of[s] = bucket;
 	st->pos_of[s] = pos;
 
-	prog = (uint8_t *)st->prog_host.map + s * st->prog_size;
-	memcpy(prog, st->tmpl, st->prog_size);
-	h = (struct rk1828_hif_program *)prog;
+	/* The program goes in front of the hidden states of input slot s. */
+	memcpy(st->in_map[s], st->tmpl, st->prog_size);
+	h = (struct rk1828_hif_program *)st->in_map[s];
 	h->n_tokens = htole32(n);
 	h->pos = htole32(pos);
-	h->in_addr = htole64(st->in_card[s].card_addr);
+	h->in_addr = htole64(st->in_card[s].card_addr + st->prog_size);
 	h->out_addr = htole64(st->out_card[s].card_addr);
 
-	/* A: program. */
-	in[0] = (struct rk_sync){ st->sy_exec[s], 0 };
-	out = (struct rk_sync){ st->sy_prog[s], 0 };
-	if (rk_submit_copy(st->card, st->prog_host.handle, s * st->prog_size,
-			   st->prog_card.handle, s * st->prog_size, st->prog_size,
-			   in, 1, &out, 1, NULL))
-		goto fail;
-
-	/* B: hidden states in. */
+	/* Program + hidden states in. */
 	n_in = 0;
 	in[n_in++] = (struct rk_sync){ st->sy_exec[s], 0 };
 	if (k > 0) {
@@ -564,30 +568,34 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 	}
 	out = (struct rk_sync){ st->sy_in[s], 0 };
 	if (rk_submit_copy(st->card, st->in_host[s].handle, 0, st->in_card[s].handle, 0,
-			   hid, in, n_in, &out, 1, NULL))
+			   st->prog_size + hid, in, n_in, &out, 1, NULL))
 		goto fail;
-	/* Stage k-1 may overwrite its host slot s once this copy is done. */
-	if (k > 0 && pass_fence(st, st->sy_in[s], &p->st[k - 1], p->st[k - 1].sy_next[s],
-				err, errlen))
-		return -1;
 
-	/* C: EXEC. */
-	in[0] = (struct rk_sync){ st->sy_prog[s], 0 };
-	in[1] = (struct rk_sync){ st->sy_in[s], 0 };
-	in[2] = (struct rk_sync){ st->sy_exec[1 - s], 0 };
-	in[3] = (struct rk_sync){ st->sy_out[s], 0 };
+	/* EXEC. */
+	in[0] = (struct rk_sync){ st->sy_in[s], 0 };
+	in[1] = (struct rk_sync){ st->sy_exec[1 - s], 0 };
+	in[2] = (struct rk_sync){ st->sy_out[s], 0 };
 	out = (struct rk_sync){ st->sy_exec[s], 0 };
-	if (rk_submit_exec(st->card, st->prog_card.handle, s * st->prog_size,
-			   plan_prog_bytes(st->count), bos, 5, in, 4, &out, 1, NULL))
+	if (rk_submit_exec(st->card, st->in_card[s].handle, 0, plan_prog_bytes(st->count),
+			   bos, 4, in, 3, &out, 1, NULL))
 		goto fail;
 
-	/* D: hidden states (or logits) out. */
+	/* Hidden states (behind stage k+1's program area) or logits out. */
 	n_in = 0;
 	in[n_in++] = (struct rk_sync){ st->sy_exec[s], 0 };
-	if (!st->last)
+	if (!st->last && !p->st[k + 1].checked[s]) {
+		/*
+		 * Stage k+1 may still be reading bucket i-2 from host slot s:
+		 * wait for its input COPY (its syncobj still holds that fence).
+		 */
+		if (pass_fence(&p->st[k + 1], p->st[k + 1].sy_in[s], st, st->sy_next[s],
+			       err, errlen))
+			return -1;
 		in[n_in++] = (struct rk_sync){ st->sy_next[s], 0 };
+	}
 	out = (struct rk_sync){ st->sy_out[s], 0 };
-	if (rk_submit_copy(st->card, st->out_card[s].handle, 0, st->out_host[s].handle, 0,
+	if (rk_submit_copy(st->card, st->out_card[s].handle, 0, st->out_host[s].handle,
+			   st->last ? 0 : p->st[k + 1].prog_size,
 			   st->last ? st->out_bytes : hid, in, n_in, &out, 1, NULL))
 		goto fail;
 	return 0;
@@ -595,8 +603,28 @@ fail:
 	return perr(err, errlen, st, "bucket %ld: %s", bucket, rk_error());
 }
 
+void pipe_get_stats(const struct pipeline *p, struct pipe_stats *st)
+{
+	*st = p->stats;
+	st->host_ns -= st->wait_ns;
+}
+
+static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
+		   float *logits, char *err, size_t errlen);
+
 int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		 float *logits, char *err, size_t errlen)
+{
+	int64_t t0 = rk_now_ns();
+	int ret = forward(p, tokens, n, pos, logits, err, errlen);
+
+	p->stats.host_ns += rk_now_ns() - t0;
+	p->stats.forwards++;
+	return ret;
+}
+
+static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
+		   float *logits, char *err, size_t errlen)
 {
 	const struct llm_model *m = p->m;
 	struct stage *first = &p->st[0], *last = &p->st[p->n_stages - 1];
@@ -620,12 +648,14 @@ int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		/* The host rewrites input slot s: bucket i-2 must have read it. */
 		if (check_slot(p, first, s, err, errlen))
 			return -1;
-		dst = first->in_host[s].map;
+		dst = (float *)(first->in_map[s] + first->prog_size);
 		for (t = 0; t < nb; t++)
 			llm_embed(m, tokens[done + t], dst + (size_t)t * m->dim);
-		for (k = 0; k < p->n_stages; k++)
+		for (k = 0; k < p->n_stages; k++) {
 			if (submit_stage(p, k, s, nb, pos + done, bucket, err, errlen))
 				return -1;
+			p->stats.jobs += 3;
+		}
 		p->n_buckets++;
 		done += nb;
 	}

@@ -78,4 +78,20 @@ void pipe_destroy(struct pipeline *p);
 int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		 float *logits, char *err, size_t errlen);
 
+/**
+ * struct pipe_stats - host-side accounting since pipe_create()
+ * @forwards: pipe_forward() calls
+ * @jobs: jobs submitted
+ * @host_ns: time in pipe_forward() not spent blocked waiting for fences
+ *	(embedding, programs, submits, fence passing, status reads), ns
+ * @wait_ns: time blocked in fence waits, ns
+ */
+struct pipe_stats {
+	uint64_t forwards, jobs;
+	int64_t host_ns, wait_ns;
+};
+
+/** pipe_get_stats() - copy the counters of @p into @st. */
+void pipe_get_stats(const struct pipeline *p, struct pipe_stats *st);
+
 #endif
