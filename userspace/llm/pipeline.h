@@ -6,13 +6,13 @@
  * (planner.h) and their KV caches in card memory. A forward pass of n
  * tokens is cut into buckets of at most B tokens; for every bucket and
  * stage the runtime queues
- *   A  COPY program   host BO -> card program BO
- *   B  COPY hidden in host BO -> card input BO (stage 0: embeddings the
- *                     host wrote; stage k > 0: the host BO stage k-1 wrote,
- *                     shared as a dma-buf, waiting on stage k-1's fence
- *                     through a syncobj imported from its sync_file)
- *   C  EXEC           the segment program (RK1828_PROG_OP_DECODER)
- *   D  COPY hidden out card output BO -> host BO (last stage: logits)
+ *   IN   COPY host BO -> card input BO: the stage's segment program
+ *        followed by the hidden states (stage 0: embeddings the host
+ *        wrote; stage k > 0: what stage k-1 wrote into a host BO shared
+ *        as a dma-buf, waiting on stage k-1's fence through a syncobj
+ *        imported from its sync_file)
+ *   EXEC the segment program (RK1828_PROG_OP_DECODER)
+ *   OUT  COPY card output BO -> host BO (last stage: logits)
  * with explicit syncobj dependencies only, and two buffer slots per stage
  * (bucket parity), so bucket i+1 runs on card k while bucket i runs on
  * card k+1. Every job's fence status is checked (sync_file status), so a
