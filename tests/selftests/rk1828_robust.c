@@ -180,6 +180,8 @@ TEST_F_TIMEOUT(sys, job_timeout_resets_and_spares_others, 120)
 	ASSERT_EQ(0, rk_bo_wait(fd_a, guilty.handle, rk_now_ns() + (tmo + 60000) * RK_MS,
 				&st));
 	elapsed = rk_now_ns() - t0;
+	TH_LOG("job_timeout_ms=%llu: guilty job status %d after %lld ms", tmo, st,
+	       (long long)(elapsed / RK_MS));
 	EXPECT_EQ(-ETIMEDOUT, st);
 	EXPECT_LE((int64_t)tmo * RK_MS, elapsed);
 	ASSERT_EQ(0, drmSyncobjExportSyncFile(fd_a, so, &sfd));
@@ -275,6 +277,8 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 
 	/* the blocked waiter wakes up with an error, well before its deadline */
 	pthread_join(th, NULL);
+	TH_LOG("waiter: BO_WAIT %d, job status %d, %lld ms after the unplug",
+	       w.ret, w.status, (long long)((w.done_ns - t_unplug) / RK_MS));
 	EXPECT_TRUE(w.ret == -ENODEV || (w.ret == 0 && w.status < 0)) {
 		TH_LOG("BO_WAIT across unplug: ret %d status %d", w.ret, w.status);
 	}

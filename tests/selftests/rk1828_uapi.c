@@ -1170,6 +1170,84 @@ TEST_F(rk, bo_wait_deadlines)
 	EXPECT_EQ(0, rk_bo_wait(self->fd, prog.handle, 0, &st));
 }
 
+TEST_F(rk, gem_close_with_job_pending)
+{
+	struct rk_bo src, dst, card, prog;
+	uint32_t s_delay, s_done;
+	uint8_t *keep;
+	int status;
+
+	ASSERT_EQ(0, rk_host_bo(self->fd, 65536, &src));
+	ASSERT_EQ(0, rk_host_bo(self->fd, 65536, &dst));
+	ASSERT_EQ(0, rk_bo_create(self->fd, 65536, DRM_RK1828_BO_CARD, &card));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s_delay));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s_done));
+	rk_fill(src.map, 65536, 151);
+	ASSERT_EQ(0, rk_delay_job(self->fd, 400, &prog, s_delay));
+	ASSERT_EQ(0, rk_copy(self->fd, src.handle, 0, card.handle, 0, 65536, s_delay, 0));
+	ASSERT_EQ(0, rk_copy(self->fd, card.handle, 0, dst.handle, 0, 65536, 0, s_done));
+	/* drop every handle while the jobs wait: the jobs keep the BOs alive */
+	keep = dst.map;
+	dst.map = NULL;
+	ASSERT_EQ(0, rk_gem_close(self->fd, &src));
+	ASSERT_EQ(0, rk_gem_close(self->fd, &card));
+	ASSERT_EQ(0, rk_gem_close(self->fd, &dst));
+	ASSERT_EQ(0, rk_gem_close(self->fd, &prog));
+	ASSERT_EQ(0, rk_syncobj_wait(self->fd, s_done, 20000));
+	ASSERT_EQ(0, rk_syncobj_status(self->fd, s_done, &status));
+	EXPECT_EQ(1, status);
+	EXPECT_EQ(-1, rk_check(keep, 65536, 151));
+	munmap(keep, 65536);
+}
+
+TEST_F(rk, close_file_with_jobs_queued)
+{
+	uint64_t f0 = rk_mem_free(self->fd);
+	struct rk_bo h, c, prog;
+	int64_t end;
+	int i;
+
+	ASSERT_EQ(0, rk_host_bo(self->fd_b, 1 << 20, &h));
+	ASSERT_EQ(0, rk_bo_create(self->fd_b, 1 << 20, DRM_RK1828_BO_CARD, &c));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, rk_delay_job(self->fd_b, 200, &prog, 0));
+		ASSERT_EQ(0, rk_copy(self->fd_b, h.handle, 0, c.handle, 0, 1 << 20, 0, 0));
+	}
+	munmap(h.map, h.size);
+	close(self->fd_b);
+	self->fd_b = -1;
+	/* B's card memory comes back once its jobs are done or dropped */
+	end = rk_now_ns() + 20 * RK_NS;
+	while (rk_mem_free(self->fd) != f0 && rk_now_ns() < end)
+		rk_sleep_ms(50);
+	EXPECT_EQ(f0, rk_mem_free(self->fd));
+	EXPECT_EQ(0, rk_round_trip(self->fd, 65536, 152));
+}
+
+TEST_F_TIMEOUT(rk, many_chained_jobs, 120)
+{
+	const int n = 200;
+	struct rk_bo h, back, c[2];
+	uint32_t s;
+	int i;
+
+	ASSERT_EQ(0, rk_host_bo(self->fd, 4096, &h));
+	ASSERT_EQ(0, rk_host_bo(self->fd, 4096, &back));
+	ASSERT_EQ(0, rk_bo_create(self->fd, 4096, DRM_RK1828_BO_CARD, &c[0]));
+	ASSERT_EQ(0, rk_bo_create(self->fd, 4096, DRM_RK1828_BO_CARD, &c[1]));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s));
+	rk_fill(h.map, 4096, 153);
+	ASSERT_EQ(0, rk_copy(self->fd, h.handle, 0, c[0].handle, 0, 4096, 0, s));
+	/* ping-pong between two card BOs, each step shifted by one byte */
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, rk_copy(self->fd, c[i & 1].handle, 1, c[!(i & 1)].handle, 0,
+				     4095, s, s));
+	ASSERT_EQ(0, rk_copy(self->fd, c[n & 1].handle, 0, back.handle, 0,
+			     4096 - n, s, s));
+	ASSERT_EQ(0, rk_syncobj_wait(self->fd, s, 60000));
+	EXPECT_EQ(0, memcmp(back.map, h.map + n, 4096 - n));
+}
+
 /* -------------------------------------------------------------------- PRIME */
 
 TEST_F(rk, prime_same_card)
