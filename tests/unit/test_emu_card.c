@@ -7,7 +7,11 @@
  * boundaries in both directions, a 20 MiB READ through the output
  * back-pressure, bad magic (desync until reset), RESET_QUEUES during a
  * partial WRITE and during a running EXEC (DELAY program), the full reset,
- * and MAP/UNMAP racing with READ/WRITE on another queue.
+ * and MAP/UNMAP racing with READ/WRITE on another queue; then the USB
+ * device side (emulator/usbredir.c) against a usbredir "usb-guest" peer
+ * over a socketpair, playing QEMU's part: descriptors, configuration,
+ * bulk OUT/IN, short IN replies, cancellation, RESET_QUEUES, stalls and
+ * the clean end of the connection.
  * Output: "ok N - name" / "not ok N - name", then "# N passed, M failed".
  */
 #include <endian.h>
@@ -20,7 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <usbredirparser.h>
+
 #include "card.h"
+#include "usbredir.h"
 
 #define MGMT	RK1828_HIF_QUEUE_MGMT
 #define COMPUTE	RK1828_HIF_QUEUE_COMPUTE
@@ -630,6 +641,356 @@ static void test_reset_all(struct emu_card *card)
 	      "ctx 1 can be created again after a full reset");
 }
 
+
+/* ---- usbredir device side, with a fake QEMU peer ------------------------ */
+
+struct peer {
+	struct usbredirparser *p;
+	int fd;
+	bool connected;
+	struct usb_redir_device_connect_header dc;
+	struct usb_redir_ep_info_header ep;
+	bool have_ep;
+	/* last replies */
+	uint64_t ctrl_id, bulk_id, cfg_id;
+	int ctrl_status, bulk_status, cfg_status;
+	uint8_t ctrl_data[512];
+	int ctrl_len;
+	uint8_t bulk_ep;
+	uint8_t bulk_data[4096];
+	int bulk_len;		/* data bytes received */
+	uint32_t bulk_hdr_len;	/* length in the header */
+	int n_ctrl, n_bulk, n_cfg;
+};
+
+static int peer_read(void *priv, uint8_t *data, int count)
+{
+	struct peer *pe = priv;
+	ssize_t r = read(pe->fd, data, (size_t)count);
+
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	return r > 0 ? (int)r : -1;
+}
+
+static int peer_write(void *priv, uint8_t *data, int count)
+{
+	struct peer *pe = priv;
+	ssize_t r = write(pe->fd, data, (size_t)count);
+
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	return r >= 0 ? (int)r : -1;
+}
+
+static void peer_connect(void *priv, struct usb_redir_device_connect_header *h)
+{
+	struct peer *pe = priv;
+
+	pe->dc = *h;
+	pe->connected = true;
+}
+
+static void peer_if_info(void *priv, struct usb_redir_interface_info_header *h)
+{
+	(void)priv;
+	(void)h;
+}
+
+static void peer_log(void *priv, int level, const char *msg)
+{
+	(void)priv;
+	if (level <= usbredirparser_warning)
+		printf("# peer parser: %s\n", msg);
+}
+
+static void peer_ep_info(void *priv, struct usb_redir_ep_info_header *h)
+{
+	struct peer *pe = priv;
+
+	pe->ep = *h;
+	pe->have_ep = true;
+}
+
+static void peer_cfg(void *priv, uint64_t id,
+		     struct usb_redir_configuration_status_header *h)
+{
+	struct peer *pe = priv;
+
+	pe->cfg_id = id;
+	pe->cfg_status = h->status;
+	pe->n_cfg++;
+}
+
+static void peer_ctrl(void *priv, uint64_t id,
+		      struct usb_redir_control_packet_header *h,
+		      uint8_t *data, int data_len)
+{
+	struct peer *pe = priv;
+
+	pe->ctrl_id = id;
+	pe->ctrl_status = h->status;
+	pe->ctrl_len = data_len;
+	if (data_len > 0 && data_len <= (int)sizeof(pe->ctrl_data))
+		memcpy(pe->ctrl_data, data, (size_t)data_len);
+	pe->n_ctrl++;
+	usbredirparser_free_packet_data(pe->p, data);
+}
+
+static void peer_bulk(void *priv, uint64_t id,
+		      struct usb_redir_bulk_packet_header *h,
+		      uint8_t *data, int data_len)
+{
+	struct peer *pe = priv;
+
+	pe->bulk_id = id;
+	pe->bulk_status = h->status;
+	pe->bulk_ep = h->endpoint;
+	pe->bulk_hdr_len = h->length | ((uint32_t)h->length_high << 16);
+	pe->bulk_len = data_len;
+	if (data_len > 0 && data_len <= (int)sizeof(pe->bulk_data))
+		memcpy(pe->bulk_data, data, (size_t)data_len);
+	pe->n_bulk++;
+	usbredirparser_free_packet_data(pe->p, data);
+}
+
+/* Run the peer's I/O until *@counter changes (or @ms pass). */
+static bool peer_pump(struct peer *pe, const int *counter, int ms)
+{
+	int start = *counter;
+	double end = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = ts.tv_sec + ts.tv_nsec * 1e-9 + ms / 1000.0;
+	for (;;) {
+		struct pollfd pfd = { .fd = pe->fd, .events = POLLIN };
+		double now;
+
+		while (usbredirparser_has_data_to_write(pe->p))
+			if (usbredirparser_do_write(pe->p))
+				return false;
+		if (*counter != start)
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = ts.tv_sec + ts.tv_nsec * 1e-9;
+		if (now >= end)
+			return false;
+		if (poll(&pfd, 1, (int)((end - now) * 1000) + 1) > 0 &&
+		    usbredirparser_do_read(pe->p) == usbredirparser_read_io_error)
+			return false;
+	}
+}
+
+static int peer_control(struct peer *pe, uint8_t type, uint8_t req,
+			uint16_t value, uint16_t index, uint16_t len)
+{
+	static uint64_t id = 1000;
+	struct usb_redir_control_packet_header h = {
+		.endpoint = type & 0x80, .request = req, .requesttype = type,
+		.value = value, .index = index, .length = len,
+	};
+
+	usbredirparser_send_control_packet(pe->p, ++id, &h, NULL, 0);
+	if (!peer_pump(pe, &pe->n_ctrl, TMO) || pe->ctrl_id != id)
+		return -2;
+	return pe->ctrl_status == usb_redir_success ? pe->ctrl_len : -1;
+}
+
+static uint64_t peer_bulk_send(struct peer *pe, uint8_t ep, void *data,
+			       uint32_t len)
+{
+	static uint64_t id = 5000;
+	struct usb_redir_bulk_packet_header h = {
+		.endpoint = ep, .length = (uint16_t)len,
+		.length_high = (uint16_t)(len >> 16),
+	};
+
+	usbredirparser_send_bulk_packet(pe->p, ++id, &h,
+					(ep & 0x80) ? NULL : data,
+					(ep & 0x80) ? 0 : (int)len);
+	return id;
+}
+
+struct serve_args {
+	struct emu_card *card;
+	int fd;
+	int ret;
+};
+
+static void *serve_thread(void *arg)
+{
+	struct serve_args *a = arg;
+
+	a->ret = emu_usbredir_serve(a->card, a->fd, -1, 0);
+	return NULL;
+}
+
+static void test_usbredir(void)
+{
+	struct emu_card_config cfg = { .mem_size = 1 << 20, .serial = 0xabc12345 };
+	uint32_t caps[USB_REDIR_CAPS_SIZE] = { 0 };
+	struct serve_args sa = { .ret = -9 };
+	struct peer pe = { 0 };
+	struct rk1828_hif_msg m, r;
+	struct rk1828_hif_info info;
+	pthread_t th;
+	int sv[2], n, eps = 0, comps = 0, i;
+	uint64_t id;
+
+	sa.card = emu_card_create(&cfg);
+	if (!sa.card || socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		check(0, "usbredir: setup");
+		return;
+	}
+	sa.fd = sv[0];
+	pe.fd = sv[1];
+	fcntl(pe.fd, F_SETFL, fcntl(pe.fd, F_GETFL) | O_NONBLOCK);
+	pe.p = usbredirparser_create();
+	pe.p->priv = &pe;
+	pe.p->read_func = peer_read;
+	pe.p->write_func = peer_write;
+	pe.p->device_connect_func = peer_connect;
+	pe.p->ep_info_func = peer_ep_info;
+	pe.p->interface_info_func = peer_if_info;
+	pe.p->log_func = peer_log;
+	pe.p->configuration_status_func = peer_cfg;
+	pe.p->control_packet_func = peer_ctrl;
+	pe.p->bulk_packet_func = peer_bulk;
+	usbredirparser_caps_set_cap(caps, usb_redir_cap_connect_device_version);
+	usbredirparser_caps_set_cap(caps, usb_redir_cap_ep_info_max_packet_size);
+	usbredirparser_caps_set_cap(caps, usb_redir_cap_64bits_ids);
+	usbredirparser_caps_set_cap(caps, usb_redir_cap_32bits_bulk_length);
+	usbredirparser_init(pe.p, "test peer", caps, USB_REDIR_CAPS_SIZE, 0);
+	pthread_create(&th, NULL, serve_thread, &sa);
+
+	{
+		int dummy = 0;
+
+		for (i = 0; i < 50 && !pe.connected; i++)
+			peer_pump(&pe, &dummy, 20);
+	}
+	check(pe.connected && pe.dc.speed == usb_redir_speed_super &&
+	      pe.dc.vendor_id == RK1828_USB_VID &&
+	      pe.dc.product_id == RK1828_USB_PID && pe.dc.device_class == 0xff,
+	      "usbredir: device_connect SuperSpeed %04x:%04x", pe.dc.vendor_id,
+	      pe.dc.product_id);
+	check(pe.have_ep && pe.ep.type[1] == usb_redir_type_bulk &&
+	      pe.ep.type[16 + 3] == usb_redir_type_bulk &&
+	      pe.ep.type[4] == usb_redir_type_invalid &&
+	      pe.ep.max_packet_size[16 + 2] == 1024,
+	      "usbredir: ep_info lists 3 bulk pairs with 1024-byte packets");
+
+	n = peer_control(&pe, 0x80, 6, 0x0100, 0, 64);
+	check(n == 18 && pe.ctrl_data[0] == 18 && pe.ctrl_data[2] == 0x20 &&
+	      pe.ctrl_data[3] == 0x03 && pe.ctrl_data[7] == 9 &&
+	      pe.ctrl_data[8] == 0x07 && pe.ctrl_data[9] == 0x22 &&
+	      pe.ctrl_data[10] == 0x28 && pe.ctrl_data[11] == 0x18,
+	      "usbredir: device descriptor (18 bytes, bcdUSB 3.2, EP0 2^9)");
+	n = peer_control(&pe, 0x80, 6, 0x0100, 0, 8);
+	check(n == 8, "usbredir: a short GET_DESCRIPTOR gets at most wLength (%d)", n);
+	n = peer_control(&pe, 0x80, 6, 0x0200, 0, 255);
+	for (i = 9; n > 0 && i < n; i += pe.ctrl_data[i]) {
+		if (pe.ctrl_data[i] == 0)
+			break;
+		eps += pe.ctrl_data[i + 1] == 5 && pe.ctrl_data[i + 3] == 2 &&
+		       pe.ctrl_data[i + 4] == 0 && pe.ctrl_data[i + 5] == 4;
+		comps += pe.ctrl_data[i + 1] == 0x30;
+	}
+	check(n == 96 && pe.ctrl_data[2] == 96 && pe.ctrl_data[4] == 1 &&
+	      eps == 6 && comps == 6,
+	      "usbredir: configuration: 96 bytes, 6 bulk endpoints + 6 SS companions (%d, %d, %d)",
+	      n, eps, comps);
+	n = peer_control(&pe, 0x80, 6, 0x0f00, 0, 255);
+	check(n == 22 && pe.ctrl_data[4] == 2 && pe.ctrl_data[14] == 3,
+	      "usbredir: BOS with USB 2.0 extension and SuperSpeed capability");
+	n = peer_control(&pe, 0x80, 6, 0x0302, 0x409, 255);
+	check(n == 2 + 2 * (int)strlen(EMU_USB_PRODUCT) && pe.ctrl_data[2] == 'R' &&
+	      pe.ctrl_data[4] == 'K', "usbredir: product string");
+	n = peer_control(&pe, 0x80, 6, 0x0303, 0x409, 255);
+	check(n == 18 && pe.ctrl_data[2] == 'A' && pe.ctrl_data[16] == '5',
+	      "usbredir: serial string is the serial in hex (ABC12345)");
+	check(peer_control(&pe, 0x80, 6, 0x0600, 0, 10) == -1,
+	      "usbredir: unknown descriptor stalls");
+	check(peer_control(&pe, 0xc0, 0x55, 0, 0, 4) == -1,
+	      "usbredir: unknown vendor request stalls");
+
+	{
+		struct usb_redir_set_configuration_header sc = { .configuration = 1 };
+
+		usbredirparser_send_set_configuration(pe.p, 77, &sc);
+		check(peer_pump(&pe, &pe.n_cfg, TMO) && pe.cfg_id == 77 &&
+		      pe.cfg_status == usb_redir_success,
+		      "usbredir: SET_CONFIGURATION 1");
+	}
+
+	/* INFO over the bulk pair of MGMT: OUT header, IN 48, IN 1000. */
+	memset(&m, 0, sizeof(m));
+	m.magic = htole32(RK1828_HIF_MAGIC);
+	m.opcode = htole16(RK1828_HIF_OP_INFO);
+	m.seq = htole32(4242);
+	id = peer_bulk_send(&pe, 0x01, &m, sizeof(m));
+	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	      pe.bulk_status == usb_redir_success && pe.bulk_hdr_len == 48 &&
+	      pe.bulk_len == 0,
+	      "usbredir: bulk OUT acknowledged with its length and no data");
+	id = peer_bulk_send(&pe, 0x81, NULL, 48);
+	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	      pe.bulk_len == 48 && pe.bulk_hdr_len == 48 &&
+	      (memcpy(&r, pe.bulk_data, 48), le32toh(r.seq) == 4242) &&
+	      le32toh(r.data_len) == 64,
+	      "usbredir: bulk IN of 48 gets exactly the completion header");
+	id = peer_bulk_send(&pe, 0x81, NULL, 1000);
+	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	      pe.bulk_len == 64 && pe.bulk_hdr_len == 64 &&
+	      (memcpy(&info, pe.bulk_data, 64),
+	       le64toh(info.serial) == 0xabc12345),
+	      "usbredir: bulk IN of 1000 gets the 64 ready bytes (short transfer)");
+
+	/* An IN with nothing ready stays pending, then is cancelled. */
+	id = peer_bulk_send(&pe, 0x82, NULL, 48);
+	check(!peer_pump(&pe, &pe.n_bulk, 200),
+	      "usbredir: bulk IN with no completion stays pending");
+	usbredirparser_send_cancel_data_packet(pe.p, id);
+	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	      pe.bulk_status == usb_redir_cancelled && pe.bulk_len == 0,
+	      "usbredir: cancel_data_packet answers the pending IN as cancelled");
+
+	/* A pending IN is answered once the completion appears. */
+	id = peer_bulk_send(&pe, 0x81, NULL, 48);
+	m.seq = htole32(4243);
+	peer_bulk_send(&pe, 0x01, &m, sizeof(m));
+	for (i = 0; i < 2; i++)
+		peer_pump(&pe, &pe.n_bulk, TMO);
+	check(pe.bulk_id == id && pe.bulk_len == 48 &&
+	      (memcpy(&r, pe.bulk_data, 48), le32toh(r.seq) == 4243),
+	      "usbredir: a pending IN is answered when the completion is ready");
+
+	/* RESET_QUEUES drops the 64 unread INFO bytes. */
+	check(peer_control(&pe, 0x40, RK1828_HIF_REQ_RESET_QUEUES, 0, 0, 0) == 0,
+	      "usbredir: RESET_QUEUES vendor request succeeds");
+	m.seq = htole32(4244);
+	peer_bulk_send(&pe, 0x01, &m, sizeof(m));
+	peer_pump(&pe, &pe.n_bulk, TMO);
+	id = peer_bulk_send(&pe, 0x81, NULL, 48);
+	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	      (memcpy(&r, pe.bulk_data, 48), le32toh(r.seq) == 4244),
+	      "usbredir: after RESET_QUEUES the next IN starts a fresh completion");
+	id = peer_bulk_send(&pe, 0x04, &m, 8);
+	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	      pe.bulk_status == usb_redir_stall,
+	      "usbredir: bulk OUT to a missing endpoint stalls");
+
+	/* The peer goes away: serve returns 0. */
+	usbredirparser_destroy(pe.p);
+	close(pe.fd);
+	pthread_join(th, NULL);
+	check(sa.ret == 0, "usbredir: serve returns 0 when the peer closes (%d)",
+	      sa.ret);
+	close(sv[0]);
+	emu_card_destroy(sa.card);
+}
+
 int main(void)
 {
 	struct emu_card_config bad = { .mem_size = 0 };
@@ -653,6 +1014,7 @@ int main(void)
 	test_race(card);
 	test_reset_all(card);
 	emu_card_destroy(card);
+	test_usbredir();
 	printf("# %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
