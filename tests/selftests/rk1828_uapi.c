@@ -15,6 +15,7 @@
  * not librk1828.
  */
 #include <linux/dma-buf.h>
+#include <stddef.h>
 #include <linux/sync_file.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -37,6 +38,29 @@ _Static_assert(sizeof(struct drm_rk1828_bo_info) == 32, "bo_info layout");
 _Static_assert(sizeof(struct drm_rk1828_sync) == 16, "sync layout");
 _Static_assert(sizeof(struct drm_rk1828_submit) == 88, "submit layout");
 _Static_assert(sizeof(struct drm_rk1828_bo_wait) == 24, "bo_wait layout");
+/*
+ * Same layout for 32-bit userspace (i386 aligns __u64 to 4 bytes): every
+ * __u64 at a multiple of 8 and no tail padding.
+ */
+#define RK_FIELD_AT(type, member, off) \
+	_Static_assert(offsetof(struct type, member) == (off), #type "." #member)
+RK_FIELD_AT(drm_rk1828_get_param, value, 8);
+RK_FIELD_AT(drm_rk1828_bo_create, size, 0);
+RK_FIELD_AT(drm_rk1828_bo_create, card_addr, 16);
+RK_FIELD_AT(drm_rk1828_bo_create, mmap_offset, 24);
+RK_FIELD_AT(drm_rk1828_bo_info, size, 8);
+RK_FIELD_AT(drm_rk1828_bo_info, card_addr, 16);
+RK_FIELD_AT(drm_rk1828_bo_info, mmap_offset, 24);
+RK_FIELD_AT(drm_rk1828_sync, point, 8);
+RK_FIELD_AT(drm_rk1828_submit, in_syncs, 8);
+RK_FIELD_AT(drm_rk1828_submit, out_syncs, 16);
+RK_FIELD_AT(drm_rk1828_submit, bo_handles, 24);
+RK_FIELD_AT(drm_rk1828_submit, src_offset, 56);
+RK_FIELD_AT(drm_rk1828_submit, dst_offset, 64);
+RK_FIELD_AT(drm_rk1828_submit, size, 72);
+RK_FIELD_AT(drm_rk1828_submit, seqno, 80);
+RK_FIELD_AT(drm_rk1828_bo_wait, timeout_ns, 8);
+RK_FIELD_AT(drm_rk1828_bo_wait, job_status, 16);
 _Static_assert(sizeof(struct rk1828_hif_program) == 160, "program layout");
 _Static_assert(sizeof(struct rk1828_hif_layer) == 240, "layer layout");
 
