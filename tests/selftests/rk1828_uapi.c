@@ -1194,6 +1194,70 @@ TEST_F(rk, bo_wait_deadlines)
 	EXPECT_EQ(0, rk_bo_wait(self->fd, prog.handle, 0, &st));
 }
 
+TEST_F(rk, multiple_in_and_out_syncs)
+{
+	struct drm_rk1828_sync in[3] = { 0 }, out[2] = { 0 };
+	struct drm_rk1828_submit sub;
+	struct rk_bo src, card, prog;
+	uint32_t bin, tl, s_delay, o_bin, o_tl;
+	uint64_t p3 = 3, p7 = 7, point = 0;
+	int64_t t0;
+	int status;
+
+	ASSERT_EQ(0, rk_host_bo(self->fd, 4096, &src));
+	ASSERT_EQ(0, rk_bo_create(self->fd, 4096, DRM_RK1828_BO_CARD, &card));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, DRM_SYNCOBJ_CREATE_SIGNALED, &bin));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &tl));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &s_delay));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &o_bin));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &o_tl));
+	ASSERT_EQ(0, drmSyncobjTimelineSignal(self->fd, &tl, &p3, 1));
+	t0 = rk_now_ns();
+	ASSERT_EQ(0, rk_delay_job(self->fd, 400, &prog, s_delay));
+
+	in[0].handle = bin;
+	in[1].handle = tl;
+	in[1].point = 3;
+	in[2].handle = s_delay;
+	out[0].handle = o_bin;
+	out[1].handle = o_tl;
+	out[1].point = 7;
+	rk_copy_args(&sub, src.handle, 0, card.handle, 0, 4096);
+	sub.in_syncs = (uintptr_t)in;
+	sub.in_sync_count = 3;
+	sub.out_syncs = (uintptr_t)out;
+	sub.out_sync_count = 2;
+	ASSERT_EQ(0, rk_submit(self->fd, &sub));
+	ASSERT_EQ(0, rk_syncobj_wait(self->fd, o_bin, 20000));
+	EXPECT_LE(400 * RK_MS, rk_now_ns() - t0);	/* waited for the DELAY */
+	ASSERT_EQ(0, drmSyncobjTimelineWait(self->fd, &o_tl, &p7, 1,
+					    rk_now_ns() + 20 * RK_NS,
+					    DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL, NULL));
+	ASSERT_EQ(0, drmSyncobjQuery(self->fd, &o_tl, &point, 1));
+	EXPECT_EQ(7, point);
+	ASSERT_EQ(0, rk_syncobj_status(self->fd, o_bin, &status));
+	EXPECT_EQ(1, status);
+}
+
+TEST_F(rk, copy_queue_overlaps_compute)
+{
+	struct rk_bo prog;
+	int64_t t0, t_copy;
+	int32_t st;
+
+	t0 = rk_now_ns();
+	ASSERT_EQ(0, rk_delay_job(self->fd, 1500, &prog, 0));
+	/* independent BOs: the copy queue must not wait for the compute queue */
+	ASSERT_EQ(0, rk_round_trip(self->fd, 65536, 154));
+	t_copy = rk_now_ns() - t0;
+	EXPECT_EQ(-ETIMEDOUT, rk_bo_wait(self->fd, prog.handle, 0, NULL)) {
+		TH_LOG("the DELAY finished before the copies (%lld ms)",
+		       (long long)(t_copy / RK_MS));
+	}
+	ASSERT_EQ(0, rk_bo_wait(self->fd, prog.handle, rk_now_ns() + 20 * RK_NS, &st));
+	EXPECT_EQ(0, st);
+}
+
 TEST_F(rk, gem_close_with_job_pending)
 {
 	struct rk_bo src, dst, card, prog;
