@@ -90,6 +90,7 @@ struct emu_queue {
 	bool starved;		/* the worker waits for input */
 	bool reset_pending;	/* RESET_QUEUES in progress */
 	bool desync;		/* bad magic seen; input dropped until reset */
+	bool drain_notify;	/* wake the I/O thread when input drains */
 	bool stop;
 
 	struct emu_card_stats stats;
@@ -346,6 +347,17 @@ static void in_chunk_free(struct in_chunk *c)
 	free(c);
 }
 
+static void notify(struct emu_card *card);
+
+/* Input was consumed: fire the armed drain wake-up. Holds q->lock. */
+static void in_drained_locked(struct emu_queue *q)
+{
+	if (q->drain_notify && q->in_bytes <= EMU_IN_HIGH_WATER / 2) {
+		q->drain_notify = false;
+		notify(q->card);
+	}
+}
+
 /* Drop all input. Caller holds q->lock; the worker is idle. */
 static void in_drop_locked(struct emu_queue *q)
 {
@@ -359,6 +371,7 @@ static void in_drop_locked(struct emu_queue *q)
 	}
 	q->in_head = q->in_tail = NULL;
 	q->in_bytes = 0;
+	in_drained_locked(q);
 }
 
 static void out_drop_locked(struct emu_queue *q)
@@ -398,6 +411,7 @@ static void in_take_locked(struct emu_queue *q, void *dst, size_t n)
 			in_chunk_free(c);
 		}
 	}
+	in_drained_locked(q);
 }
 
 /* Worker only: wait for input; false on reset/stop. Holds q->lock. */
@@ -452,6 +466,7 @@ static int in_consume(struct emu_queue *q, uint64_t n, sink_fn sink, void *arg)
 				q->in_tail = NULL;
 			in_chunk_free(c);
 		}
+		in_drained_locked(q);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return 0;
@@ -944,6 +959,22 @@ int emu_card_feed_owned(struct emu_card *card, unsigned int q, uint8_t *data,
 	c->release = release;
 	c->opaque = opaque;
 	return feed_chunk(card, q, c);
+}
+
+bool emu_card_in_throttled(struct emu_card *card, unsigned int q_idx)
+{
+	struct emu_queue *q;
+	bool full;
+
+	if (q_idx >= RK1828_HIF_NUM_QUEUES)
+		return false;
+	q = &card->q[q_idx];
+	pthread_mutex_lock(&q->lock);
+	full = q->in_bytes > EMU_IN_HIGH_WATER;
+	if (full)
+		q->drain_notify = true;
+	pthread_mutex_unlock(&q->lock);
+	return full;
 }
 
 size_t emu_card_out_avail(struct emu_card *card, unsigned int q_idx)

@@ -16,6 +16,7 @@
 #ifndef RK_EMU_CARD_H
 #define RK_EMU_CARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,11 @@
 #define EMU_MAX_MAPS		65536
 /* Output backlog (bytes) above which a READ waits for the host to drain. */
 #define EMU_OUT_HIGH_WATER	(8u << 20)
+/*
+ * Unconsumed input (bytes) above which the transport should stop
+ * acknowledging OUT transfers of that queue (see emu_card_in_throttled()).
+ */
+#define EMU_IN_HIGH_WATER	(16u << 20)
 /* Size of one READ data piece appended to the completion stream. */
 #define EMU_READ_PIECE		(1u << 20)
 
@@ -135,6 +141,22 @@ int emu_card_feed(struct emu_card *card, unsigned int q, const void *data,
  */
 int emu_card_feed_owned(struct emu_card *card, unsigned int q, uint8_t *data,
 			size_t len, emu_release_fn release, void *opaque);
+
+/**
+ * emu_card_in_throttled() - whether queue @q holds too much unconsumed input
+ * @card: the card
+ * @q: &enum rk1828_hif_queue
+ *
+ * When it returns true, the card also arms a one-shot wake-up: the
+ * notify fd fires once the backlog has dropped to half of
+ * %EMU_IN_HIGH_WATER (or was dropped by a reset or a desync), so the
+ * transport can acknowledge the OUT transfers it held back, the way a
+ * real device NAKs OUT packets while its buffers are full.
+ *
+ * Return: true when more than %EMU_IN_HIGH_WATER bytes wait; false for a
+ * bad @q.
+ */
+bool emu_card_in_throttled(struct emu_card *card, unsigned int q);
 
 /**
  * emu_card_out_avail() - completion bytes of queue @q ready to be read

@@ -66,7 +66,7 @@
 #define EMU_EP0_MPS_EXP		9	/* 2^9 = 512 bytes, SuperSpeed EP0 */
 #define EMU_CONFIG_VALUE	1
 
-/* A bulk IN request waiting for completion bytes. */
+/* A bulk IN request waiting for completion bytes, or a held OUT ack. */
 struct pending_in {
 	uint64_t id;
 	uint32_t len;
@@ -88,6 +88,8 @@ struct conn {
 	bool io_error;
 	uint8_t config;
 	struct in_fifo in[RK1828_HIF_NUM_QUEUES];
+	/* OUT transfers whose acknowledgement waits for the queue to drain */
+	struct in_fifo out_held[RK1828_HIF_NUM_QUEUES];
 	uint8_t *scratch;
 	size_t scratch_cap;
 };
@@ -357,8 +359,12 @@ static bool fifo_remove(struct in_fifo *f, uint64_t id)
 	return false;
 }
 
+/*
+ * Send a bulk packet reply: @len goes into the header (transferred bytes),
+ * @data_len bytes of @data follow (IN replies only).
+ */
 static void send_bulk(struct conn *c, uint64_t id, uint8_t ep, uint8_t status,
-		      uint8_t *data, uint32_t len)
+		      uint32_t len, uint8_t *data, uint32_t data_len)
 {
 	struct usb_redir_bulk_packet_header h = {
 		.endpoint = ep,
@@ -367,7 +373,7 @@ static void send_bulk(struct conn *c, uint64_t id, uint8_t ep, uint8_t status,
 		.length_high = (uint16_t)(len >> 16),
 	};
 
-	usbredirparser_send_bulk_packet(c->parser, id, &h, data, (int)len);
+	usbredirparser_send_bulk_packet(c->parser, id, &h, data, (int)data_len);
 }
 
 /* Answer queued IN requests of queue @q while completions are ready. */
@@ -397,17 +403,39 @@ static void service_in(struct conn *c, unsigned int q)
 			usb_log(c, "IN ep %#x id %" PRIu64 ": %zu of %u bytes",
 				0x81 + q, p->id, n, p->len);
 		send_bulk(c, p->id, (uint8_t)(0x81 + q), usb_redir_success,
-			  c->scratch, (uint32_t)n);
+			  (uint32_t)n, c->scratch, (uint32_t)n);
 		fifo_pop(f);
 	}
 }
 
-static void service_all_in(struct conn *c)
+/* Acknowledge a bulk OUT transfer: its length, no data. */
+static void ack_out(struct conn *c, uint64_t id, uint8_t ep, uint32_t len)
+{
+	send_bulk(c, id, ep, usb_redir_success, len, NULL, 0);
+}
+
+/* Acknowledge held OUT transfers of queue @q once its input drained. */
+static void service_out(struct conn *c, unsigned int q)
+{
+	struct in_fifo *f = &c->out_held[q];
+	struct pending_in *p;
+
+	if (!f->n || emu_card_in_throttled(c->card, q))
+		return;
+	while ((p = fifo_front(f))) {
+		ack_out(c, p->id, (uint8_t)(q + 1), p->len);
+		fifo_pop(f);
+	}
+}
+
+static void service_all(struct conn *c)
 {
 	unsigned int q;
 
-	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++)
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
 		service_in(c, q);
+		service_out(c, q);
+	}
 }
 
 /* ---- packet callbacks ----------------------------------------------------- */
@@ -462,6 +490,7 @@ static void on_reset(void *priv)
 		usb_log(c, "port reset");
 	c->config = 0;
 	emu_card_reset_all(c->card);
+	service_all(c);
 }
 
 static void on_set_configuration(void *priv, uint64_t id,
@@ -481,6 +510,7 @@ static void on_set_configuration(void *priv, uint64_t id,
 			usb_log(c, "SET_CONFIGURATION %u", h->configuration);
 		/* Selecting a configuration resets the card (protocol.rst). */
 		emu_card_reset_all(c->card);
+		service_all(c);
 		c->config = h->configuration;
 	}
 	usbredirparser_send_configuration_status(c->parser, id, &st);
@@ -543,6 +573,7 @@ static int control_request(struct conn *c,
 		if (!in && h->request == RK1828_HIF_REQ_RESET_QUEUES) {
 			usb_log(c, "RESET_QUEUES");
 			emu_card_reset_queues(c->card);
+			service_all(c);
 			return 0;
 		}
 		return -1;
@@ -640,7 +671,7 @@ static void on_bulk(void *priv, uint64_t id,
 	if (!c->config || num < 1 || num > RK1828_HIF_NUM_QUEUES) {
 		usb_log(c, "bulk packet for endpoint %#x %s: stall", ep,
 			c->config ? "that does not exist" : "while unconfigured");
-		send_bulk(c, id, ep, usb_redir_stall, NULL, 0);
+		send_bulk(c, id, ep, usb_redir_stall, 0, NULL, 0);
 		if (data)
 			usbredirparser_free_packet_data(c->parser, data);
 		return;
@@ -650,7 +681,7 @@ static void on_bulk(void *priv, uint64_t id,
 			usbredirparser_free_packet_data(c->parser, data);
 		if (fifo_push(&c->in[num - 1], id, len)) {
 			usb_log(c, "out of memory queueing an IN request");
-			send_bulk(c, id, ep, usb_redir_ioerror, NULL, 0);
+			send_bulk(c, id, ep, usb_redir_ioerror, 0, NULL, 0);
 			return;
 		}
 		service_in(c, num - 1);
@@ -663,22 +694,21 @@ static void on_bulk(void *priv, uint64_t id,
 	    emu_card_feed_owned(c->card, num - 1, data, (size_t)data_len,
 				release_packet, c->parser)) {
 		usb_log(c, "out of memory queueing %d OUT bytes", data_len);
-		send_bulk(c, id, ep, usb_redir_ioerror, NULL, 0);
+		send_bulk(c, id, ep, usb_redir_ioerror, 0, NULL, 0);
 		return;
 	}
 	if (data_len <= 0 && data)
 		usbredirparser_free_packet_data(c->parser, data);
-	/* OUT replies carry the transferred length and no data. */
-	{
-		struct usb_redir_bulk_packet_header r = {
-			.endpoint = ep,
-			.status = usb_redir_success,
-			.length = (uint16_t)data_len,
-			.length_high = (uint16_t)((uint32_t)data_len >> 16),
-		};
-
-		usbredirparser_send_bulk_packet(c->parser, id, &r, NULL, 0);
+	/*
+	 * Hold the acknowledgement while the queue has too much unconsumed
+	 * input (a real device NAKs); keep acks in order.
+	 */
+	if (c->out_held[num - 1].n || emu_card_in_throttled(c->card, num - 1)) {
+		if (!fifo_push(&c->out_held[num - 1], id, (uint32_t)data_len))
+			return;
+		usb_log(c, "out of memory holding an OUT acknowledgement");
 	}
+	ack_out(c, id, ep, (uint32_t)data_len);
 }
 
 static void on_cancel(void *priv, uint64_t id)
@@ -692,7 +722,13 @@ static void on_cancel(void *priv, uint64_t id)
 				usb_log(c, "IN ep %#x id %" PRIu64 " cancelled",
 					0x81 + q, id);
 			send_bulk(c, id, (uint8_t)(0x81 + q),
-				  usb_redir_cancelled, NULL, 0);
+				  usb_redir_cancelled, 0, NULL, 0);
+			return;
+		}
+		if (fifo_remove(&c->out_held[q], id)) {
+			/* Its data is already in the stream; the host resets. */
+			send_bulk(c, id, (uint8_t)(q + 1), usb_redir_cancelled,
+				  0, NULL, 0);
 			return;
 		}
 	}
@@ -801,7 +837,7 @@ int emu_usbredir_serve(struct emu_card *card, int fd, int stop_fd, int verbose)
 			if (read(notify_fd, &v, sizeof(v)) < 0 &&
 			    errno != EAGAIN)
 				usb_log(&c, "eventfd: %s", strerror(errno));
-			service_all_in(&c);
+			service_all(&c);
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			r = usbredirparser_do_read(c.parser);
@@ -821,8 +857,10 @@ int emu_usbredir_serve(struct emu_card *card, int fd, int stop_fd, int verbose)
 	/* Release the OUT buffers the card still holds while the parser lives. */
 	emu_card_reset_queues(card);
 	usbredirparser_destroy(c.parser);
-	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++)
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
 		free(c.in[q].v);
+		free(c.out_held[q].v);
+	}
 	free(c.scratch);
 	return ret;
 }

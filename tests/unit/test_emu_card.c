@@ -661,6 +661,8 @@ struct peer {
 	int bulk_len;		/* data bytes received */
 	uint32_t bulk_hdr_len;	/* length in the header */
 	int n_ctrl, n_bulk, n_cfg;
+	int n_out_acks;		/* successful bulk OUT acknowledgements */
+	uint64_t in_bytes;	/* data bytes received on IN endpoints */
 };
 
 static int peer_read(void *priv, uint8_t *data, int count)
@@ -748,6 +750,10 @@ static void peer_bulk(void *priv, uint64_t id,
 	pe->bulk_ep = h->endpoint;
 	pe->bulk_hdr_len = h->length | ((uint32_t)h->length_high << 16);
 	pe->bulk_len = data_len;
+	if (!(h->endpoint & 0x80) && h->status == usb_redir_success)
+		pe->n_out_acks++;
+	if (h->endpoint & 0x80 && data_len > 0)
+		pe->in_bytes += (uint64_t)data_len;
 	if (data_len > 0 && data_len <= (int)sizeof(pe->bulk_data))
 		memcpy(pe->bulk_data, data, (size_t)data_len);
 	pe->n_bulk++;
@@ -780,6 +786,16 @@ static bool peer_pump(struct peer *pe, const int *counter, int ms)
 		    usbredirparser_do_read(pe->p) == usbredirparser_read_io_error)
 			return false;
 	}
+}
+
+/* Run the peer's I/O until *@counter reaches @target (or @ms pass). */
+static bool peer_pump_until(struct peer *pe, const int *counter, int target,
+			    int ms)
+{
+	while (*counter < target)
+		if (!peer_pump(pe, counter, ms))
+			return false;
+	return true;
 }
 
 static int peer_control(struct peer *pe, uint8_t type, uint8_t req,
@@ -828,7 +844,7 @@ static void *serve_thread(void *arg)
 
 static void test_usbredir(void)
 {
-	struct emu_card_config cfg = { .mem_size = 1 << 20, .serial = 0xabc12345 };
+	struct emu_card_config cfg = { .mem_size = 64u << 20, .serial = 0xabc12345 };
 	uint32_t caps[USB_REDIR_CAPS_SIZE] = { 0 };
 	struct serve_args sa = { .ret = -9 };
 	struct peer pe = { 0 };
@@ -980,6 +996,71 @@ static void test_usbredir(void)
 	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
 	      pe.bulk_status == usb_redir_stall,
 	      "usbredir: bulk OUT to a missing endpoint stalls");
+
+	/*
+	 * Flow control: a 30 MiB READ nobody collects blocks the copy queue;
+	 * the OUT data queued behind it stops being acknowledged past
+	 * EMU_IN_HIGH_WATER, and is acknowledged once the host drains.
+	 */
+	{
+		static uint8_t chunk[1 << 20];
+		const uint32_t rlen = 30u << 20, wlen = 24u << 20;
+		struct rk1828_hif_msg c1 = m, w = m, rd = m;
+		int acks0, base, k;
+
+		/* Drop the unread INFO data left on MGMT above. */
+		peer_control(&pe, 0x40, RK1828_HIF_REQ_RESET_QUEUES, 0, 0, 0);
+		c1.opcode = htole16(RK1828_HIF_OP_CTX_CREATE);
+		c1.ctx = htole32(1);
+		peer_bulk_send(&pe, 0x01, &c1, sizeof(c1));
+		c1.opcode = htole16(RK1828_HIF_OP_MAP);
+		c1.arg[0] = 0;
+		c1.arg[1] = htole64(64u << 20);
+		peer_bulk_send(&pe, 0x01, &c1, sizeof(c1));
+		base = pe.n_bulk;
+		peer_bulk_send(&pe, 0x81, NULL, 48);
+		k = peer_pump_until(&pe, &pe.n_bulk, base + 3, TMO) &&
+		    pe.bulk_len == 48 && pe.bulk_data[16] == 0;
+		peer_bulk_send(&pe, 0x81, NULL, 48);
+		k = k && peer_pump_until(&pe, &pe.n_bulk, base + 4, TMO) &&
+		    pe.bulk_len == 48 && pe.bulk_data[16] == 0;
+		check(k, "usbredir: CTX_CREATE + MAP 64 MiB over bulk -> OK");
+
+		rd.opcode = htole16(RK1828_HIF_OP_READ);
+		rd.ctx = htole32(1);
+		rd.arg[0] = 0;
+		rd.arg[1] = htole64(rlen);
+		w.opcode = htole16(RK1828_HIF_OP_WRITE);
+		w.ctx = htole32(1);
+		w.arg[0] = htole64(40u << 20);
+		w.data_len = htole32(wlen);
+		peer_bulk_send(&pe, 0x03, &rd, sizeof(rd));
+		peer_bulk_send(&pe, 0x03, &w, sizeof(w));
+		acks0 = pe.n_out_acks;
+		memset(chunk, 0x3c, sizeof(chunk));
+		for (k = 0; k < 24; k++)
+			peer_bulk_send(&pe, 0x03, chunk, sizeof(chunk));
+		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 26, 1000);
+		check(pe.n_out_acks - acks0 >= 16 && pe.n_out_acks - acks0 < 26,
+		      "usbredir: OUT acks held past the input high-water mark (%d of 26)",
+		      pe.n_out_acks - acks0);
+		/* Drain the READ completion: header + 30 MiB. */
+		base = pe.n_bulk;
+		pe.in_bytes = 0;
+		for (k = 0; k < 31; k++)
+			peer_bulk_send(&pe, 0x83, NULL, 1 << 20);
+		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 26, TMO);
+		check(pe.n_out_acks - acks0 == 26,
+		      "usbredir: held OUT acks released once the queue drains (%d)",
+		      pe.n_out_acks - acks0);
+		peer_pump_until(&pe, &pe.n_bulk, base + 31 + 26 - 16, TMO);
+		check(pe.in_bytes == rlen + HDR,
+		      "usbredir: READ completion streamed to the host (%llu bytes)",
+		      (unsigned long long)pe.in_bytes);
+		check(emu_card_wait_output(sa.card, COPYQ, HDR, TMO) == 0 &&
+		      memchr(emu_card_mem(sa.card) + (40u << 20), 0, wlen) == NULL,
+		      "usbredir: the 24 MiB WRITE behind it completed into card memory");
+	}
 
 	/* The peer goes away: serve returns 0. */
 	usbredirparser_destroy(pe.p);
