@@ -8,7 +8,6 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <linux/wait_bit.h>
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -155,7 +154,7 @@ static void rk1828_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct rk1828_file *fpriv = file->driver_priv;
 
-	/* Jobs first: they use the context and its mappings. */
+	/* The file's jobs keep the context until they are freed. */
 	rk1828_file_sched_fini(fpriv);
 	rk1828_ctx_put(fpriv->ctx);
 	mutex_destroy(&fpriv->submit_lock);
@@ -366,12 +365,21 @@ void rk1828_device_unplug(struct rk1828_device *rdev)
 
 static int __init rk1828_init(void)
 {
-	return rk1828_usb_register();
+	int ret;
+
+	ret = rk1828_job_module_init();
+	if (ret)
+		return ret;
+	ret = rk1828_usb_register();
+	if (ret)
+		rk1828_job_module_exit();
+	return ret;
 }
 
 static void __exit rk1828_exit(void)
 {
 	rk1828_usb_unregister();
+	rk1828_job_module_exit();
 }
 
 module_init(rk1828_init);

@@ -215,11 +215,11 @@ struct rk1828_device {
 
 /**
  * struct rk1828_ctx - a card context (one per open file)
- * @ref: references: the file, each card BO mapped into it
+ * @ref: references: the file, each card BO mapped into it, each job
  * @rdev: the card
  * @id: card context id, 1..&rk1828_device.max_ctx
  * @node: entry in &rk1828_device.ctx_list
- * @jobs: jobs of this context not yet freed
+ * @jobs: jobs of this context not yet freed (debugfs)
  * @submitted: jobs submitted (debugfs)
  *
  * The context is destroyed on the card (CTX_DESTROY, which also drops
@@ -242,7 +242,7 @@ struct rk1828_ctx {
  * @entity: scheduler entity per &enum rk1828_sched_queue
  * @submit_lock: serialises submits of this file (fence order per entity)
  * @last_fence: finished fence of the last job per queue (protected by
- *	@submit_lock), waited for when the file is closed
+ *	@submit_lock)
  * @seqno: last job sequence number of this file
  */
 struct rk1828_file {

@@ -17,7 +17,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/wait_bit.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -71,8 +71,7 @@ struct rk1828_hw_fence {
  * struct rk1828_job - one submitted job
  * @base: drm_sched job
  * @rdev: the card
- * @ctx: card context of the submitting file; kept alive by
- *	&rk1828_ctx.jobs, which the file's release waits to drop to zero
+ * @ctx: card context of the submitting file (reference held)
  * @sched: the scheduled queue
  * @kind: &enum rk1828_job_kind
  * @card_src: card address read (READ, COPY source, EXEC program)
@@ -88,6 +87,7 @@ struct rk1828_hw_fence {
  * @hw: hardware fence, allocated at submit
  * @hw_inited: @hw was initialised by run_job (else it is just memory)
  * @work: execution on &rk1828_sched.run_wq
+ * @release_work: final release on rk1828_release_wq
  */
 struct rk1828_job {
 	struct drm_sched_job base;
@@ -108,7 +108,39 @@ struct rk1828_job {
 	struct rk1828_hw_fence *hw;
 	bool hw_inited;
 	struct work_struct work;
+	struct work_struct release_work;
 };
+
+/* Runs the final release of jobs; created and drained by the module. */
+static struct workqueue_struct *rk1828_release_wq;
+/* Jobs not yet released, of all devices; module exit waits for zero. */
+static atomic_t rk1828_live_jobs = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(rk1828_live_jobs_wq);
+
+/**
+ * rk1828_job_module_init() - create the job release workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rk1828_job_module_init(void)
+{
+	rk1828_release_wq = alloc_workqueue("rk1828-release", WQ_UNBOUND, 0);
+	return rk1828_release_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * rk1828_job_module_exit() - wait until every job is released, free the
+ * workqueue
+ *
+ * Called after the transport drivers are unregistered: every card is
+ * unplugged, so running and queued jobs fail quickly.
+ */
+void rk1828_job_module_exit(void)
+{
+	wait_event(rk1828_live_jobs_wq, !atomic_read(&rk1828_live_jobs));
+	/* Also waits for the release that dropped the count to zero. */
+	destroy_workqueue(rk1828_release_wq);
+}
 
 static struct rk1828_job *to_rk1828_job(struct drm_sched_job *sched_job)
 {
@@ -130,9 +162,16 @@ static const struct dma_fence_ops rk1828_hw_fence_ops = {
 	.get_timeline_name = rk1828_fence_timeline_name,
 };
 
-/* Free everything a job holds; the job may never have been queued. */
+/*
+ * Free everything a job holds; the job may never have been queued. The
+ * job holds references on its context and on the drm_device, so the last
+ * put of either can happen here: that sends CTX_DESTROY or tears the
+ * device down, which must not run on a scheduler workqueue (see
+ * rk1828_sched_free_job()).
+ */
 static void rk1828_job_release(struct rk1828_job *job)
 {
+	struct rk1828_device *rdev = job->rdev;
 	struct rk1828_ctx *ctx = job->ctx;
 	u32 i;
 
@@ -146,9 +185,17 @@ static void rk1828_job_release(struct rk1828_job *job)
 		kfree(job->hw);
 	kfree(job);
 
-	/* Only the address is used after the decrement: see postclose. */
-	if (atomic_dec_and_test(&ctx->jobs))
-		wake_up_var(&ctx->jobs);
+	atomic_dec(&ctx->jobs);
+	rk1828_ctx_put(ctx);
+	drm_dev_put(&rdev->drm);
+
+	if (atomic_dec_and_test(&rk1828_live_jobs))
+		wake_up(&rk1828_live_jobs_wq);
+}
+
+static void rk1828_job_release_work(struct work_struct *work)
+{
+	rk1828_job_release(container_of(work, struct rk1828_job, release_work));
 }
 
 /* Stream the job's commands to the card; returns the job's error. */
@@ -262,12 +309,18 @@ rk1828_sched_timedout_job(struct drm_sched_job *sched_job)
 	return RK1828_SCHED_STAT_RESET;
 }
 
+/*
+ * Called on the scheduler's workqueue (or, for jobs of a killed entity, on
+ * a system workqueue): hand the release to rk1828_release_wq, where the
+ * last device reference may tear the schedulers down.
+ */
 static void rk1828_sched_free_job(struct drm_sched_job *sched_job)
 {
 	struct rk1828_job *job = to_rk1828_job(sched_job);
 
 	drm_sched_job_cleanup(sched_job);
-	rk1828_job_release(job);
+	INIT_WORK(&job->release_work, rk1828_job_release_work);
+	queue_work(rk1828_release_wq, &job->release_work);
 }
 
 static const struct drm_sched_backend_ops rk1828_sched_ops = {
@@ -373,29 +426,24 @@ int rk1828_file_sched_init(struct rk1828_file *fpriv)
 }
 
 /**
- * rk1828_file_sched_fini() - tear down a file's entities and wait for its
- * jobs
+ * rk1828_file_sched_fini() - tear down a file's entities
  * @fpriv: the file
  *
- * After this no job of the file's context exists any more, so the
- * context can be destroyed on the card. Bounded by the job timeout: a job
- * that hangs is failed by the worker.
+ * Jobs already handed to the scheduler run to completion (or to their
+ * timeout); jobs still queued in the entity run as well unless the
+ * process was killed, in which case drm_sched cancels them. The jobs hold
+ * references on the context, so the context is destroyed on the card only
+ * after the last of them is freed, and closing never waits for the card.
  */
 void rk1828_file_sched_fini(struct rk1828_file *fpriv)
 {
-	struct rk1828_ctx *ctx = fpriv->ctx;
 	int q;
 
-	for (q = 0; q < RK1828_SCHED_NUM; q++)
-		drm_sched_entity_destroy(&fpriv->entity[q]);
 	for (q = 0; q < RK1828_SCHED_NUM; q++) {
-		if (fpriv->last_fence[q]) {
-			dma_fence_wait(fpriv->last_fence[q], false);
-			dma_fence_put(fpriv->last_fence[q]);
-			fpriv->last_fence[q] = NULL;
-		}
+		drm_sched_entity_destroy(&fpriv->entity[q]);
+		dma_fence_put(fpriv->last_fence[q]);
+		fpriv->last_fence[q] = NULL;
 	}
-	wait_var_event(&ctx->jobs, !atomic_read(&ctx->jobs));
 }
 
 /*
@@ -772,8 +820,10 @@ int rk1828_ioctl_submit(struct drm_device *drm, void *data,
 		ret = -ENOMEM;
 		goto out_exit;
 	}
+	atomic_inc(&rk1828_live_jobs);
 	job->rdev = rdev;
-	job->ctx = fpriv->ctx;
+	drm_dev_get(&rdev->drm);
+	job->ctx = rk1828_ctx_get(fpriv->ctx);
 	atomic_inc(&job->ctx->jobs);
 
 	q = args->type == DRM_RK1828_JOB_EXEC ? RK1828_SCHED_COMPUTE :

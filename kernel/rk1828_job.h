@@ -13,6 +13,8 @@ struct drm_file;
 struct rk1828_device;
 struct rk1828_file;
 
+int rk1828_job_module_init(void);
+void rk1828_job_module_exit(void);
 int rk1828_sched_init_all(struct rk1828_device *rdev);
 int rk1828_file_sched_init(struct rk1828_file *fpriv);
 void rk1828_file_sched_fini(struct rk1828_file *fpriv);
