@@ -67,6 +67,8 @@ struct mcard {
 
 static struct mcard mcards[MCARDS];
 static struct mbuf *dmabufs[MDMABUF];
+static struct mbuf *all_bufs[4096];	/* freed at exit (no refcounts in the mock) */
+static int n_all_bufs;
 static int n_dmabufs;
 static char mock_err[256];
 static int mock_live_objs;
@@ -134,9 +136,12 @@ int rk_bo_create(struct rk_card *card, uint64_t size, uint32_t flags, struct rk_
 	o = &mc(card)->obj[h - 1];
 	o->size = size;
 	if (flags == DRM_RK1828_BO_HOST) {
+		if (n_all_bufs == 4096)
+			return mfail(-ENOMEM, "BO_CREATE");
 		o->buf = calloc(1, sizeof(*o->buf));
 		o->buf->p = calloc(1, size);
 		o->buf->size = size;
+		all_bufs[n_all_bufs++] = o->buf;
 	} else {
 		o->addr = mc(card)->brk;
 		mc(card)->brk += size;
@@ -693,6 +698,10 @@ int main(void)
 
 	for (i = 0; i < MCARDS; i++)
 		free(mcards[i].mem);
+	for (i = 0; i < n_all_bufs; i++) {
+		free(all_bufs[i]->p);
+		free(all_bufs[i]);
+	}
 	free(ref_logits);
 	ref_free(ref);
 	tok_free(tk);
