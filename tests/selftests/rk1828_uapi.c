@@ -1241,15 +1241,22 @@ TEST_F(rk, multiple_in_and_out_syncs)
 
 TEST_F(rk, copy_queue_overlaps_compute)
 {
-	struct rk_bo prog;
+	struct rk_bo prog, a, b, c;
 	int64_t t0, t_copy;
 	int32_t st;
 
+	/* all BOs first: MAP is a management command, not what is tested */
+	ASSERT_EQ(0, rk_host_bo(self->fd, 65536, &a));
+	ASSERT_EQ(0, rk_host_bo(self->fd, 65536, &b));
+	ASSERT_EQ(0, rk_bo_create(self->fd, 65536, DRM_RK1828_BO_CARD, &c));
+	rk_fill(a.map, 65536, 154);
 	t0 = rk_now_ns();
 	ASSERT_EQ(0, rk_delay_job(self->fd, 1500, &prog, 0));
 	/* independent BOs: the copy queue must not wait for the compute queue */
-	ASSERT_EQ(0, rk_round_trip(self->fd, 65536, 154));
+	ASSERT_EQ(0, rk_copy_sync(self->fd, a.handle, 0, c.handle, 0, 65536));
+	ASSERT_EQ(0, rk_copy_sync(self->fd, c.handle, 0, b.handle, 0, 65536));
 	t_copy = rk_now_ns() - t0;
+	EXPECT_EQ(-1, rk_check(b.map, 65536, 154));
 	EXPECT_EQ(-ETIMEDOUT, rk_bo_wait(self->fd, prog.handle, 0, NULL)) {
 		TH_LOG("the DELAY finished before the copies (%lld ms)",
 		       (long long)(t_copy / RK_MS));
