@@ -12,7 +12,8 @@
  * SKIP with a message when those are missing.
  *
  * Raw ioctls (drmIoctl) are used throughout so that the ABI is tested,
- * not librk1828.
+ * not librk1828. Some tests run DELAY programs of up to 1.5 s, so the
+ * module's job_timeout_ms must be at least 2000 (the default is larger).
  */
 #include <linux/dma-buf.h>
 #include <stddef.h>
