@@ -235,6 +235,26 @@ int rk_syncobj_status(struct rk_card *card, uint32_t handle, uint64_t point,
 	return o->status ? mfail(o->status, "job") : 0;
 }
 
+int rk_syncobj_wait(struct rk_card *card, const uint32_t *handles, const uint64_t *points,
+		    unsigned int n, int64_t abs_timeout_ns, bool wait_all)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!obj(card, handles[i], M_SYNC) || (points && points[i]))
+			return mfail(-EINVAL, "SYNCOBJ_WAIT");
+	return 0;	/* every job ran at submit time */
+}
+
+int rk_sync_file_status(int fd)
+{
+	int st = fd - SYNCFILE_FD0 - 1000;
+
+	if (fd < SYNCFILE_FD0 || fd > SYNCFILE_FD0 + 1000)
+		return mfail(-EBADF, "SYNC_IOC_FILE_INFO");
+	return st ? st : 1;
+}
+
 int rk_syncobj_export_sync_file(struct rk_card *card, uint32_t handle, uint64_t point,
 				int *fd)
 {
@@ -490,8 +510,26 @@ static void test_failure(const struct llm_model *m, struct rk_card *cards,
 	ret = pipe_forward(p, toks, n, 0, lg, err, sizeof(err));
 	ok(ret == -1 && strstr(err, "card1") && strstr(err, "EXEC") && strstr(err, "Bad address"),
 	   "failing EXEC on card1 is reported: %s", err);
+	mcards[1].fail_exec = 0;
+	ret = pipe_forward(p, toks, 1, 0, lg, err, sizeof(err));
+	ok(ret == -1 && strstr(err, "unusable after an earlier job failure") && strstr(err, "card1"),
+	   "later forwards fail with the first error: %s", err);
+	pipe_destroy(p);
+
+	/* One-token step (decode): found by the end-of-forward status check. */
+	reset_mock();
+	if (pipe_create(&p, m, cards, &plan, &po, err, sizeof(err))) {
+		ok(0, "failing decode EXEC: setup: %s", err);
+		free(lg);
+		return;
+	}
 	ok(pipe_forward(p, toks, 70, 0, lg, err, sizeof(err)) == -1 && strstr(err, "context"),
 	   "forward beyond the context is refused: %s", err);
+	ok(pipe_forward(p, toks, 3, 0, lg, err, sizeof(err)) == 0, "pipeline still usable after it");
+	mcards[0].fail_exec = 1;
+	ret = pipe_forward(p, toks + 3, 1, 3, lg, err, sizeof(err));
+	ok(ret == -1 && strstr(err, "card0") && strstr(err, "EXEC") && strstr(err, "pos 3"),
+	   "failing decode EXEC on card0 is reported: %s", err);
 	pipe_destroy(p);
 	free(lg);
 }

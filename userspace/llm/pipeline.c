@@ -75,6 +75,7 @@ struct pipeline {
 	struct stage *st;
 	long n_buckets;		/* buckets queued so far (slot parity) */
 	struct pipe_stats stats;
+	char failed[384];	/* first job failure; the pipeline is unusable after it */
 };
 
 static int perr(char *err, size_t errlen, const struct stage *st,
@@ -250,8 +251,9 @@ static int wait_ok(struct pipeline *p, struct stage *st, uint32_t sy,
 		   const char *what, long bucket, int pos, char *err, size_t errlen)
 {
 	int64_t t0 = rk_now_ns(), deadline = t0 + (int64_t)p->o.timeout_ms * 1000000;
-	int ret = rk_syncobj_status(st->card, sy, 0, deadline);
+	int ret;
 
+	ret = rk_syncobj_status(st->card, sy, 0, deadline);
 	p->stats.wait_ns += rk_now_ns() - t0;
 
 	if (ret == -ETIME)
@@ -500,16 +502,44 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 }
 
 /* Check (and wait for) every job of stage @st's slot @s. */
-static int check_slot(struct pipeline *p, struct stage *st, int s, char *err, size_t errlen)
+/*
+ * Status of a job known to be finished: sync_file status without a wait
+ * (one ioctl less). Falls back to wait_ok() if it is still running.
+ */
+static int done_ok(struct pipeline *p, struct stage *st, uint32_t sy,
+		   const char *what, long bucket, int pos, char *err, size_t errlen)
 {
+	int fd, ret;
+
+	if (rk_syncobj_export_sync_file(st->card, sy, 0, &fd))
+		return perr(err, errlen, st, "%s", rk_error());
+	ret = rk_sync_file_status(fd);
+	close(fd);
+	if (ret == 1)
+		return 0;
+	if (ret < 0)
+		return perr(err, errlen, st, "%s (bucket %ld, pos %d): job failed: %s (%d)",
+			    what, bucket, pos, strerror(-ret), ret);
+	return wait_ok(p, st, sy, what, bucket, pos, err, errlen);
+}
+
+/*
+ * Check (waiting for them unless @done) the status of every job of stage
+ * @st's slot @s.
+ */
+static int check_slot(struct pipeline *p, struct stage *st, int s, bool done,
+		      char *err, size_t errlen)
+{
+	int (*chk)(struct pipeline *, struct stage *, uint32_t, const char *, long, int,
+		   char *, size_t) = done ? done_ok : wait_ok;
 	long b = st->bucket_of[s];
 	int pos = st->pos_of[s];
 
 	if (st->checked[s])
 		return 0;
-	if (wait_ok(p, st, st->sy_in[s], "input COPY", b, pos, err, errlen) ||
-	    wait_ok(p, st, st->sy_exec[s], "EXEC", b, pos, err, errlen) ||
-	    wait_ok(p, st, st->sy_out[s], "output COPY", b, pos, err, errlen))
+	if (chk(p, st, st->sy_in[s], "input COPY", b, pos, err, errlen) ||
+	    chk(p, st, st->sy_exec[s], "EXEC", b, pos, err, errlen) ||
+	    chk(p, st, st->sy_out[s], "output COPY", b, pos, err, errlen))
 		return -1;
 	st->checked[s] = true;
 	return 0;
@@ -543,7 +573,7 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 	int n_in;
 
 	/* Bucket i-2 must be done with slot s on this card. */
-	if (check_slot(p, st, s, err, errlen))
+	if (check_slot(p, st, s, false, err, errlen))
 		return -1;
 	st->checked[s] = false;
 	st->bucket_of[s] = bucket;
@@ -609,6 +639,7 @@ void pipe_get_stats(const struct pipeline *p, struct pipe_stats *st)
 	st->host_ns -= st->wait_ns;
 }
 
+/* As pipe_forward(); -1: bad arguments (nothing queued), -2: a job or submit failed. */
 static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		   float *logits, char *err, size_t errlen);
 
@@ -616,11 +647,18 @@ int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		 float *logits, char *err, size_t errlen)
 {
 	int64_t t0 = rk_now_ns();
-	int ret = forward(p, tokens, n, pos, logits, err, errlen);
+	int ret;
 
+	if (p->failed[0])
+		return perr(err, errlen, NULL, "pipeline unusable after an earlier job failure: %s",
+			    p->failed);
+	ret = forward(p, tokens, n, pos, logits, err, errlen);
 	p->stats.host_ns += rk_now_ns() - t0;
 	p->stats.forwards++;
-	return ret;
+	/* Queued jobs may have run on bad data: the KV caches are suspect. */
+	if (ret == -2)
+		snprintf(p->failed, sizeof(p->failed), "%s", err ? err : "job failure");
+	return ret < 0 ? -1 : 0;
 }
 
 static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
@@ -646,27 +684,37 @@ static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 
 		s = (int)(bucket % NSLOT);
 		/* The host rewrites input slot s: bucket i-2 must have read it. */
-		if (check_slot(p, first, s, err, errlen))
-			return -1;
+		if (check_slot(p, first, s, false, err, errlen))
+			return -2;
 		dst = (float *)(first->in_map[s] + first->prog_size);
 		for (t = 0; t < nb; t++)
 			llm_embed(m, tokens[done + t], dst + (size_t)t * m->dim);
 		for (k = 0; k < p->n_stages; k++) {
 			if (submit_stage(p, k, s, nb, pos + done, bucket, err, errlen))
-				return -1;
+				return -2;
 			p->stats.jobs += 3;
 		}
 		p->n_buckets++;
 		done += nb;
 	}
 
-	/* The last bucket's logits; every job of its chain is done then. */
-	for (k = p->n_stages - 1; k >= 0; k--)
-		if (check_slot(p, &p->st[k], s, err, errlen))
-			return -1;
-	for (k = 0; k < p->n_stages; k++)
-		if (check_slot(p, &p->st[k], 1 - s, err, errlen))
-			return -1;
+	/*
+	 * Wait for the last bucket's logits: every job of its chain (all
+	 * stages, both slots) has finished then, so only their status is read,
+	 * in pipeline order so the first failure (the cause) is reported. On a
+	 * timeout the per-job waits name the job that is stuck.
+	 */
+	{
+		int64_t t0 = rk_now_ns();
+		bool finished = !rk_syncobj_wait(last->card, &last->sy_out[s], NULL, 1,
+					     t0 + (int64_t)p->o.timeout_ms * 1000000, true);
+
+		p->stats.wait_ns += rk_now_ns() - t0;
+		for (k = 0; k < p->n_stages; k++)
+			if (check_slot(p, &p->st[k], 1 - s, finished, err, errlen) ||
+			    check_slot(p, &p->st[k], s, finished, err, errlen))
+				return -2;
+	}
 	memcpy(logits, last->out_host[s].map, (size_t)m->n_vocab * sizeof(float));
 	return 0;
 }

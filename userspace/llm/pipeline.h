@@ -73,7 +73,10 @@ void pipe_destroy(struct pipeline *p);
  * @logits: out, n_vocab floats
  *
  * Return: 0, or -1 with @err naming the card, the job and the errno
- * (e.g. "card1: EXEC (bucket 2, pos 8): job failed: Bad address").
+ * (e.g. "card1: EXEC (bucket 2, pos 8): job failed: Bad address"). After
+ * a failed job (or submit) the KV caches are suspect and every later call
+ * fails with that first error; bad arguments (context overflow, token out
+ * of range) fail without queuing anything and leave the pipeline usable.
  */
 int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		 float *logits, char *err, size_t errlen);
