@@ -262,6 +262,28 @@ static uint32_t op_ctx_destroy(struct emu_card *card, uint32_t id)
 	return RK1828_HIF_ST_OK;
 }
 
+/*
+ * Zero card memory [start, start + len): whole pages are dropped with
+ * MADV_DONTNEED (a private anonymous mapping then reads zeros and the host
+ * gets the memory back), the partial pages at the edges are cleared.
+ */
+static void mem_clear(struct emu_card *card, uint64_t start, uint64_t len)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t end = start + len;
+	uint64_t a = (start + page - 1) & ~(page - 1);
+	uint64_t b = end & ~(page - 1);
+
+	if (a >= b) {
+		memset(card->mem + start, 0, len);
+		return;
+	}
+	memset(card->mem + start, 0, a - start);
+	memset(card->mem + b, 0, end - b);
+	if (madvise(card->mem + a, b - a, MADV_DONTNEED))
+		memset(card->mem + a, 0, b - a);
+}
+
 static uint32_t op_map(struct emu_card *card, uint32_t id, uint64_t start,
 		       uint64_t len)
 {
@@ -297,6 +319,9 @@ static uint32_t op_map(struct emu_card *card, uint32_t id, uint64_t start,
 	}
 	if (st == RK1828_HIF_ST_OK) {
 		size_t pos = (size_t)(i + 1);
+
+		/* A new mapping reads as zeros: no data of a former user. */
+		mem_clear(card, start, len);
 
 		memmove(&c->maps[pos + 1], &c->maps[pos],
 			(c->n_maps - pos) * sizeof(c->maps[0]));

@@ -239,6 +239,26 @@ static void test_map(struct emu_card *card)
 	      "MAP [2M, 3M) adjacent to both neighbours -> OK");
 	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) == 0,
 	      "UNMAP [2M, 3M) -> OK");
+	{
+		uint8_t *mem = emu_card_mem(card);
+		uint8_t pat[3 * 4096 + 200];
+		size_t k, nz = 0;
+
+		/* Stale bytes in [2M, 2M + 12K + 200), then MAP [2M+100, +12K). */
+		fill(pat, sizeof(pat), 99);
+		memcpy(mem + 0x200000, pat, sizeof(pat));
+		check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x200000 + 100,
+			  3 * 4096, 0) == 0, "MAP an unaligned range over stale data");
+		for (k = 100; k < 100 + 3 * 4096; k++)
+			nz += mem[0x200000 + k] != 0;
+		check(nz == 0, "a new mapping reads as zeros (%zu stale bytes)", nz);
+		check(memcmp(mem + 0x200000, pat, 100) == 0 &&
+		      memcmp(mem + 0x200000 + 100 + 3 * 4096, pat + 100 + 3 * 4096,
+			     100) == 0,
+		      "bytes just outside the new mapping are kept");
+		check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000 + 100, 0, 0) == 0,
+		      "UNMAP it again");
+	}
 	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) ==
 	      RK1828_HIF_ST_INVAL, "UNMAP of an unknown mapping -> INVAL");
 	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x100800, 0, 0) ==
