@@ -422,9 +422,9 @@ int rk1828_card_reset(struct rk1828_device *rdev)
 	rdev->tops->abort(rdev);
 	if (!rk1828_is_gone(rdev))
 		ret = rdev->tops->reset_queues(rdev);
-	if (ret)
+	if (ret && ret != -ENODEV && !rk1828_is_gone(rdev))
 		drm_err(&rdev->drm, "queue reset failed: %d\n", ret);
-	else
+	else if (!ret)
 		atomic64_inc(&rdev->resets);
 
 	WRITE_ONCE(rdev->resetting, false);

@@ -45,12 +45,14 @@ struct rk1828_usb_ep {
  * struct rk1828_usb - USB transport state of one card
  * @rdev: the card
  * @udev: USB device (referenced until the drm_device is released)
+ * @intf: the card's interface (referenced likewise)
  * @out: bulk OUT endpoint of each queue (commands)
  * @in: bulk IN endpoint of each queue (completions)
  */
 struct rk1828_usb {
 	struct rk1828_device *rdev;
 	struct usb_device *udev;
+	struct usb_interface *intf;
 	struct rk1828_usb_ep out[RK1828_HIF_NUM_QUEUES];
 	struct rk1828_usb_ep in[RK1828_HIF_NUM_QUEUES];
 };
@@ -62,6 +64,15 @@ static void rk1828_usb_complete(struct urb *urb)
 
 static int rk1828_usb_status(struct rk1828_device *rdev, int status)
 {
+	struct rk1828_usb *usb = rdev->transport;
+
+	/* The USB core cancels our URBs while it unbinds the interface. */
+	if (status && (rk1828_is_gone(rdev) ||
+		       usb->intf->condition == USB_INTERFACE_UNBINDING ||
+		       usb->intf->condition == USB_INTERFACE_UNBOUND ||
+		       usb->udev->state == USB_STATE_NOTATTACHED))
+		return -ENODEV;
+
 	switch (status) {
 	case 0:
 		return 0;
@@ -191,6 +202,7 @@ static void rk1828_usb_release(struct drm_device *drm, void *data)
 		usb_free_urb(usb->out[q].urb);
 		usb_free_urb(usb->in[q].urb);
 	}
+	usb_put_intf(usb->intf);
 	usb_put_dev(usb->udev);
 }
 
@@ -254,6 +266,7 @@ static int rk1828_usb_probe(struct usb_interface *intf,
 		return -ENOMEM;
 	usb->rdev = rdev;
 	usb->udev = usb_get_dev(udev);
+	usb->intf = usb_get_intf(intf);
 	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
 		init_completion(&usb->out[q].done);
 		init_completion(&usb->in[q].done);
