@@ -290,6 +290,13 @@ int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 			break;
 		}
 		gen = atomic_read(&rdev->reset_gen);
+		/*
+		 * A reset sets resetting before it bumps the generation: a
+		 * generation read after the bump comes with resetting seen.
+		 */
+		smp_rmb();
+		if (READ_ONCE(rdev->resetting))
+			continue;
 
 		ret = rk1828_hif_xfer(rdev, queue, gen, ++hq->seq, cmd,
 				      &status);
