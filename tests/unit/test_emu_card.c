@@ -1060,7 +1060,7 @@ static void test_usbredir(void)
 		memset(chunk, 0x3c, sizeof(chunk));
 		for (k = 0; k < 24; k++)
 			peer_bulk_send(&pe, 0x03, chunk, sizeof(chunk));
-		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 26, 1000);
+		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 26, 2000);
 		check(pe.n_out_acks - acks0 >= 16 && pe.n_out_acks - acks0 < 26,
 		      "usbredir: OUT acks held past the input high-water mark (%d of 26)",
 		      pe.n_out_acks - acks0);
