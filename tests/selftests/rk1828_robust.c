@@ -219,6 +219,12 @@ struct waiter {
 	int64_t done_ns;
 };
 
+/**
+ * waiter_fn() - thread body: BO_WAIT with a 60 s deadline
+ * @arg: struct waiter
+ *
+ * Return: NULL.
+ */
 static void *waiter_fn(void *arg)
 {
 	struct waiter *w = arg;

@@ -299,6 +299,12 @@ struct dec_prog {
 	struct rk1828_hif_layer layer;
 };
 
+/**
+ * f32_bits() - IEEE-754 bits of a float, as the program header stores them
+ * @f: value
+ *
+ * Return: the bit pattern.
+ */
 static uint32_t f32_bits(float f)
 {
 	uint32_t u;
@@ -307,6 +313,13 @@ static uint32_t f32_bits(float f)
 	return u;
 }
 
+/**
+ * dec_tensor() - an F32 tensor descriptor at @base + @off
+ * @base: card address of the data BO
+ * @off: DEC_* byte offset
+ *
+ * Return: the descriptor.
+ */
 static struct rk1828_hif_tensor dec_tensor(uint64_t base, uint64_t off)
 {
 	struct rk1828_hif_tensor t = { .addr = base + off, .type = RK1828_TYPE_F32 };
@@ -452,7 +465,15 @@ FIXTURE_TEARDOWN(rk)
 		close(self->fd1);
 }
 
-/* Create @n throwaway host BOs so this file's next handle is above @n. */
+/**
+ * pad_handles() - create @n throwaway host BOs
+ * @fd: accel fd
+ * @n: count
+ *
+ * Handles are allocated lowest-free per file, so afterwards this file's
+ * next handle is above @n: used to make a handle of one file certainly
+ * unknown to another.
+ */
 static void pad_handles(int fd, int n)
 {
 	struct rk_bo bo;
