@@ -109,10 +109,7 @@ struct plan_sizes {
 /** plan_align() - round @x up to the card BO granularity (4 KiB). */
 uint64_t plan_align(uint64_t x);
 
-/**
- * plan_weight_offset_align() - alignment of each tensor inside a segment's
- * weights BO, bytes (64)
- */
+/* Alignment of each tensor inside a segment's weights BO, bytes. */
 #define PLAN_TENSOR_ALIGN 64
 
 /**
@@ -131,8 +128,8 @@ uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s);
 
 /**
  * plan_card_overhead() - per-card activations: two slots of input and
- * output hidden states (F32 [bucket][dim]) and two program buffers, plus
- * the 4 KiB rounding of the weights BO
+ * output hidden states (F32 [bucket][dim]) and two program headers, plus
+ * slack for the 4 KiB rounding of the card BOs
  */
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s);
 
