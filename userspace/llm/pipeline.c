@@ -1,31 +1,33 @@
 // SPDX-License-Identifier: MIT
 /*
  * Pipeline-parallel runtime over RK1828 cards; see pipeline.h for the job
- * graph. Dependencies per stage k, bucket i, slot s = i % 2 (all explicit
- * binary syncobjs; a binary syncobj named as an in-sync contributes the
- * fence it holds at submit time, so reusing one per role and slot is
- * safe as long as jobs are queued in bucket order):
+ * graph. Each stage has n = plan_slots(stages) buffer slots; bucket i uses
+ * slot s = i % n. Dependencies per stage k (all explicit binary syncobjs;
+ * a binary syncobj named as an in-sync contributes the fence it holds at
+ * submit time, so reusing one per role and slot is safe as long as jobs
+ * are queued in bucket order):
  *
  *   IN   COPY [program | hidden] host slot s -> card input slot s
- *        waits exec[s]  (EXEC i-2 no longer reads input slot s)
+ *        waits exec[s]  (EXEC i-n no longer reads input slot s)
  *        waits prev[s]  (k > 0: stage k-1's OUT of bucket i)
  *        signals in[s]
  *   EXEC the program at the start of card input slot s
- *        waits in[s], exec[1-s] (KV cache order), out[s] (OUT i-2 has
- *        drained output slot s); signals exec[s]
+ *        waits in[s], exec[s-1] (bucket i-1: KV cache order), out[s]
+ *        (OUT i-n has drained output slot s); signals exec[s]
  *   OUT  COPY card output slot s -> host slot s, behind stage k+1's
  *        program area (last stage: logits)
  *        waits exec[s], next[s] (k < last, unless already known: stage
- *        k+1's IN of bucket i-2 has read host slot s); signals out[s]
+ *        k+1's IN of bucket i-n has read host slot s); signals out[s]
  *
  * prev[s] and next[s] are filled by exporting the neighbour's syncobj as a
  * sync_file and importing it (drm_syncobj IMPORT_SYNC_FILE). The host
  * writes a stage's program (and, for stage 0, the embeddings) into its
- * input host slot only after IN of bucket i-2 on that stage is done and
- * the status of every job of bucket i-2 there was checked. For k > 0 the
- * input host slot is stage k-1's output host BO (a shared dma-buf): the
- * host writes the program part while stage k-1 may be writing the hidden
- * part, which is disjoint.
+ * input host slot only after the jobs of bucket i-n on that stage are done
+ * and their status was checked. For k > 0 the input host slot is stage
+ * k-1's output host BO (a shared dma-buf): the host writes the program
+ * part while stage k-1 may be writing the hidden part, which is disjoint.
+ * With n = stages + 1 slots the host can queue bucket i on every stage
+ * while older buckets drain, so prefill runs as a full pipeline.
  */
 #include <endian.h>
 #include <errno.h>
@@ -40,7 +42,8 @@
 #include "rk1828_hif.h"
 #include "pipeline.h"
 
-#define NSLOT		2
+#define MAX_SLOTS	8
+#define STAGING_BUFS	2
 #define STAGING_MAX	(8ULL << 20)
 
 /* One contiguous piece of a weights image: @size bytes from @src at @off. */
@@ -54,14 +57,14 @@ struct stage {
 	struct rk_card *card;
 	int first, count, last;
 	struct rk_bo weights, kv;
-	struct rk_bo in_card[NSLOT], out_card[NSLOT];
-	struct rk_bo in_host[NSLOT], out_host[NSLOT];
-	uint8_t *in_map[NSLOT];	/* CPU view of the input host slot */
-	uint32_t sy_in[NSLOT], sy_exec[NSLOT], sy_out[NSLOT];
-	uint32_t sy_prev[NSLOT], sy_next[NSLOT];
-	bool checked[NSLOT];
-	long bucket_of[NSLOT];
-	int pos_of[NSLOT];
+	struct rk_bo in_card[MAX_SLOTS], out_card[MAX_SLOTS];
+	struct rk_bo in_host[MAX_SLOTS], out_host[MAX_SLOTS];
+	uint8_t *in_map[MAX_SLOTS];	/* CPU view of the input host slot */
+	uint32_t sy_in[MAX_SLOTS], sy_exec[MAX_SLOTS], sy_out[MAX_SLOTS];
+	uint32_t sy_prev[MAX_SLOTS], sy_next[MAX_SLOTS];
+	bool checked[MAX_SLOTS];
+	long bucket_of[MAX_SLOTS];
+	int pos_of[MAX_SLOTS];
 	uint8_t *tmpl;		/* program template, prog_size bytes */
 	uint64_t prog_size;	/* program area at the start of each input buffer
 				 * (64-aligned); hidden states follow it */
@@ -73,7 +76,8 @@ struct pipeline {
 	struct pipe_opts o;
 	int n_stages;
 	struct stage *st;
-	long n_buckets;		/* buckets queued so far (slot parity) */
+	int nslot;		/* buffer slots per stage (plan_slots()) */
+	long n_buckets;		/* buckets queued so far; bucket i uses slot i % nslot */
 	struct pipe_stats stats;
 	char failed[384];	/* first job failure; the pipeline is unusable after it */
 };
@@ -270,11 +274,11 @@ static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 		  char *err, size_t errlen)
 {
 	uint64_t chunk = L->size < STAGING_MAX ? L->size : STAGING_MAX, off;
-	struct rk_bo stg[NSLOT] = { 0 };
-	uint32_t sy[NSLOT] = { 0 };
+	struct rk_bo stg[STAGING_BUFS] = { 0 };
+	uint32_t sy[STAGING_BUFS] = { 0 };
 	int i, n = 0, ret = -1;
 
-	for (i = 0; i < NSLOT; i++) {
+	for (i = 0; i < STAGING_BUFS; i++) {
 		if (rk_bo_create(st->card, chunk, DRM_RK1828_BO_HOST, &stg[i]) ||
 		    rk_bo_mmap(st->card, &stg[i]) ||
 		    rk_syncobj_create(st->card, true, &sy[i])) {
@@ -284,23 +288,23 @@ static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 	}
 	for (off = 0; off < L->size; off += chunk, n++) {
 		uint64_t len = L->size - off < chunk ? L->size - off : chunk;
-		struct rk_sync out = { sy[n % NSLOT], 0 };
+		struct rk_sync out = { sy[n % STAGING_BUFS], 0 };
 
-		if (wait_ok(p, st, sy[n % NSLOT], "weight upload COPY", n - NSLOT, 0, err, errlen))
+		if (wait_ok(p, st, sy[n % STAGING_BUFS], "weight upload COPY", n - STAGING_BUFS, 0, err, errlen))
 			goto out;
-		fill_image(L, stg[n % NSLOT].map, off, len);
-		if (rk_submit_copy(st->card, stg[n % NSLOT].handle, 0, st->weights.handle,
+		fill_image(L, stg[n % STAGING_BUFS].map, off, len);
+		if (rk_submit_copy(st->card, stg[n % STAGING_BUFS].handle, 0, st->weights.handle,
 				   off, len, NULL, 0, &out, 1, NULL)) {
 			perr(err, errlen, st, "weight upload: %s", rk_error());
 			goto out;
 		}
 	}
-	for (i = 0; i < NSLOT; i++)
-		if (wait_ok(p, st, sy[i], "weight upload COPY", n - NSLOT + i, 0, err, errlen))
+	for (i = 0; i < STAGING_BUFS; i++)
+		if (wait_ok(p, st, sy[i], "weight upload COPY", n - STAGING_BUFS + i, 0, err, errlen))
 			goto out;
 	ret = 0;
 out:
-	for (i = 0; i < NSLOT; i++) {
+	for (i = 0; i < STAGING_BUFS; i++) {
 		if (sy[i])
 			rk_syncobj_destroy(st->card, sy[i]);
 		rk_bo_destroy(st->card, &stg[i]);
@@ -314,7 +318,7 @@ static void stage_free(struct stage *st)
 
 	if (!st->card)
 		return;
-	for (s = 0; s < NSLOT; s++) {
+	for (s = 0; s < MAX_SLOTS; s++) {
 		uint32_t *all[] = { &st->sy_in[s], &st->sy_exec[s], &st->sy_out[s],
 				    &st->sy_prev[s], &st->sy_next[s] };
 		size_t j;
@@ -379,7 +383,7 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	} while (0)
 	MK(&st->weights, L.size, DRM_RK1828_BO_CARD, "weights");
 	MK(&st->kv, 2 * kv_one * st->count, DRM_RK1828_BO_CARD, "KV cache");
-	for (s = 0; s < NSLOT; s++) {
+	for (s = 0; s < p->nslot; s++) {
 		MK(&st->in_card[s], st->prog_size + act, DRM_RK1828_BO_CARD,
 		   "program + input activations");
 		MK(&st->out_card[s], st->last ? st->out_bytes : act, DRM_RK1828_BO_CARD,
@@ -389,7 +393,7 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 			MK(&st->in_host[s], st->prog_size + act, DRM_RK1828_BO_HOST, "host input");
 	}
 #undef MK
-	for (s = 0; s < NSLOT; s++) {
+	for (s = 0; s < p->nslot; s++) {
 		if ((k == 0 && rk_bo_mmap(st->card, &st->in_host[s])) ||
 		    rk_bo_mmap(st->card, &st->out_host[s])) {
 			perr(err, errlen, st, "%s", rk_error());
@@ -439,7 +443,7 @@ static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
 	struct stage *a = &p->st[k - 1], *b = &p->st[k];
 	int s;
 
-	for (s = 0; s < NSLOT; s++) {
+	for (s = 0; s < p->nslot; s++) {
 		int fd;
 
 		if (rk_bo_export(a->card, &a->out_host[s], &fd))
@@ -473,6 +477,7 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 	if (!p->o.timeout_ms)
 		p->o.timeout_ms = 120000;
 	p->n_stages = plan->n_segs;
+	p->nslot = (int)plan_slots(p->n_stages);
 	p->st = calloc(p->n_stages, sizeof(*p->st));
 	if (!p->st) {
 		pipe_destroy(p);
@@ -572,7 +577,7 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 	struct rk_sync in[3], out;
 	int n_in;
 
-	/* Bucket i-2 must be done with slot s on this card. */
+	/* Bucket i-n must be done with slot s on this card. */
 	if (check_slot(p, st, s, false, err, errlen))
 		return -1;
 	st->checked[s] = false;
@@ -603,7 +608,7 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 
 	/* EXEC. */
 	in[0] = (struct rk_sync){ st->sy_in[s], 0 };
-	in[1] = (struct rk_sync){ st->sy_exec[1 - s], 0 };
+	in[1] = (struct rk_sync){ st->sy_exec[(s + p->nslot - 1) % p->nslot], 0 };
 	in[2] = (struct rk_sync){ st->sy_out[s], 0 };
 	out = (struct rk_sync){ st->sy_exec[s], 0 };
 	if (rk_submit_exec(st->card, st->in_card[s].handle, 0, plan_prog_bytes(st->count),
@@ -615,7 +620,7 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 	in[n_in++] = (struct rk_sync){ st->sy_exec[s], 0 };
 	if (!st->last && !p->st[k + 1].checked[s]) {
 		/*
-		 * Stage k+1 may still be reading bucket i-2 from host slot s:
+		 * Stage k+1 may still be reading bucket i-n from host slot s:
 		 * wait for its input COPY (its syncobj still holds that fence).
 		 */
 		if (pass_fence(&p->st[k + 1], p->st[k + 1].sy_in[s], st, st->sy_next[s],
@@ -682,8 +687,8 @@ static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		long bucket = p->n_buckets;
 		float *dst;
 
-		s = (int)(bucket % NSLOT);
-		/* The host rewrites input slot s: bucket i-2 must have read it. */
+		s = (int)(bucket % p->nslot);
+		/* The host rewrites input slot s: bucket i-n must have read it. */
 		if (check_slot(p, first, s, false, err, errlen))
 			return -2;
 		dst = (float *)(first->in_map[s] + first->prog_size);
@@ -700,7 +705,7 @@ static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 
 	/*
 	 * Wait for the last bucket's logits: every job of its chain (all
-	 * stages, both slots) has finished then, so only their status is read,
+	 * stages, all slots) has finished then, so only their status is read,
 	 * in pipeline order so the first failure (the cause) is reported. On a
 	 * timeout the per-job waits name the job that is stuck.
 	 */
@@ -710,10 +715,14 @@ static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 					     t0 + (int64_t)p->o.timeout_ms * 1000000, true);
 
 		p->stats.wait_ns += rk_now_ns() - t0;
-		for (k = 0; k < p->n_stages; k++)
-			if (check_slot(p, &p->st[k], 1 - s, finished, err, errlen) ||
-			    check_slot(p, &p->st[k], s, finished, err, errlen))
-				return -2;
+		for (k = 0; k < p->n_stages; k++) {
+			int j;
+
+			for (j = p->nslot - 1; j >= 0; j--)	/* oldest bucket first */
+				if (check_slot(p, &p->st[k], (s + p->nslot - j) % p->nslot,
+					       finished, err, errlen))
+					return -2;
+		}
 	}
 	memcpy(logits, last->out_host[s].map, (size_t)m->n_vocab * sizeof(float));
 	return 0;

@@ -13,9 +13,9 @@
  *        imported from its sync_file)
  *   EXEC the segment program (RK1828_PROG_OP_DECODER)
  *   OUT  COPY card output BO -> host BO (last stage: logits)
- * with explicit syncobj dependencies only, and two buffer slots per stage
- * (bucket parity), so bucket i+1 runs on card k while bucket i runs on
- * card k+1. Every job's fence status is checked (sync_file status), so a
+ * with explicit syncobj dependencies only, and stages + 1 buffer slots per
+ * stage (plan_slots()), so bucket i+1 runs on card k while bucket i runs
+ * on card k+1. Every job's fence status is checked (sync_file status), so a
  * failed job is reported with its card and errno, never as garbage.
  * See Documentation/accel/rk1828/runtime.rst.
  */

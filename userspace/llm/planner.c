@@ -267,6 +267,18 @@ static uint64_t talign(uint64_t x)
 	return (x + PLAN_TENSOR_ALIGN - 1) & ~(uint64_t)(PLAN_TENSOR_ALIGN - 1);
 }
 
+uint32_t plan_slots(int n_stages)
+{
+	if (n_stages < 1)
+		return 2;
+	return n_stages + 1 > 8 ? 8 : (uint32_t)n_stages + 1;
+}
+
+static uint32_t slots_of(const struct plan_sizes *s)
+{
+	return s->slots ? s->slots : 2;
+}
+
 uint64_t plan_prog_bytes(uint32_t n_layers)
 {
 	return sizeof(struct rk1828_hif_program) +
@@ -293,8 +305,8 @@ uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 	w += talign(llm_tensor_card_bytes(L->ffn_gate, false));
 	w += talign(llm_tensor_card_bytes(L->ffn_up, false));
 	w += talign(llm_tensor_card_bytes(L->ffn_down, false));
-	/* Its share of the two program slots. */
-	w += 2 * sizeof(struct rk1828_hif_layer);
+	/* Its entry in each slot's program. */
+	w += slots_of(s) * sizeof(struct rk1828_hif_layer);
 	return w + llm_kv_bytes(m, s->n_ctx);
 }
 
@@ -302,38 +314,41 @@ uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s)
 {
 	return talign(llm_tensor_card_bytes(m->output_norm, true)) +
 	       talign(llm_tensor_card_bytes(m->output, false)) +
-	       2 * plan_align((uint64_t)m->n_vocab * sizeof(float));
+	       slots_of(s) * plan_align((uint64_t)m->n_vocab * sizeof(float));
 }
 
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s)
 {
 	uint64_t act = plan_align((uint64_t)s->bucket * m->dim * sizeof(float));
 
-	/* in and out per slot, two slots; programs; BO rounding slack. */
-	return 4 * act + plan_align(2 * sizeof(struct rk1828_hif_program)) +
-	       4 * 4096;
+	/* In and out per slot, program headers, BO rounding slack. */
+	return 2 * slots_of(s) * act +
+	       plan_align(slots_of(s) * sizeof(struct rk1828_hif_program)) +
+	       (2 * slots_of(s) + 2) * 4096;
 }
 
 int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 	       int n_cards, const uint64_t *card_free, const int *card_ids,
 	       struct plan *p, char *err, size_t errlen)
 {
-	struct plan_input in = {
-		.n_blocks = (int)m->n_layers,
-		.head_bytes = plan_head_bytes(m, s),
-		.card_overhead = plan_card_overhead(m, s),
-		.n_cards = n_cards,
-		.card_free = card_free,
-		.card_ids = card_ids,
-	};
+	struct plan_sizes sz = *s;
+	struct plan_input in = { 0 };
 	uint64_t *bb = calloc(m->n_layers ? m->n_layers : 1, sizeof(*bb));
 	uint32_t l;
 	int ret;
 
 	if (!bb)
 		return fail(err, errlen, "planner: out of memory");
+	if (!sz.slots)
+		sz.slots = plan_slots(n_cards < (int)m->n_layers ? n_cards : (int)m->n_layers);
+	in.n_blocks = (int)m->n_layers;
+	in.head_bytes = plan_head_bytes(m, &sz);
+	in.card_overhead = plan_card_overhead(m, &sz);
+	in.n_cards = n_cards;
+	in.card_free = card_free;
+	in.card_ids = card_ids;
 	for (l = 0; l < m->n_layers; l++)
-		bb[l] = plan_block_bytes(m, l, s);
+		bb[l] = plan_block_bytes(m, l, &sz);
 	in.block_bytes = bb;
 	ret = plan_make(&in, p, err, errlen);
 	free(bb);

@@ -100,11 +100,22 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  * which the planner costs are derived (so plan and allocation agree)
  * @n_ctx: KV cache rows
  * @bucket: tokens per prefill bucket
+ * @slots: activation buffer slots per card; 0: plan_slots() of the
+ *	number of cards used
  */
 struct plan_sizes {
 	uint32_t n_ctx;
 	uint32_t bucket;
+	uint32_t slots;
 };
+
+/**
+ * plan_slots() - activation buffer slots per card the pipeline uses with
+ * @n_stages cards: n_stages + 1 (at least 2, at most 8), so that the host
+ * can queue bucket i on every card while bucket i - n_stages is still
+ * leaving the last one (a full pipeline in prefill)
+ */
+uint32_t plan_slots(int n_stages);
 
 /** plan_align() - round @x up to the card BO granularity (4 KiB). */
 uint64_t plan_align(uint64_t x);
@@ -114,21 +125,22 @@ uint64_t plan_align(uint64_t x);
 
 /**
  * plan_block_bytes() - card bytes of block @l: its tensors laid out at
- * PLAN_TENSOR_ALIGN (norms and biases as F32) plus its K and V caches
- * (F32 [n_ctx][n_kv_heads * head_dim] each, 4 KiB aligned)
+ * PLAN_TENSOR_ALIGN (norms and biases as F32), its K and V caches
+ * (F32 [n_ctx][n_kv_heads * head_dim] each) and its entry in each slot's
+ * program
  */
 uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 			  const struct plan_sizes *s);
 
 /**
- * plan_head_bytes() - output_norm (F32) + output + the two logits buffers
- * (F32 [n_vocab] each), card bytes
+ * plan_head_bytes() - output_norm (F32) + output + one logits buffer
+ * (F32 [n_vocab]) per slot, card bytes
  */
 uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s);
 
 /**
- * plan_card_overhead() - per-card activations: two slots of input and
- * output hidden states (F32 [bucket][dim]) and two program headers, plus
+ * plan_card_overhead() - per-card activations: @s->slots slots of input
+ * and output hidden states (F32 [bucket][dim]) and program headers, plus
  * slack for the 4 KiB rounding of the card BOs
  */
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s);
@@ -140,7 +152,8 @@ uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *
 uint64_t plan_prog_bytes(uint32_t n_layers);
 
 /**
- * plan_model() - plan_make() with costs computed from @m and @s
+ * plan_model() - plan_make() with costs computed from @m and @s (with
+ * @s->slots 0, plan_slots() of the cards that will be used)
  * @n_cards, @card_free, @card_ids: as in struct plan_input
  * Return: as plan_make().
  */
