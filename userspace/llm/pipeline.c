@@ -704,8 +704,9 @@ static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 	}
 
 	/*
-	 * Wait for the last bucket's logits: every job of its chain (all
-	 * stages, all slots) has finished then, so only their status is read,
+	 * Wait for the last bucket's logits: every job it depended on (all
+	 * stages, older buckets) has finished then, so mostly only statuses
+	 * are read (done_ok() waits for the rest, e.g. older logits copies),
 	 * in pipeline order so the first failure (the cause) is reported. On a
 	 * timeout the per-job waits name the job that is stuck.
 	 */
