@@ -88,7 +88,8 @@ int rk_card_refresh(struct rk_card *card)
 	return rk_get_param(card, DRM_RK1828_PARAM_CARD_MEM_FREE, &card->mem_free);
 }
 
-int rk_open(const char *node, struct rk_card *card)
+/* rk_open(); *@foreign is set when the node belongs to another driver. */
+static int open_card(const char *node, struct rk_card *card, bool *foreign)
 {
 	drmVersionPtr ver;
 	uint64_t v;
@@ -115,6 +116,7 @@ int rk_open(const char *node, struct rk_card *card)
 	is_ours = ver->name && !strcmp(ver->name, "rk1828");
 	drmFreeVersion(ver);
 	if (!is_ours) {
+		*foreign = true;
 		ret = rk_fail(card, -ENODEV, "not an rk1828 device");
 		goto err;
 	}
@@ -152,6 +154,13 @@ err:
 	close(card->fd);
 	card->fd = -1;
 	return ret;
+}
+
+int rk_open(const char *node, struct rk_card *card)
+{
+	bool foreign = false;
+
+	return open_card(node, card, &foreign);
 }
 
 void rk_close(struct rk_card *card)
@@ -203,12 +212,12 @@ int rk_open_all(struct rk_card **cards, int *n_cards)
 			return rk_fail(NULL, -ENOMEM, "rk_open_all");
 	}
 	for (i = 0; i < n_minor; i++) {
+		bool foreign = false;
 		char node[64];
 
 		snprintf(node, sizeof(node), "/dev/accel/accel%d", minors[i]);
-		ret = rk_open(node, &arr[n]);
-		if (ret == -ENODEV && arr[n].fd < 0 &&
-		    strstr(rk_errbuf, "not an rk1828"))
+		ret = open_card(node, &arr[n], &foreign);
+		if (ret && foreign)
 			continue;	/* another driver's accel node */
 		if (ret) {
 			rk_close_all(arr, n);
