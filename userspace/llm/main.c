@@ -527,6 +527,7 @@ static int cmd_run(const struct args *a)
 	char err[768], piece[256];
 	int n_prompt, n_gen = 0, steps = 0, pos, rc = 1;
 	bool ctx_full = false;
+	struct pipe_stats ps_prefill = { 0 };
 
 	if (!a->prompt) {
 		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
@@ -597,6 +598,8 @@ static int cmd_run(const struct args *a)
 	}
 	if (a->dump_logits && dump_logits(a->dump_logits, toks, n_prompt, logits, S.m.n_vocab))
 		goto out;
+	if (a->verbose)
+		pipe_get_stats(pipe, &ps_prefill);
 	cur = sampler_sample(smp, logits);
 	t_first = now_ms();
 	pos = n_prompt;
@@ -649,6 +652,11 @@ static int cmd_run(const struct args *a)
 			(unsigned long long)ps.forwards, (unsigned long long)ps.jobs,
 			ps.forwards ? ps.host_ns / 1e6 / ps.forwards : 0.0,
 			ps.forwards ? ps.wait_ns / 1e6 / ps.forwards : 0.0);
+		/* Decode steps alone: the totals minus those after the prefill. */
+		fprintf(stderr, "host decode: %d steps, %.3f ms/step host work, %.3f ms/step waiting\n",
+			steps,
+			steps ? (ps.host_ns - ps_prefill.host_ns) / 1e6 / steps : 0.0,
+			steps ? (ps.wait_ns - ps_prefill.wait_ns) / 1e6 / steps : 0.0);
 	}
 	rc = 0;
 out:
