@@ -100,7 +100,7 @@ module:
 
 checkpatch: $(B)/linux-src/.stamp
 	perl $(B)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse \
-		-f $(wildcard kernel/*.c kernel/*.h uapi/drm/*.h)
+		-f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/drm/*.h))
 
 demo: deps all
 	tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0

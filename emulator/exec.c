@@ -461,7 +461,7 @@ static void rope_tables(const struct ex_prog *p, float *cs, float *sn)
 
 static bool aborted(const struct emu_access *acc)
 {
-	return acc->abort && *acc->abort;
+	return acc->abort && __atomic_load_n(acc->abort, __ATOMIC_ACQUIRE);
 }
 
 static int run_program(const struct emu_access *acc, const struct ex_prog *p)

@@ -159,11 +159,11 @@ enum rk1828_prog_op {
 };
 
 /* Apply the output norm and LM head; out_addr receives logits. */
-#define RK1828_PROG_F_OUTPUT		(1U << 0)
+#define RK1828_PROG_F_OUTPUT		0x1U
 /* With F_OUTPUT: logits for every token, not only the last one. */
-#define RK1828_PROG_F_ALL_LOGITS	(1U << 1)
+#define RK1828_PROG_F_ALL_LOGITS	0x2U
 /* RoPE rotates pairs (i, i + rope_dim / 2) (NEOX) instead of (2i, 2i + 1). */
-#define RK1828_PROG_F_ROPE_NEOX		(1U << 2)
+#define RK1828_PROG_F_ROPE_NEOX		0x4U
 
 /**
  * struct rk1828_hif_tensor - a weight tensor in card memory (16 bytes)

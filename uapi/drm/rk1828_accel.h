@@ -70,11 +70,11 @@ extern "C" {
 #define DRM_RK1828_PARAM_CONTEXT_ID		8
 
 /** DRM_RK1828_CAP_TIMELINE_SYNCOBJ - submit accepts timeline syncobj points */
-#define DRM_RK1828_CAP_TIMELINE_SYNCOBJ		(1ULL << 0)
+#define DRM_RK1828_CAP_TIMELINE_SYNCOBJ		0x1ULL
 /** DRM_RK1828_CAP_PRIME_IMPORT - host BOs of other devices can be imported */
-#define DRM_RK1828_CAP_PRIME_IMPORT		(1ULL << 1)
+#define DRM_RK1828_CAP_PRIME_IMPORT		0x2ULL
 /** DRM_RK1828_CAP_EXEC_DECODER - EXEC runs decoder-layer segment programs */
-#define DRM_RK1828_CAP_EXEC_DECODER		(1ULL << 2)
+#define DRM_RK1828_CAP_EXEC_DECODER		0x4ULL
 
 /**
  * enum drm_rk1828_link_type - link between host and card
@@ -102,9 +102,9 @@ struct drm_rk1828_get_param {
 };
 
 /** DRM_RK1828_BO_HOST - host memory (shmem): mmap-able, PRIME export/import */
-#define DRM_RK1828_BO_HOST	(1U << 0)
+#define DRM_RK1828_BO_HOST	0x1U
 /** DRM_RK1828_BO_CARD - card memory: weights, KV cache, activations */
-#define DRM_RK1828_BO_CARD	(1U << 1)
+#define DRM_RK1828_BO_CARD	0x2U
 
 /**
  * struct drm_rk1828_bo_create - create a buffer object
@@ -112,7 +112,9 @@ struct drm_rk1828_get_param {
  * Exactly one of %DRM_RK1828_BO_HOST and %DRM_RK1828_BO_CARD must be set.
  * Sizes are rounded up to the page size (host) or to 4 KiB (card).
  * A card BO is mapped into this file's card context before the ioctl
- * returns; only jobs of this file can touch it.
+ * returns; only jobs of this file can touch it. A new BO of either kind
+ * reads as zeros (the card clears card memory when it is mapped), so no
+ * client ever sees another client's data.
  *
  * Errors: -EINVAL for zero size, unknown flags or none/both kinds,
  * -ENOMEM when the card (or the host) has not enough free memory,
