@@ -33,6 +33,8 @@
 #include "card.h"
 #include "usbredir.h"
 
+#include "tap.h"
+
 #define MGMT	RK1828_HIF_QUEUE_MGMT
 #define COMPUTE	RK1828_HIF_QUEUE_COMPUTE
 #define COPYQ	RK1828_HIF_QUEUE_COPY
@@ -40,24 +42,7 @@
 #define MEM	(64u << 20)
 #define TMO	5000
 
-static int n_pass, n_fail;
 static uint32_t next_seq = 100;
-
-static void __attribute__((format(printf, 2, 3)))
-check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", n_pass + n_fail + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (cond)
-		n_pass++;
-	else
-		n_fail++;
-}
 
 static struct rk1828_hif_msg mkcmd(uint16_t op, uint32_t ctx, uint64_t a0,
 				   uint64_t a1, uint64_t a2, uint32_t data_len)
@@ -180,10 +165,10 @@ static void test_info(struct emu_card *card)
 
 	emu_card_feed(card, MGMT, &m, sizeof(m));
 	st = get_completion(card, MGMT, &m, &info, sizeof(info), &len);
-	check(st == RK1828_HIF_ST_OK && len == sizeof(info),
+	tap_ok(st == RK1828_HIF_ST_OK && len == sizeof(info),
 	      "INFO completes OK with %zu data bytes (status %d, len %u)",
 	      sizeof(info), st, len);
-	check(le32toh(info.version) == RK1828_HIF_VERSION &&
+	tap_ok(le32toh(info.version) == RK1828_HIF_VERSION &&
 	      le32toh(info.num_queues) == 3 &&
 	      le64toh(info.mem_size) == MEM &&
 	      le64toh(info.serial) == 0x18280007 &&
@@ -198,46 +183,46 @@ static void test_info(struct emu_card *card)
 
 static void test_ctx(struct emu_card *card)
 {
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) == 0,
 	      "CTX_CREATE 1 -> OK");
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) ==
 	      RK1828_HIF_ST_INVAL, "CTX_CREATE of an existing id -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 0, 0, 0, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 0, 0, 0, 0) ==
 	      RK1828_HIF_ST_INVAL, "CTX_CREATE 0 -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 256, 0, 0, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 256, 0, 0, 0) ==
 	      RK1828_HIF_ST_INVAL, "CTX_CREATE 256 (> max_ctx) -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 255, 0, 0, 0) == 0 &&
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 255, 0, 0, 0) == 0 &&
 	      cmd(card, MGMT, RK1828_HIF_OP_CTX_DESTROY, 255, 0, 0, 0) == 0,
 	      "CTX_CREATE/DESTROY 255 -> OK");
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_DESTROY, 255, 0, 0, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_DESTROY, 255, 0, 0, 0) ==
 	      RK1828_HIF_ST_NOCTX, "CTX_DESTROY of a destroyed ctx -> NOCTX");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 9, 0x1000, 0x1000, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 9, 0x1000, 0x1000, 0) ==
 	      RK1828_HIF_ST_NOCTX, "MAP in an unknown ctx -> NOCTX");
-	check(cmd(card, MGMT, 77, 1, 0, 0, 0) == RK1828_HIF_ST_BADOP,
+	tap_ok(cmd(card, MGMT, 77, 1, 0, 0, 0) == RK1828_HIF_ST_BADOP,
 	      "unknown opcode -> BADOP");
 }
 
 static void test_map(struct emu_card *card)
 {
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x100000, 0x100000, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x100000, 0x100000, 0) == 0,
 	      "MAP [1M, 2M) -> OK");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x300000, 0x100000, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x300000, 0x100000, 0) == 0,
 	      "MAP [3M, 4M) -> OK");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1ff000, 0x2000, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1ff000, 0x2000, 0) ==
 	      RK1828_HIF_ST_INVAL, "MAP overlapping the end of a mapping -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x0ff000, 0x2000, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x0ff000, 0x2000, 0) ==
 	      RK1828_HIF_ST_INVAL, "MAP overlapping the start of a mapping -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x80000, 0x400000, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x80000, 0x400000, 0) ==
 	      RK1828_HIF_ST_INVAL, "MAP covering two mappings -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, MEM - 0x1000, 0x2000, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, MEM - 0x1000, 0x2000, 0) ==
 	      RK1828_HIF_ST_INVAL, "MAP past the end of card memory -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000, UINT64_MAX, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000, UINT64_MAX, 0) ==
 	      RK1828_HIF_ST_INVAL, "MAP with a wrapping length -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000, 0, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000, 0, 0) ==
 	      RK1828_HIF_ST_INVAL, "MAP of zero bytes -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x200000, 0x100000, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x200000, 0x100000, 0) == 0,
 	      "MAP [2M, 3M) adjacent to both neighbours -> OK");
-	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) == 0,
 	      "UNMAP [2M, 3M) -> OK");
 	{
 		uint8_t *mem = emu_card_mem(card);
@@ -247,21 +232,21 @@ static void test_map(struct emu_card *card)
 		/* Stale bytes in [2M, 2M + 12K + 200), then MAP [2M+100, +12K). */
 		fill(pat, sizeof(pat), 99);
 		memcpy(mem + 0x200000, pat, sizeof(pat));
-		check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x200000 + 100,
+		tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x200000 + 100,
 			  3 * 4096, 0) == 0, "MAP an unaligned range over stale data");
 		for (k = 100; k < 100 + 3 * 4096; k++)
 			nz += mem[0x200000 + k] != 0;
-		check(nz == 0, "a new mapping reads as zeros (%zu stale bytes)", nz);
-		check(memcmp(mem + 0x200000, pat, 100) == 0 &&
+		tap_ok(nz == 0, "a new mapping reads as zeros (%zu stale bytes)", nz);
+		tap_ok(memcmp(mem + 0x200000, pat, 100) == 0 &&
 		      memcmp(mem + 0x200000 + 100 + 3 * 4096, pat + 100 + 3 * 4096,
 			     100) == 0,
 		      "bytes just outside the new mapping are kept");
-		check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000 + 100, 0, 0) == 0,
+		tap_ok(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000 + 100, 0, 0) == 0,
 		      "UNMAP it again");
 	}
-	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x200000, 0, 0) ==
 	      RK1828_HIF_ST_INVAL, "UNMAP of an unknown mapping -> INVAL");
-	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x100800, 0, 0) ==
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x100800, 0, 0) ==
 	      RK1828_HIF_ST_INVAL, "UNMAP not at a mapping start -> INVAL");
 }
 
@@ -274,63 +259,63 @@ static void test_rw(struct emu_card *card)
 
 	fill(src, sizeof(src), 1);
 	st = do_write(card, 1, 0x100000 + 100, src, sizeof(src));
-	check(st == 0 && memcmp(mem + 0x100000 + 100, src, sizeof(src)) == 0,
+	tap_ok(st == 0 && memcmp(mem + 0x100000 + 100, src, sizeof(src)) == 0,
 	      "WRITE 8 KiB lands in card memory (status %d)", st);
 	memset(dst, 0, sizeof(dst));
 	st = do_read(card, 1, 0x100000 + 100, dst, sizeof(dst), &got);
-	check(st == 0 && got == sizeof(dst) && memcmp(src, dst, sizeof(dst)) == 0,
+	tap_ok(st == 0 && got == sizeof(dst) && memcmp(src, dst, sizeof(dst)) == 0,
 	      "READ returns the written bytes (status %d, %u bytes)", st, got);
 
 	/* Straddles the end of [1M, 2M): ACCESS, nothing written. */
 	memcpy(before, mem + 0x200000 - 32, sizeof(before));
 	st = do_write(card, 1, 0x200000 - 32, src, 64);
-	check(st == RK1828_HIF_ST_ACCESS &&
+	tap_ok(st == RK1828_HIF_ST_ACCESS &&
 	      memcmp(before, mem + 0x200000 - 32, sizeof(before)) == 0,
 	      "WRITE straddling a mapping end -> ACCESS, memory untouched (status %d)",
 	      st);
-	check(cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0 &&
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0 &&
 	      do_read(card, 1, 0x100000 + 100, dst, 16, &got) == 0 &&
 	      memcmp(dst, src, 16) == 0,
 	      "stream stays in sync after a rejected WRITE (its data consumed)");
 	st = do_write(card, 1, 0x280000, src, 64);
-	check(st == RK1828_HIF_ST_ACCESS, "WRITE to an unmapped hole -> ACCESS");
+	tap_ok(st == RK1828_HIF_ST_ACCESS, "WRITE to an unmapped hole -> ACCESS");
 	st = do_write(card, 9, 0x100000, src, 64);
-	check(st == RK1828_HIF_ST_NOCTX, "WRITE in an unknown ctx -> NOCTX");
+	tap_ok(st == RK1828_HIF_ST_NOCTX, "WRITE in an unknown ctx -> NOCTX");
 	st = do_read(card, 1, 0x3fff00, dst, 0x200, &got);
-	check(st == RK1828_HIF_ST_ACCESS && got == 0,
+	tap_ok(st == RK1828_HIF_ST_ACCESS && got == 0,
 	      "READ past a mapping end -> ACCESS with no data (status %d, %u bytes)",
 	      st, got);
 	st = do_read(card, 1, UINT64_MAX - 8, dst, 16, &got);
-	check(st == RK1828_HIF_ST_ACCESS, "READ with a wrapping range -> ACCESS");
+	tap_ok(st == RK1828_HIF_ST_ACCESS, "READ with a wrapping range -> ACCESS");
 
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 2, 0, 0, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 2, 0, 0, 0) == 0,
 	      "CTX_CREATE 2 -> OK");
 	st = do_read(card, 2, 0x100000 + 100, dst, 64, &got);
-	check(st == RK1828_HIF_ST_ACCESS,
+	tap_ok(st == RK1828_HIF_ST_ACCESS,
 	      "ctx 2 cannot READ ctx 1's mapping -> ACCESS");
 	memcpy(before, mem + 0x100000, sizeof(before));
 	st = do_write(card, 2, 0x100000, src + 100, 64);
-	check(st == RK1828_HIF_ST_ACCESS &&
+	tap_ok(st == RK1828_HIF_ST_ACCESS &&
 	      memcmp(before, mem + 0x100000, sizeof(before)) == 0,
 	      "ctx 2 cannot WRITE ctx 1's mapping, memory untouched");
 
 	/* COPY within ctx 1: [1M+100, +4096) -> [3M, ...). */
 	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 1, 0x100000 + 100, 0x300000,
 		 4096);
-	check(st == 0 && memcmp(mem + 0x300000, src, 4096) == 0,
+	tap_ok(st == 0 && memcmp(mem + 0x300000, src, 4096) == 0,
 	      "COPY between two mappings (status %d)", st);
 	/* Overlapping COPY behaves like memmove. */
 	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 1, 0x300000, 0x300000 + 10,
 		 4096);
-	check(st == 0 && memcmp(mem + 0x300000 + 10, src, 4096) == 0,
+	tap_ok(st == 0 && memcmp(mem + 0x300000 + 10, src, 4096) == 0,
 	      "overlapping COPY is a memmove (status %d)", st);
 	memcpy(before, mem + 0x300000, sizeof(before));
 	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 1, 0x100000, 0x3fffff, 2);
-	check(st == RK1828_HIF_ST_ACCESS &&
+	tap_ok(st == RK1828_HIF_ST_ACCESS &&
 	      memcmp(before, mem + 0x300000, sizeof(before)) == 0,
 	      "COPY whose destination leaves the mapping -> ACCESS");
 	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 2, 0x100000, 0x300000, 16);
-	check(st == RK1828_HIF_ST_ACCESS, "COPY in ctx 2 of ctx 1's memory -> ACCESS");
+	tap_ok(st == RK1828_HIF_ST_ACCESS, "COPY in ctx 2 of ctx 1's memory -> ACCESS");
 
 	/* Data on a command that takes none: INVAL, stream in sync. */
 	{
@@ -339,7 +324,7 @@ static void test_rw(struct emu_card *card)
 		emu_card_feed(card, MGMT, &m, sizeof(m));
 		emu_card_feed(card, MGMT, "hello", 5);
 		st = get_completion(card, MGMT, &m, NULL, 0, NULL);
-		check(st == RK1828_HIF_ST_INVAL &&
+		tap_ok(st == RK1828_HIF_ST_INVAL &&
 		      cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
 		      "INFO carrying data -> INVAL, next command still parsed");
 	}
@@ -352,7 +337,7 @@ static void test_rw(struct emu_card *card)
 		emu_card_feed(card, COPYQ, &m, sizeof(m));
 		emu_card_feed(card, COPYQ, src + 500, 16);
 		st = get_completion(card, COPYQ, &m, NULL, 0, NULL);
-		check(st == RK1828_HIF_ST_INVAL &&
+		tap_ok(st == RK1828_HIF_ST_INVAL &&
 		      memcmp(before, mem + 0x100000, 16) == 0 &&
 		      do_read(card, 1, 0x100000 + 100, dst, 16, &got) == 0 &&
 		      memcmp(dst, src, 16) == 0,
@@ -366,7 +351,7 @@ static void test_rw(struct emu_card *card)
 		m.flags = htole16(1);
 		emu_card_feed(card, COPYQ, &m, sizeof(m));
 		st = get_completion(card, COPYQ, &m, NULL, 0, NULL);
-		check(st == RK1828_HIF_ST_INVAL, "non-zero flags -> INVAL");
+		tap_ok(st == RK1828_HIF_ST_INVAL, "non-zero flags -> INVAL");
 	}
 }
 
@@ -423,7 +408,7 @@ static void test_split(struct emu_card *card)
 			n = want - got;
 		got += emu_card_read(card, COPYQ, out + got, n);
 	}
-	check(got == want, "split stream: %zu of %zu completion bytes", got, want);
+	tap_ok(got == want, "split stream: %zu of %zu completion bytes", got, want);
 	for (pos = 0, i = 0; i < N && got == want; i++) {
 		struct rk1828_hif_msg h;
 
@@ -437,9 +422,9 @@ static void test_split(struct emu_card *card)
 		ok &= memcmp(out + pos, data[i], LEN) == 0;
 		pos += LEN;
 	}
-	check(got == want && ok,
+	tap_ok(got == want && ok,
 	      "split stream: 5 WRITE+READ pairs fed in 1..4093-byte pieces round-trip");
-	check(emu_card_out_avail(card, COPYQ) == 0, "no stray completion bytes");
+	tap_ok(emu_card_out_avail(card, COPYQ) == 0, "no stray completion bytes");
 }
 
 static void *reader_thread(void *arg)
@@ -471,12 +456,12 @@ static void test_large(struct emu_card *card)
 	int st;
 
 	if (!src || !dst) {
-		check(0, "large transfer: out of memory");
+		tap_ok(0, "large transfer: out of memory");
 		free(src);
 		free(dst);
 		return;
 	}
-	check(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000000, 0x2000000, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000000, 0x2000000, 0) == 0,
 	      "MAP [16M, 48M) -> OK");
 	fill(src, len, 7);
 	emu_card_get_stats(card, COPYQ, &st0);
@@ -487,18 +472,18 @@ static void test_large(struct emu_card *card)
 		emu_card_feed(card, COPYQ, src + off,
 			      len - off < 65536 ? len - off : 65536);
 	st = get_completion(card, COPYQ, &m, NULL, 0, NULL);
-	check(st == 0 && memcmp(emu_card_mem(card) + 0x1000000 + 3, src, len) == 0,
+	tap_ok(st == 0 && memcmp(emu_card_mem(card) + 0x1000000 + 3, src, len) == 0,
 	      "20 MiB WRITE in 64 KiB pieces (status %d)", st);
 
 	m = mkcmd(RK1828_HIF_OP_READ, 1, 0x1000000 + 3, len, 0, 0);
 	pthread_create(&th, NULL, reader_thread, args);
 	emu_card_feed(card, COPYQ, &m, HDR);
 	pthread_join(th, NULL);
-	check(want == HDR + len && memcmp(dst + HDR, src, len) == 0 &&
+	tap_ok(want == HDR + len && memcmp(dst + HDR, src, len) == 0 &&
 	      le32toh(((struct rk1828_hif_msg *)dst)->data_len) == len,
 	      "20 MiB READ streams through the back-pressure limit");
 	emu_card_get_stats(card, COPYQ, &st1);
-	check(st1.commands - st0.commands == 2 && st1.errors == st0.errors,
+	tap_ok(st1.commands - st0.commands == 2 && st1.errors == st0.errors,
 	      "queue stats count the 2 commands (%llu)",
 	      (unsigned long long)(st1.commands - st0.commands));
 	free(src);
@@ -518,11 +503,11 @@ static void test_desync_and_reset(struct emu_card *card)
 	emu_card_feed(card, MGMT, junk, sizeof(junk));
 	m = mkcmd(RK1828_HIF_OP_INFO, 0, 0, 0, 0, 0);
 	emu_card_feed(card, MGMT, &m, sizeof(m));
-	check(emu_card_wait_idle(card, TMO) == 0 &&
+	tap_ok(emu_card_wait_idle(card, TMO) == 0 &&
 	      emu_card_out_avail(card, MGMT) == 0,
 	      "bad magic: no completion, later commands dropped");
 	emu_card_get_stats(card, MGMT, &st);
-	check(st.desyncs == 1, "bad magic counted as one desync (%llu)",
+	tap_ok(st.desyncs == 1, "bad magic counted as one desync (%llu)",
 	      (unsigned long long)st.desyncs);
 
 	/* A WRITE whose data never fully arrives, on the copy queue. */
@@ -530,18 +515,18 @@ static void test_desync_and_reset(struct emu_card *card)
 	emu_card_feed(card, COPYQ, &w, sizeof(w));
 	memset(half, 0xee, sizeof(half));
 	emu_card_feed(card, COPYQ, half, sizeof(half));
-	check(emu_card_wait_idle(card, TMO) == 0 &&
+	tap_ok(emu_card_wait_idle(card, TMO) == 0 &&
 	      emu_card_out_avail(card, COPYQ) == 0,
 	      "partial WRITE waits for its data without a completion");
 
 	emu_card_reset_queues(card);
-	check(cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
 	      "RESET_QUEUES resynchronises a desynchronised queue");
-	check(do_read(card, 1, 0x100000, buf, sizeof(buf), &got) == 0 &&
+	tap_ok(do_read(card, 1, 0x100000, buf, sizeof(buf), &got) == 0 &&
 	      got == sizeof(buf),
 	      "RESET_QUEUES drops the partial WRITE; contexts and mappings survive");
 	emu_card_get_stats(card, COPYQ, &st);
-	check(st.aborted >= 1, "the abandoned WRITE is counted as aborted");
+	tap_ok(st.aborted >= 1, "the abandoned WRITE is counted as aborted");
 }
 
 static double now_s(void)
@@ -561,7 +546,7 @@ static void put_delay_prog(struct emu_card *card, uint64_t addr, uint32_t ms)
 	p.op = htole32(RK1828_PROG_OP_DELAY);
 	p.size = htole32(sizeof(p));
 	p.delay_ms = htole32(ms);
-	check(do_write(card, 1, addr, &p, sizeof(p)) == 0,
+	tap_ok(do_write(card, 1, addr, &p, sizeof(p)) == 0,
 	      "WRITE a DELAY program of %u ms", ms);
 }
 
@@ -574,11 +559,11 @@ static void test_exec_reset(struct emu_card *card)
 	put_delay_prog(card, 0x100000, 20);
 	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 1, 0x100000,
 		 sizeof(struct rk1828_hif_program), 0);
-	check(st == 0, "EXEC of a 20 ms DELAY program -> OK (status %d)", st);
+	tap_ok(st == 0, "EXEC of a 20 ms DELAY program -> OK (status %d)", st);
 	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 1, 0x280000, 160, 0);
-	check(st == RK1828_HIF_ST_ACCESS, "EXEC of an unmapped program -> ACCESS");
+	tap_ok(st == RK1828_HIF_ST_ACCESS, "EXEC of an unmapped program -> ACCESS");
 	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 2, 0x100000, 160, 0);
-	check(st == RK1828_HIF_ST_ACCESS,
+	tap_ok(st == RK1828_HIF_ST_ACCESS,
 	      "EXEC of another context's program -> ACCESS");
 
 	put_delay_prog(card, 0x100000, 60000);
@@ -592,10 +577,10 @@ static void test_exec_reset(struct emu_card *card)
 	t0 = now_s();
 	emu_card_reset_queues(card);
 	dt = now_s() - t0;
-	check(dt < 2.0, "RESET_QUEUES aborts a 60 s EXEC in %.3f s", dt);
-	check(emu_card_out_avail(card, COMPUTE) == 0,
+	tap_ok(dt < 2.0, "RESET_QUEUES aborts a 60 s EXEC in %.3f s", dt);
+	tap_ok(emu_card_out_avail(card, COMPUTE) == 0,
 	      "the aborted EXEC and the queued INFO produce no completion");
-	check(cmd(card, COMPUTE, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
+	tap_ok(cmd(card, COMPUTE, RK1828_HIF_OP_INFO, 0, 0, 0, 0) == 0,
 	      "the compute queue works after the reset");
 }
 
@@ -626,7 +611,7 @@ static void test_race(struct emu_card *card)
 	int i, st, bad = 0;
 	uint32_t got;
 
-	check(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x1000000, 0, 0) == 0 &&
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_UNMAP, 1, 0x1000000, 0, 0) == 0 &&
 	      cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0x1000000, 0x1000000, 0) == 0,
 	      "re-MAP [16M, 32M) -> OK");
 	pthread_create(&th, NULL, map_churn, &r);
@@ -643,7 +628,7 @@ static void test_race(struct emu_card *card)
 	}
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	check(bad == 0 && r.bad == 0,
+	tap_ok(bad == 0 && r.bad == 0,
 	      "300 WRITE/READ round trips while MAP/UNMAP churns on MGMT (%d/%d bad)",
 	      bad, r.bad);
 }
@@ -654,10 +639,10 @@ static void test_reset_all(struct emu_card *card)
 	uint32_t got;
 
 	emu_card_reset_all(card);
-	check(do_read(card, 1, 0x100000, buf, sizeof(buf), &got) ==
+	tap_ok(do_read(card, 1, 0x100000, buf, sizeof(buf), &got) ==
 	      RK1828_HIF_ST_NOCTX,
 	      "full reset destroys every context (READ -> NOCTX)");
-	check(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) == 0,
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) == 0,
 	      "ctx 1 can be created again after a full reset");
 }
 
@@ -876,7 +861,7 @@ static void test_usbredir(void)
 
 	sa.card = emu_card_create(&cfg);
 	if (!sa.card || socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
-		check(0, "usbredir: setup");
+		tap_ok(0, "usbredir: setup");
 		return;
 	}
 	sa.fd = sv[0];
@@ -906,25 +891,25 @@ static void test_usbredir(void)
 		for (i = 0; i < 50 && !pe.connected; i++)
 			peer_pump(&pe, &dummy, 20);
 	}
-	check(pe.connected && pe.dc.speed == usb_redir_speed_super &&
+	tap_ok(pe.connected && pe.dc.speed == usb_redir_speed_super &&
 	      pe.dc.vendor_id == RK1828_USB_VID &&
 	      pe.dc.product_id == RK1828_USB_PID && pe.dc.device_class == 0xff,
 	      "usbredir: device_connect SuperSpeed %04x:%04x", pe.dc.vendor_id,
 	      pe.dc.product_id);
-	check(pe.have_ep && pe.ep.type[1] == usb_redir_type_bulk &&
+	tap_ok(pe.have_ep && pe.ep.type[1] == usb_redir_type_bulk &&
 	      pe.ep.type[16 + 3] == usb_redir_type_bulk &&
 	      pe.ep.type[4] == usb_redir_type_invalid &&
 	      pe.ep.max_packet_size[16 + 2] == 1024,
 	      "usbredir: ep_info lists 3 bulk pairs with 1024-byte packets");
 
 	n = peer_control(&pe, 0x80, 6, 0x0100, 0, 64);
-	check(n == 18 && pe.ctrl_data[0] == 18 && pe.ctrl_data[2] == 0x20 &&
+	tap_ok(n == 18 && pe.ctrl_data[0] == 18 && pe.ctrl_data[2] == 0x20 &&
 	      pe.ctrl_data[3] == 0x03 && pe.ctrl_data[7] == 9 &&
 	      pe.ctrl_data[8] == 0x07 && pe.ctrl_data[9] == 0x22 &&
 	      pe.ctrl_data[10] == 0x28 && pe.ctrl_data[11] == 0x18,
 	      "usbredir: device descriptor (18 bytes, bcdUSB 3.2, EP0 2^9)");
 	n = peer_control(&pe, 0x80, 6, 0x0100, 0, 8);
-	check(n == 8, "usbredir: a short GET_DESCRIPTOR gets at most wLength (%d)", n);
+	tap_ok(n == 8, "usbredir: a short GET_DESCRIPTOR gets at most wLength (%d)", n);
 	n = peer_control(&pe, 0x80, 6, 0x0200, 0, 255);
 	for (i = 9; n > 0 && i < n; i += pe.ctrl_data[i]) {
 		if (pe.ctrl_data[i] == 0)
@@ -933,29 +918,29 @@ static void test_usbredir(void)
 		       pe.ctrl_data[i + 4] == 0 && pe.ctrl_data[i + 5] == 4;
 		comps += pe.ctrl_data[i + 1] == 0x30;
 	}
-	check(n == 96 && pe.ctrl_data[2] == 96 && pe.ctrl_data[4] == 1 &&
+	tap_ok(n == 96 && pe.ctrl_data[2] == 96 && pe.ctrl_data[4] == 1 &&
 	      eps == 6 && comps == 6,
 	      "usbredir: configuration: 96 bytes, 6 bulk endpoints + 6 SS companions (%d, %d, %d)",
 	      n, eps, comps);
 	n = peer_control(&pe, 0x80, 6, 0x0f00, 0, 255);
-	check(n == 22 && pe.ctrl_data[4] == 2 && pe.ctrl_data[14] == 3,
+	tap_ok(n == 22 && pe.ctrl_data[4] == 2 && pe.ctrl_data[14] == 3,
 	      "usbredir: BOS with USB 2.0 extension and SuperSpeed capability");
 	n = peer_control(&pe, 0x80, 6, 0x0302, 0x409, 255);
-	check(n == 2 + 2 * (int)strlen(EMU_USB_PRODUCT) && pe.ctrl_data[2] == 'R' &&
+	tap_ok(n == 2 + 2 * (int)strlen(EMU_USB_PRODUCT) && pe.ctrl_data[2] == 'R' &&
 	      pe.ctrl_data[4] == 'K', "usbredir: product string");
 	n = peer_control(&pe, 0x80, 6, 0x0303, 0x409, 255);
-	check(n == 18 && pe.ctrl_data[2] == 'A' && pe.ctrl_data[16] == '5',
+	tap_ok(n == 18 && pe.ctrl_data[2] == 'A' && pe.ctrl_data[16] == '5',
 	      "usbredir: serial string is the serial in hex (ABC12345)");
-	check(peer_control(&pe, 0x80, 6, 0x0600, 0, 10) == -1,
+	tap_ok(peer_control(&pe, 0x80, 6, 0x0600, 0, 10) == -1,
 	      "usbredir: unknown descriptor stalls");
-	check(peer_control(&pe, 0xc0, 0x55, 0, 0, 4) == -1,
+	tap_ok(peer_control(&pe, 0xc0, 0x55, 0, 0, 4) == -1,
 	      "usbredir: unknown vendor request stalls");
 
 	{
 		struct usb_redir_set_configuration_header sc = { .configuration = 1 };
 
 		usbredirparser_send_set_configuration(pe.p, 77, &sc);
-		check(peer_pump(&pe, &pe.n_cfg, TMO) && pe.cfg_id == 77 &&
+		tap_ok(peer_pump(&pe, &pe.n_cfg, TMO) && pe.cfg_id == 77 &&
 		      pe.cfg_status == usb_redir_success,
 		      "usbredir: SET_CONFIGURATION 1");
 	}
@@ -966,18 +951,18 @@ static void test_usbredir(void)
 	m.opcode = htole16(RK1828_HIF_OP_INFO);
 	m.seq = htole32(4242);
 	id = peer_bulk_send(&pe, 0x01, &m, sizeof(m));
-	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	tap_ok(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
 	      pe.bulk_status == usb_redir_success && pe.bulk_hdr_len == 48 &&
 	      pe.bulk_len == 0,
 	      "usbredir: bulk OUT acknowledged with its length and no data");
 	id = peer_bulk_send(&pe, 0x81, NULL, 48);
-	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	tap_ok(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
 	      pe.bulk_len == 48 && pe.bulk_hdr_len == 48 &&
 	      (memcpy(&r, pe.bulk_data, 48), le32toh(r.seq) == 4242) &&
 	      le32toh(r.data_len) == 64,
 	      "usbredir: bulk IN of 48 gets exactly the completion header");
 	id = peer_bulk_send(&pe, 0x81, NULL, 1000);
-	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	tap_ok(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
 	      pe.bulk_len == 64 && pe.bulk_hdr_len == 64 &&
 	      (memcpy(&info, pe.bulk_data, 64),
 	       le64toh(info.serial) == 0xabc12345),
@@ -985,10 +970,10 @@ static void test_usbredir(void)
 
 	/* An IN with nothing ready stays pending, then is cancelled. */
 	id = peer_bulk_send(&pe, 0x82, NULL, 48);
-	check(!peer_pump(&pe, &pe.n_bulk, 200),
+	tap_ok(!peer_pump(&pe, &pe.n_bulk, 200),
 	      "usbredir: bulk IN with no completion stays pending");
 	usbredirparser_send_cancel_data_packet(pe.p, id);
-	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	tap_ok(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
 	      pe.bulk_status == usb_redir_cancelled && pe.bulk_len == 0,
 	      "usbredir: cancel_data_packet answers the pending IN as cancelled");
 
@@ -998,22 +983,22 @@ static void test_usbredir(void)
 	peer_bulk_send(&pe, 0x01, &m, sizeof(m));
 	for (i = 0; i < 2; i++)
 		peer_pump(&pe, &pe.n_bulk, TMO);
-	check(pe.bulk_id == id && pe.bulk_len == 48 &&
+	tap_ok(pe.bulk_id == id && pe.bulk_len == 48 &&
 	      (memcpy(&r, pe.bulk_data, 48), le32toh(r.seq) == 4243),
 	      "usbredir: a pending IN is answered when the completion is ready");
 
 	/* RESET_QUEUES drops the 64 unread INFO bytes. */
-	check(peer_control(&pe, 0x40, RK1828_HIF_REQ_RESET_QUEUES, 0, 0, 0) == 0,
+	tap_ok(peer_control(&pe, 0x40, RK1828_HIF_REQ_RESET_QUEUES, 0, 0, 0) == 0,
 	      "usbredir: RESET_QUEUES vendor request succeeds");
 	m.seq = htole32(4244);
 	peer_bulk_send(&pe, 0x01, &m, sizeof(m));
 	peer_pump(&pe, &pe.n_bulk, TMO);
 	id = peer_bulk_send(&pe, 0x81, NULL, 48);
-	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	tap_ok(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
 	      (memcpy(&r, pe.bulk_data, 48), le32toh(r.seq) == 4244),
 	      "usbredir: after RESET_QUEUES the next IN starts a fresh completion");
 	id = peer_bulk_send(&pe, 0x04, &m, 8);
-	check(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
+	tap_ok(peer_pump(&pe, &pe.n_bulk, TMO) && pe.bulk_id == id &&
 	      pe.bulk_status == usb_redir_stall,
 	      "usbredir: bulk OUT to a missing endpoint stalls");
 
@@ -1044,7 +1029,7 @@ static void test_usbredir(void)
 		peer_bulk_send(&pe, 0x81, NULL, 48);
 		k = k && peer_pump_until(&pe, &pe.n_bulk, base + 4, TMO) &&
 		    pe.bulk_len == 48 && pe.bulk_data[16] == 0;
-		check(k, "usbredir: CTX_CREATE + MAP 64 MiB over bulk -> OK");
+		tap_ok(k, "usbredir: CTX_CREATE + MAP 64 MiB over bulk -> OK");
 
 		rd.opcode = htole16(RK1828_HIF_OP_READ);
 		rd.ctx = htole32(1);
@@ -1066,7 +1051,7 @@ static void test_usbredir(void)
 		 */
 		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 17, 2000);
 		peer_pump(&pe, &pe.n_out_acks, 300);
-		check(pe.n_out_acks - acks0 == 17,
+		tap_ok(pe.n_out_acks - acks0 == 17,
 		      "usbredir: OUT acks held past the input high-water mark (%d of 26)",
 		      pe.n_out_acks - acks0);
 		/* Drain the READ completion: header + 30 MiB. */
@@ -1075,14 +1060,14 @@ static void test_usbredir(void)
 		for (k = 0; k < 31; k++)
 			peer_bulk_send(&pe, 0x83, NULL, 1 << 20);
 		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 26, TMO);
-		check(pe.n_out_acks - acks0 == 26,
+		tap_ok(pe.n_out_acks - acks0 == 26,
 		      "usbredir: held OUT acks released once the queue drains (%d)",
 		      pe.n_out_acks - acks0);
 		peer_pump_until(&pe, &pe.n_bulk, base + 31 + (26 - 17), TMO);
-		check(pe.in_bytes == rlen + HDR,
+		tap_ok(pe.in_bytes == rlen + HDR,
 		      "usbredir: READ completion streamed to the host (%llu bytes)",
 		      (unsigned long long)pe.in_bytes);
-		check(emu_card_wait_output(sa.card, COPYQ, HDR, TMO) == 0 &&
+		tap_ok(emu_card_wait_output(sa.card, COPYQ, HDR, TMO) == 0 &&
 		      memchr(emu_card_mem(sa.card) + (40u << 20), 0, wlen) == NULL,
 		      "usbredir: the 24 MiB WRITE behind it completed into card memory");
 	}
@@ -1091,7 +1076,7 @@ static void test_usbredir(void)
 	usbredirparser_destroy(pe.p);
 	close(pe.fd);
 	pthread_join(th, NULL);
-	check(sa.ret == 0, "usbredir: serve returns 0 when the peer closes (%d)",
+	tap_ok(sa.ret == 0, "usbredir: serve returns 0 when the peer closes (%d)",
 	      sa.ret);
 	close(sv[0]);
 	emu_card_destroy(sa.card);
@@ -1102,13 +1087,11 @@ int main(void)
 	struct emu_card_config bad = { .mem_size = 0 };
 	struct emu_card *card;
 
-	check(emu_card_create(&bad) == NULL, "card with 0 bytes of memory is refused");
+	tap_ok(emu_card_create(&bad) == NULL, "card with 0 bytes of memory is refused");
 	card = new_card();
-	check(card != NULL, "card with 64 MiB created");
-	if (!card) {
-		printf("# %d passed, %d failed\n", n_pass, n_fail);
-		return 1;
-	}
+	tap_ok(card != NULL, "card with 64 MiB created");
+	if (!card)
+		return tap_done();
 	test_info(card);
 	test_ctx(card);
 	test_map(card);
@@ -1121,6 +1104,5 @@ int main(void)
 	test_reset_all(card);
 	emu_card_destroy(card);
 	test_usbredir();
-	printf("# %d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

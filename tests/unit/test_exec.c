@@ -31,6 +31,8 @@
 #include "rk1828_hif.h"
 #include "ref_forward.h"
 
+#include "tap.h"
+
 #define TOL 1e-4
 #define N_CTX 64
 #define N_PROMPT 21
@@ -40,22 +42,6 @@
 #define MEM_SIZE (16u << 20)
 #define PROG_BYTES 4096
 
-static int n_pass, n_fail;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", n_pass + n_fail + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (cond)
-		n_pass++;
-	else
-		n_fail++;
-}
 
 /* ------------------------------------------------------------ fake card */
 
@@ -346,7 +332,7 @@ static void check_model(struct ref_model *m, const char *label, const int *toks)
 	const float *out = (const float *)(c->mem + d->logits);
 	int i, rc;
 
-	ok(ref != NULL, "%s: reference forward runs", label);
+	tap_ok(ref != NULL, "%s: reference forward runs", label);
 	if (!ref)
 		goto out;
 	for (bi = 0; bi < sizeof(buckets) / sizeof(buckets[0]); bi++) {
@@ -355,7 +341,7 @@ static void check_model(struct ref_model *m, const char *label, const int *toks)
 		dev_reset_kv(d);
 		rc = run_tokens(d, m, toks, 0, N_PROMPT, buckets[bi], 0);
 		r = rc ? INFINITY : rel_diff(out, ref + (N_PROMPT - 1) * V, V);
-		ok(rc == 0 && r <= TOL, "%s: prompt of %d in buckets of %d: rc %d, rel %.3g",
+		tap_ok(rc == 0 && r <= TOL, "%s: prompt of %d in buckets of %d: rc %d, rel %.3g",
 		   label, N_PROMPT, buckets[bi], rc, r);
 		for (i = N_PROMPT; i < N_SEQ && rc == 0; i++) {
 			rc = run_tokens(d, m, toks, i, 1, 1, 0);
@@ -363,7 +349,7 @@ static void check_model(struct ref_model *m, const char *label, const int *toks)
 			if (r > worst)
 				worst = r;
 		}
-		ok(rc == 0 && worst <= TOL, "%s: %d decode steps after bucket %d: rc %d, rel %.3g",
+		tap_ok(rc == 0 && worst <= TOL, "%s: %d decode steps after bucket %d: rc %d, rel %.3g",
 		   label, N_DECODE, buckets[bi], rc, worst);
 	}
 	/* All logits of one 16-token bucket at pos 4 (after a 4-token bucket). */
@@ -380,7 +366,7 @@ static void check_model(struct ref_model *m, const char *label, const int *toks)
 			if (r > worst)
 				worst = r;
 		}
-		ok(rc == 0 && worst <= TOL, "%s: F_ALL_LOGITS, 16 tokens at pos 4: rc %d, rel %.3g",
+		tap_ok(rc == 0 && worst <= TOL, "%s: F_ALL_LOGITS, 16 tokens at pos 4: rc %d, rel %.3g",
 		   label, rc, worst);
 	}
 out:
@@ -426,7 +412,7 @@ static void neg_run(struct neg_env *e, int want, const char *what)
 	memcpy(e->snap, e->c->mem, MEM_SIZE);
 	rc = emu_exec(&a, e->d->prog[1], PROG_BYTES);
 	same = memcmp(e->snap, e->c->mem, MEM_SIZE) == 0;
-	ok(rc == want && same, "%s -> %s (rc %d, memory %s)", what,
+	tap_ok(rc == want && same, "%s -> %s (rc %d, memory %s)", what,
 	   want == RK1828_HIF_ST_ACCESS ? "ACCESS" : "INVAL", rc, same ? "untouched" : "CHANGED");
 }
 
@@ -450,7 +436,7 @@ static void check_rejections(struct ref_model *m)
 	memcpy(e.c->mem + e.d->prog[1], e.prog, PROG_BYTES);
 	a = card_access(e.c, NULL);
 	rc = emu_exec(&a, e.d->prog[1], PROG_BYTES);
-	ok(rc == RK1828_HIF_ST_OK, "baseline program runs (rc %d)", rc);
+	tap_ok(rc == RK1828_HIF_ST_OK, "baseline program runs (rc %d)", rc);
 
 	/* ---- ACCESS: addresses outside the mappings */
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
@@ -487,10 +473,10 @@ static void check_rejections(struct ref_model *m)
 		memcpy(e.c->mem + hole, e.prog, PROG_BYTES);
 		memcpy(e.snap, e.c->mem, MEM_SIZE);
 		rc = emu_exec(&a, hole, PROG_BYTES);
-		ok(rc == RK1828_HIF_ST_ACCESS && !memcmp(e.snap, e.c->mem, MEM_SIZE),
+		tap_ok(rc == RK1828_HIF_ST_ACCESS && !memcmp(e.snap, e.c->mem, MEM_SIZE),
 		   "program itself in unmapped memory -> ACCESS (rc %d)", rc);
 		rc = emu_exec(&a, MEM_SIZE - 16, PROG_BYTES);
-		ok(rc == RK1828_HIF_ST_ACCESS, "program beyond card memory -> ACCESS (rc %d)", rc);
+		tap_ok(rc == RK1828_HIF_ST_ACCESS, "program beyond card memory -> ACCESS (rc %d)", rc);
 	}
 
 	/* ---- INVAL: malformed programs */
@@ -597,7 +583,7 @@ static void check_rejections(struct ref_model *m)
 	{
 		a = card_access(e.c, NULL);
 		rc = emu_exec(&a, e.d->prog[1], 100);
-		ok(rc == RK1828_HIF_ST_INVAL, "EXEC size below the header -> INVAL (rc %d)", rc);
+		tap_ok(rc == RK1828_HIF_ST_INVAL, "EXEC size below the header -> INVAL (rc %d)", rc);
 	}
 
 	/* ---- DELAY and abort */
@@ -612,17 +598,17 @@ static void check_rejections(struct ref_model *m)
 		memcpy(e.c->mem + e.d->prog[1], e.prog, PROG_BYTES);
 		a = card_access(e.c, &stop);
 		rc = emu_exec(&a, e.d->prog[1], PROG_BYTES);
-		ok(rc == RK1828_HIF_ST_OK, "DELAY 3 ms succeeds (rc %d)", rc);
+		tap_ok(rc == RK1828_HIF_ST_OK, "DELAY 3 ms succeeds (rc %d)", rc);
 		stop = 1;
 		H(&e)->delay_ms = htole32(100000);
 		memcpy(e.c->mem + e.d->prog[1], e.prog, PROG_BYTES);
 		rc = emu_exec(&a, e.d->prog[1], PROG_BYTES);
-		ok(rc == -1, "DELAY with abort set returns -1 at once (rc %d)", rc);
+		tap_ok(rc == -1, "DELAY with abort set returns -1 at once (rc %d)", rc);
 
 		neg_prog(&e, RK1828_PROG_F_OUTPUT);
 		memcpy(e.c->mem + e.d->prog[1], e.prog, PROG_BYTES);
 		rc = emu_exec(&a, e.d->prog[1], PROG_BYTES);
-		ok(rc == -1, "decoder program with abort set returns -1 (rc %d)", rc);
+		tap_ok(rc == -1, "decoder program with abort set returns -1 (rc %d)", rc);
 	}
 
 	free(e.snap);
@@ -721,18 +707,18 @@ static void check_synth(const int *toks)
 	int t[N_SEQ], i;
 
 	if (write_synth(path, sizeof(path))) {
-		ok(0, "write the synthetic qwen3 GGUF");
+		tap_ok(0, "write the synthetic qwen3 GGUF");
 		return;
 	}
 	m = ref_load(path, N_CTX, err, sizeof(err));
-	ok(m && m->c.neox && m->c.head_dim == 32 && m->layers[0].bq.data &&
+	tap_ok(m && m->c.neox && m->c.head_dim == 32 && m->layers[0].bq.data &&
 	   m->layers[2].k_norm.data, "synthetic qwen3 (biases, q/k norm, NEOX) loads%s%s",
 	   m ? "" : ": ", m ? "" : err);
 	if (m) {
 		for (i = 0; i < N_SEQ; i++)
 			t[i] = toks[i] % m->c.n_vocab;
 		check_model(m, "qwen3 f32", t);
-		ok(ref_quantize(m, QUANT_TYPE_Q4_0) == 22, "qwen3: 22 tensors to q4_0");
+		tap_ok(ref_quantize(m, QUANT_TYPE_Q4_0) == 22, "qwen3: 22 tensors to q4_0");
 		check_model(m, "qwen3 q4_0", t);
 	}
 	ref_free(m);
@@ -759,7 +745,7 @@ int main(void)
 	if (!path)
 		path = "../shared/models/stories260K.gguf";
 	m = ref_load(path, N_CTX, err, sizeof(err));
-	ok(m != NULL, "load %s%s%s", path, m ? "" : ": ", m ? "" : err);
+	tap_ok(m != NULL, "load %s%s%s", path, m ? "" : ": ", m ? "" : err);
 	if (!m)
 		goto done;
 	toks[0] = 1;	/* BOS, then a fixed pseudo-random sequence */
@@ -785,7 +771,7 @@ int main(void)
 		int n = q ? ref_quantize(q, variants[i].type) : -1;
 
 		/* 5 blocks x 6 quantizable matrices + LM head (ffn_down: 172 columns). */
-		ok(n == (variants[i].type == QUANT_TYPE_F16 ? 36 : 31),
+		tap_ok(n == (variants[i].type == QUANT_TYPE_F16 ? 36 : 31),
 		   "%s: %d tensors converted", variants[i].name, n);
 		if (q && n > 0)
 			check_model(q, variants[i].name, toks);
@@ -795,6 +781,5 @@ int main(void)
 	ref_free(m);
 done:
 	emu_exec_set_threads(0);
-	printf("# %d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

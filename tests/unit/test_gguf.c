@@ -24,25 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static int n_pass, n_fail;
+#include "tap.h"
+
 static char tmpdir[64];
 static char tpath[128];		/* scratch file for mutated images */
-
-static void __attribute__((format(printf, 2, 3)))
-check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", n_pass + n_fail + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (cond)
-		n_pass++;
-	else
-		n_fail++;
-}
 
 static int write_file(const char *path, const void *buf, size_t len)
 {
@@ -100,29 +85,29 @@ static void test_stories(const char *path)
 	double best = 1e9, limit;
 	int b, ok;
 
-	check(f != NULL, "stories260K opens: %s", f ? path : err);
+	tap_ok(f != NULL, "stories260K opens: %s", f ? path : err);
 	if (!f)
 		return;
-	check(f->version == 3 && f->n_tensors == 48 && f->n_kv == 19 &&
+	tap_ok(f->version == 3 && f->n_tensors == 48 && f->n_kv == 19 &&
 	      f->alignment == 32 && f->data_offset == 14176 &&
 	      f->map_size == 1185376,
 	      "stories260K header: v%u, %" PRIu64 " tensors, %" PRIu64 " kv, data at %" PRIu64,
 	      f->version, f->n_tensors, f->n_kv, f->data_offset);
-	check(gguf_get_str(f, "general.architecture", &s) && str_is(&s, "llama"),
+	tap_ok(gguf_get_str(f, "general.architecture", &s) && str_is(&s, "llama"),
 	      "general.architecture = llama");
-	check(gguf_get_u64(f, "llama.block_count", &u) && u == 5,
+	tap_ok(gguf_get_u64(f, "llama.block_count", &u) && u == 5,
 	      "llama.block_count = 5");
-	check(gguf_get_u64(f, "llama.embedding_length", &u) && u == 64,
+	tap_ok(gguf_get_u64(f, "llama.embedding_length", &u) && u == 64,
 	      "llama.embedding_length = 64");
-	check(gguf_get_u64(f, "llama.feed_forward_length", &u) && u == 172 &&
+	tap_ok(gguf_get_u64(f, "llama.feed_forward_length", &u) && u == 172 &&
 	      gguf_get_u64(f, "llama.attention.head_count", &u) && u == 8 &&
 	      gguf_get_u64(f, "llama.attention.head_count_kv", &u) && u == 4 &&
 	      gguf_get_u64(f, "llama.rope.dimension_count", &u) && u == 8,
 	      "ffn 172, 8 heads, 4 kv heads, rope dim 8");
-	check(gguf_get_f32(f, "llama.attention.layer_norm_rms_epsilon", &eps) &&
+	tap_ok(gguf_get_f32(f, "llama.attention.layer_norm_rms_epsilon", &eps) &&
 	      eps == 1e-5f, "rms epsilon 1e-5");
 	kv = gguf_find_kv(f, "tokenizer.ggml.tokens");
-	check(kv && kv->type == GGUF_VT_ARRAY && kv->arr_type == GGUF_VT_STRING &&
+	tap_ok(kv && kv->type == GGUF_VT_ARRAY && kv->arr_type == GGUF_VT_STRING &&
 	      kv->arr_n == 512 && gguf_arr_str(kv, 0, &s) && str_is(&s, "<unk>") &&
 	      gguf_arr_str(kv, 3 + 0x41, &s) && str_is(&s, "<0x41>") &&
 	      gguf_arr_str(kv, 403, &s) && str_is(&s, "\xe2\x96\x81Once") &&
@@ -134,17 +119,17 @@ static void test_stories(const char *path)
 		const struct gguf_kv *sk = gguf_find_kv(f, "tokenizer.ggml.scores");
 		const struct gguf_kv *tk = gguf_find_kv(f, "tokenizer.ggml.token_type");
 
-		check(sk && sk->arr_n == 512 && gguf_arr_f32(sk, 0, &sc) &&
+		tap_ok(sk && sk->arr_n == 512 && gguf_arr_f32(sk, 0, &sc) &&
 		      !gguf_arr_f32(sk, 512, &sc) && tk && tk->arr_n == 512 &&
 		      gguf_arr_i64(tk, 1, &ty) && ty == 3 &&
 		      gguf_arr_i64(tk, 3, &ty) && ty == 6 &&
 		      !gguf_arr_i64(sk, 0, &ty) && !gguf_arr_f32(tk, 0, &sc),
 		      "scores and token types: 512 each, BOS control, <0x00> byte, type checks");
 	}
-	check(gguf_get_u64(f, "tokenizer.ggml.bos_token_id", &u) && u == 1 &&
+	tap_ok(gguf_get_u64(f, "tokenizer.ggml.bos_token_id", &u) && u == 1 &&
 	      gguf_get_u64(f, "tokenizer.ggml.eos_token_id", &u) && u == 2,
 	      "BOS 1, EOS 2");
-	check(!gguf_get_u64(f, "general.architecture", &u) &&
+	tap_ok(!gguf_get_u64(f, "general.architecture", &u) &&
 	      !gguf_get_str(f, "llama.block_count", &s) &&
 	      !gguf_get_f32(f, "llama.block_count", &eps) &&
 	      !gguf_find_kv(f, "llama.block_coun") &&
@@ -174,7 +159,7 @@ static void test_stories(const char *path)
 		snprintf(name, sizeof(name), "blk.%d.ffn_norm.weight", b);
 		ok &= shape_is(f, name, 1, 64, 1);
 	}
-	check(ok && !gguf_find_tensor(f, "blk.5.attn_q.weight"),
+	tap_ok(ok && !gguf_find_tensor(f, "blk.5.attn_q.weight"),
 	      "all 48 tensor shapes (5 blocks, dim 64, ffn 172, 4 kv heads x 8)");
 	/* The last tensor ends exactly at the end of the file. */
 	{
@@ -182,14 +167,14 @@ static void test_stories(const char *path)
 		float w0;
 
 		memcpy(&w0, t->data, 4);
-		check(f->data_offset + t->offset + t->nbytes == f->map_size &&
+		tap_ok(f->data_offset + t->offset + t->nbytes == f->map_size &&
 		      isfinite(w0) && w0 != 0.0f,
 		      "last tensor ends at end of file; weights readable (%g)", w0);
 	}
 	for (i = 0; i < f->n_tensors; i++)
 		if (f->tensors[i].offset % 32)
 			break;
-	check(i == f->n_tensors, "every tensor offset is 32-byte aligned");
+	tap_ok(i == f->n_tensors, "every tensor offset is 32-byte aligned");
 	gguf_close(f);
 
 	for (b = 0; b < 10; b++) {
@@ -205,7 +190,7 @@ static void test_stories(const char *path)
 	limit = getenv("RK1828_TIMING_SCALE") ? atof(getenv("RK1828_TIMING_SCALE")) : 1.0;
 	if (!(limit >= 1.0))
 		limit = 1.0;
-	check(best < limit, "gguf_open of stories260K: best of 10 %.3f ms (< %g ms)",
+	tap_ok(best < limit, "gguf_open of stories260K: best of 10 %.3f ms (< %g ms)",
 	      best, limit);
 }
 
@@ -278,12 +263,12 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 	gguf_w_add_tensor(w, "w.q8_0", 4, ne_q8, GGML_TYPE_Q8_0, d_q8, sizeof(d_q8));
 	snprintf(path, sizeof(path), "%s/rt-v%u-a%u.gguf", tmpdir, version, align);
 	if (gguf_writer_write_file(w, path, err, sizeof(err))) {
-		check(0, "write %s: %s", path, err);
+		tap_ok(0, "write %s: %s", path, err);
 		gguf_writer_free(w);
 		return;
 	}
 	f = gguf_open(path, err, sizeof(err));
-	check(f != NULL, "v%u align %u: written file opens: %s", version, align,
+	tap_ok(f != NULL, "v%u align %u: written file opens: %s", version, align,
 	      f ? "yes" : err);
 	if (!f) {
 		gguf_writer_free(w);
@@ -313,7 +298,7 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 	kv = gguf_find_kv(f, "t.f64");
 	ok &= kv && kv->type == GGUF_VT_F64 && kv->v.f == f64v &&
 	      gguf_get_f32(f, "t.f64", &fv) && fv == -INFINITY;
-	check(ok, "v%u align %u: header and every scalar kv read back", version,
+	tap_ok(ok, "v%u align %u: header and every scalar kv read back", version,
 	      align);
 
 	ok = 1;
@@ -334,7 +319,7 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 		ok &= gguf_arr_i64(kv, i, &iv) && iv == ia[i];
 	kv = gguf_find_kv(f, "t.empty");
 	ok &= kv && kv->arr_n == 0 && !gguf_arr_i64(kv, 0, &iv);
-	check(ok, "v%u align %u: string, f32, i32 and empty arrays read back",
+	tap_ok(ok, "v%u align %u: string, f32, i32 and empty arrays read back",
 	      version, align);
 
 	ok = 1;
@@ -356,7 +341,7 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 		      (uint64_t)((const uint8_t *)f->tensors[i].data -
 				 (const uint8_t *)f->map) ==
 			gguf_writer_tensor_data_offset(w, i);
-	check(ok, "v%u align %u: F32, F16, Q4_0, Q8_0 tensors read back byte-exact",
+	tap_ok(ok, "v%u align %u: F32, F16, Q4_0, Q8_0 tensors read back byte-exact",
 	      version, align);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -365,7 +350,7 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 
 static void test_type_sizes(void)
 {
-	check(gguf_type_size(GGML_TYPE_F32, 10) == 40 &&
+	tap_ok(gguf_type_size(GGML_TYPE_F32, 10) == 40 &&
 	      gguf_type_size(GGML_TYPE_F16, 3) == 6 &&
 	      gguf_type_size(GGML_TYPE_Q4_0, 64) == 36 &&
 	      gguf_type_size(GGML_TYPE_Q8_0, 96) == 102 &&
@@ -373,7 +358,7 @@ static void test_type_sizes(void)
 	      gguf_type_size((enum gguf_type)12, 32) == 0 &&
 	      gguf_type_size(GGML_TYPE_F32, UINT64_MAX / 2) == 0,
 	      "gguf_type_size: F32 4, F16 2, Q4_0 18/32, Q8_0 34/32; bad -> 0");
-	check(gguf_block_size(GGML_TYPE_F32) == 1 &&
+	tap_ok(gguf_block_size(GGML_TYPE_F32) == 1 &&
 	      gguf_block_size(GGML_TYPE_Q8_0) == 32 &&
 	      gguf_block_size((enum gguf_type)3) == 0 &&
 	      !strcmp(gguf_type_name(GGML_TYPE_Q4_0), "Q4_0") &&
@@ -496,7 +481,7 @@ static void bad_field(const char *desc, uint64_t off, int width, uint64_t v,
 	else
 		put_u64(img, off, v);
 	r = rejects(img, base_len, want, err, sizeof(err));
-	check(r, "%s -> %s", desc, err);
+	tap_ok(r, "%s -> %s", desc, err);
 	free(img);
 }
 
@@ -510,21 +495,21 @@ static void test_corrupt_cases(void)
 	/* The base image itself is valid. */
 	write_file(tpath, base, base_len);
 	f = gguf_open(tpath, err, sizeof(err));
-	check(f && f->n_kv == 5 && f->n_tensors == 3, "base image is valid (%zu bytes)",
+	tap_ok(f && f->n_kv == 5 && f->n_tensors == 3, "base image is valid (%zu bytes)",
 	      base_len);
 	gguf_close(f);
 
 	f = gguf_open("/nonexistent/x.gguf", err, sizeof(err));
-	check(!f && strstr(err, "/nonexistent/x.gguf: open: No such file"),
+	tap_ok(!f && strstr(err, "/nonexistent/x.gguf: open: No such file"),
 	      "missing file -> %s", err);
 	f = gguf_open(tmpdir, err, sizeof(err));
-	check(!f && strstr(err, "not a regular file"), "directory -> %s", err);
-	check(rejects(base, 0, "header", err, sizeof(err)), "empty file -> %s", err);
+	tap_ok(!f && strstr(err, "not a regular file"), "directory -> %s", err);
+	tap_ok(rejects(base, 0, "header", err, sizeof(err)), "empty file -> %s", err);
 
 	img = malloc(base_len);
 	memcpy(img, base, base_len);
 	memcpy(img, "GGUX", 4);
-	check(rejects(img, base_len, ": magic: 'GGUX' is not \"GGUF\"", err,
+	tap_ok(rejects(img, base_len, ": magic: 'GGUX' is not \"GGUF\"", err,
 		      sizeof(err)), "bad magic -> %s", err);
 	free(img);
 
@@ -563,7 +548,7 @@ static void test_corrupt_cases(void)
 	img = malloc(base_len);
 	memcpy(img, base, base_len);
 	img[kv_type_off(KV_BOOL) + 4] = 2;
-	check(rejects(img, base_len, "'test.bool': bool value 2", err, sizeof(err)),
+	tap_ok(rejects(img, base_len, "'test.bool': bool value 2", err, sizeof(err)),
 	      "bool value 2 -> %s", err);
 	free(img);
 
@@ -598,7 +583,7 @@ static void test_corrupt_cases(void)
 	img = malloc(base_len);
 	memcpy(img, base, base_len);
 	memcpy(img + gguf_writer_tensor_info_offset(bw, 2) + 8, "a", 1);
-	check(rejects(img, base_len, "duplicate tensor name (tensor[0] and tensor[2])",
+	tap_ok(rejects(img, base_len, "duplicate tensor name (tensor[0] and tensor[2])",
 		      err, sizeof(err)), "duplicate tensor name -> %s", err);
 	free(img);
 }
@@ -619,7 +604,7 @@ static void test_written_bad(void)
 	gguf_w_add_str(w, "dup.key", "x");
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(!f && strstr(err, "kv[1] 'dup.key': duplicate key (also kv[0])"),
+	tap_ok(!f && strstr(err, "kv[1] 'dup.key': duplicate key (also kv[0])"),
 	      "duplicate key -> %s", err);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -629,7 +614,7 @@ static void test_written_bad(void)
 	gguf_w_add_tensor(w, "t", 2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(!f && strstr(err, ": general.alignment: 48 is not a power of two"),
+	tap_ok(!f && strstr(err, ": general.alignment: 48 is not a power of two"),
 	      "alignment 48 -> %s", err);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -638,7 +623,7 @@ static void test_written_bad(void)
 	gguf_w_add_i32(w, "general.alignment", 64);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(!f && strstr(err, ": general.alignment: value type 5 is not u32"),
+	tap_ok(!f && strstr(err, ": general.alignment: value type 5 is not u32"),
 	      "alignment as i32 -> %s", err);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -647,7 +632,7 @@ static void test_written_bad(void)
 	gguf_writer_set_alignment(w, 0, true);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(!f && strstr(err, ": general.alignment: 0 is not a power of two"),
+	tap_ok(!f && strstr(err, ": general.alignment: 0 is not a power of two"),
 	      "alignment 0 -> %s", err);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -658,7 +643,7 @@ static void test_written_bad(void)
 	gguf_w_add_tensor(w, "same", 2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(!f && strstr(err, "tensor 'same': duplicate tensor name"),
+	tap_ok(!f && strstr(err, "tensor 'same': duplicate tensor name"),
 	      "duplicate tensor (writer) -> %s", err);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -669,7 +654,7 @@ static void test_written_bad(void)
 	gguf_w_add_tensor(w, "blk.0.attn_q.weight", 2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(!f && strstr(err, "tensor 'blk.0.attn_q.weight': data [offset 0, 128000 bytes] ends past end of file (size "),
+	tap_ok(!f && strstr(err, "tensor 'blk.0.attn_q.weight': data [offset 0, 128000 bytes] ends past end of file (size "),
 	      "short tensor data -> %s", err);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -681,7 +666,7 @@ static void test_written_bad(void)
 			  2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(!f && strstr(err, "tensor[0]: name length 65 not in 1..64"),
+	tap_ok(!f && strstr(err, "tensor[0]: name length 65 not in 1..64"),
 	      "65-byte tensor name -> %s", err);
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -690,7 +675,7 @@ static void test_written_bad(void)
 	w = gguf_writer_new();
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
-	check(f && f->n_kv == 0 && f->n_tensors == 0 && !gguf_find_kv(f, "x") &&
+	tap_ok(f && f->n_kv == 0 && f->n_tensors == 0 && !gguf_find_kv(f, "x") &&
 	      !gguf_find_tensor(f, "x"), "empty GGUF (24 bytes) is valid");
 	gguf_close(f);
 	gguf_writer_free(w);
@@ -710,7 +695,7 @@ static void test_truncation(void)
 	}
 	if (bad)
 		printf("# first accepted truncation: %zu bytes\n", first_bad);
-	check(bad == 0, "truncated at each of %zu lengths: %zu not rejected naming the file",
+	tap_ok(bad == 0, "truncated at each of %zu lengths: %zu not rejected naming the file",
 	      base_len, bad);
 }
 
@@ -778,7 +763,7 @@ static void test_bitflips(void)
 			}
 		}
 	}
-	check(missed == 0 && tried > 1000,
+	tap_ok(missed == 0 && tried > 1000,
 	      "%d targeted bit flips in %d count/length/type/offset fields: all rejected (%d missed)",
 	      tried, nf, missed);
 
@@ -810,7 +795,7 @@ static void test_bitflips(void)
 			}
 		}
 	}
-	check(misnamed == 0 && rejected > accepted,
+	tap_ok(misnamed == 0 && rejected > accepted,
 	      "every bit of the %" PRIu64 "-byte metadata flipped: %zu rejected naming the file, %zu accepted in bounds",
 	      end, rejected, accepted);
 	free(img);
@@ -838,7 +823,7 @@ int main(void)
 	test_roundtrip(3, 64);
 	test_roundtrip(3, 1);
 	make_base();
-	check(base != NULL, "base image serialised");
+	tap_ok(base != NULL, "base image serialised");
 	if (base) {
 		test_corrupt_cases();
 		test_written_bad();
@@ -849,6 +834,5 @@ int main(void)
 	gguf_writer_free(bw);
 	unlink(tpath);
 	rmdir(tmpdir);
-	printf("# %d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

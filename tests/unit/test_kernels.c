@@ -17,27 +17,13 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "tap.h"
 #define HAVE_X86 1
 #else
 #define HAVE_X86 0
 #endif
 
-static int n_pass, n_fail;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", n_pass + n_fail + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (cond)
-		n_pass++;
-	else
-		n_fail++;
-}
 
 static uint32_t rng = 2463534242u;
 
@@ -119,7 +105,7 @@ static void test_fp16(void)
 			bad++;
 		}
 	}
-	ok(bad == 0, "fp32_to_fp16 on %d known values (rounding, subnormals, overflow)", i);
+	tap_ok(bad == 0, "fp32_to_fp16 on %d known values (rounding, subnormals, overflow)", i);
 
 	bad = 0;
 	for (h = 0; h < 65536; h++) {
@@ -133,16 +119,16 @@ static void test_fp16(void)
 		if (fp32_to_fp16(f) != h)
 			bad++;
 	}
-	ok(bad == 0 && bad_nan == 0, "fp16 -> fp32 -> fp16 round trip of all 65536 values "
+	tap_ok(bad == 0 && bad_nan == 0, "fp16 -> fp32 -> fp16 round trip of all 65536 values "
 	   "(%d mismatches, %d NaN errors)", bad, bad_nan);
-	ok(fp16_to_fp32(0x0001) == 0x1p-24f && fp16_to_fp32(0x83ff) == -0x3ffp-24f &&
+	tap_ok(fp16_to_fp32(0x0001) == 0x1p-24f && fp16_to_fp32(0x83ff) == -0x3ffp-24f &&
 	   isinf(fp16_to_fp32(0x7c00)) && fp16_to_fp32(0xfc00) < 0 &&
 	   fp16_to_fp32(0x7bff) == 65504.0f, "fp16_to_fp32 subnormal, inf and max values");
 
 #if HAVE_X86
 	if (kern_isa_supported(KERN_ISA_AVX2)) {
 		hw_compare(&bad, &bad_hw);
-		ok(bad == 0 && bad_hw == 0,
+		tap_ok(bad == 0 && bad_hw == 0,
 		   "fp16 conversions agree with F16C (%d, %d mismatches)", bad, bad_hw);
 	}
 #endif
@@ -156,19 +142,19 @@ static void test_quant(void)
 	uint8_t q[128];
 	int i, bad;
 
-	ok(quant_row_size(QUANT_TYPE_Q4_0, 64) == 36 && quant_row_size(QUANT_TYPE_Q8_0, 96) == 102 &&
+	tap_ok(quant_row_size(QUANT_TYPE_Q4_0, 64) == 36 && quant_row_size(QUANT_TYPE_Q8_0, 96) == 102 &&
 	   quant_row_size(QUANT_TYPE_F16, 7) == 14 && quant_row_size(QUANT_TYPE_F32, 3) == 12 &&
 	   quant_row_size(QUANT_TYPE_Q4_0, 33) == 0 && quant_row_size(5, 32) == 0 &&
 	   quant_row_size(QUANT_TYPE_Q8_0, SIZE_MAX - 31) == 0,
 	   "row sizes (and 0 for bad type, partial block, overflow)");
-	ok(dequantize_row(5, q, y, 32) == -1 && quantize_row(QUANT_TYPE_Q4_0, x, q, 31) == -1,
+	tap_ok(dequantize_row(5, q, y, 32) == -1 && quantize_row(QUANT_TYPE_Q4_0, x, q, 31) == -1,
 	   "bad type or length rejected");
 
 	/* Known block: x = j - 16. Q4_0: max-abs signed -16 -> d = 2. */
 	for (i = 0; i < 32; i++)
 		x[i] = (float)(i - 16);
 	quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
-	ok(q[0] == 0x00 && q[1] == 0x40 && q[2] == 0x80 && q[3] == 0x91 && q[17] == 0xf8,
+	tap_ok(q[0] == 0x00 && q[1] == 0x40 && q[2] == 0x80 && q[3] == 0x91 && q[17] == 0xf8,
 	   "Q4_0 layout: d=2 (f16 0x4000), bytes 0, 1, 15 = 0x80, 0x91, 0xf8 "
 	   "(got %02x%02x %02x %02x %02x)", q[1], q[0], q[2], q[3], q[17]);
 	dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
@@ -180,11 +166,11 @@ static void test_quant(void)
 		if (y[i] != want)
 			bad++;
 	}
-	ok(bad == 0, "Q4_0 dequantize of the known block (%d wrong)", bad);
+	tap_ok(bad == 0, "Q4_0 dequantize of the known block (%d wrong)", bad);
 
 	quantize_row(QUANT_TYPE_Q8_0, x, q, 32);
 	dequantize_row(QUANT_TYPE_Q8_0, q, y, 32);
-	ok((int8_t)q[2] == -127 && (int8_t)q[2 + 16] == 0 && (int8_t)q[2 + 31] == 119 &&
+	tap_ok((int8_t)q[2] == -127 && (int8_t)q[2 + 16] == 0 && (int8_t)q[2 + 31] == 119 &&
 	   fabsf(y[0] + 16.0f) < 0.01f && y[16] == 0.0f,
 	   "Q8_0 known block: q[0] = -127, q[16] = 0, q[31] = 119 (got %d %d %d)",
 	   (int8_t)q[2], (int8_t)q[18], (int8_t)q[33]);
@@ -223,14 +209,14 @@ static void test_quant(void)
 					worst8 = e;
 			}
 		}
-		ok(worst4 <= 1.01, "Q4_0 round trip error <= |d| (worst %.3f |d|)", worst4);
-		ok(worst8 <= 0.57, "Q8_0 round trip error <= 0.57 d (worst %.3f d)", worst8);
+		tap_ok(worst4 <= 1.01, "Q4_0 round trip error <= |d| (worst %.3f |d|)", worst4);
+		tap_ok(worst8 <= 0.57, "Q8_0 round trip error <= 0.57 d (worst %.3f d)", worst8);
 	}
 	/* All-zero block: d = 0, dequantizes to zeros. */
 	memset(x, 0, sizeof(x));
 	quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
 	dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
-	ok(q[0] == 0 && (q[1] & 0x7f) == 0 && q[2] == 0x88 && y[5] == 0.0f && y[31] == 0.0f,
+	tap_ok(q[0] == 0 && (q[1] & 0x7f) == 0 && q[2] == 0x88 && y[5] == 0.0f && y[31] == 0.0f,
 	   "Q4_0 zero block: d = (-)0, quants 8, dequantizes to 0");
 }
 
@@ -257,7 +243,7 @@ static void test_pool(void)
 	size_t a, b, i;
 	int bad = 0;
 
-	ok(p && tp_threads(p) == 3, "pool of 3 threads created");
+	tap_ok(p && tp_threads(p) == 3, "pool of 3 threads created");
 	if (!p)
 		return;
 	for (a = 0; a < 5; a++) {
@@ -271,7 +257,7 @@ static void test_pool(void)
 					bad++;
 		}
 	}
-	ok(bad == 0, "parallel_for covers every index exactly once, grain-aligned (%d bad)", bad);
+	tap_ok(bad == 0, "parallel_for covers every index exactly once, grain-aligned (%d bad)", bad);
 	tp_destroy(p);
 }
 
@@ -369,7 +355,7 @@ static void test_matmul(void)
 					free(mg);
 				}
 				/* float accumulation over k <= 1024: error << 1e-5 sum|w x| */
-				ok(rc_all == 0 && worst < 1e-5,
+				tap_ok(rc_all == 0 && worst < 1e-5,
 				   "matmul %s %s %d thread(s), %zu shapes: worst err %.2g of sum|wx|",
 				   quant_type_name(type), kern_isa_name(isas[ii]),
 				   tp_threads(pools[pi]), sizeof(shapes) / sizeof(shapes[0]), worst);
@@ -398,7 +384,7 @@ static void test_matmul(void)
 		ref_matmul(QUANT_TYPE_F16, wh, x, yr, mg, 5, 37, 2);
 		for (i = 0; i < 10; i++)
 			worst = fmax(worst, fabs(y[i] - yr[i]) / mg[i]);
-		ok(worst < 1e-6, "matmul f32/f16 k=37 %s: worst %.2g", kern_isa_name(isas[ii]),
+		tap_ok(worst < 1e-6, "matmul f32/f16 k=37 %s: worst %.2g", kern_isa_name(isas[ii]),
 		   worst);
 	}
 	/* Scalar and AVX2 agree on the same Q4_0 problem. */
@@ -427,14 +413,14 @@ static void test_matmul(void)
 			worst = fmax(worst, fabs(ys[i] - ya[i]));
 			m = fmax(m, fabs(ys[i]));
 		}
-		ok(worst <= 1e-5 * m, "scalar and avx2 Q4_0 matmul agree (max diff %.2g, max |y| %.2g)",
+		tap_ok(worst <= 1e-5 * m, "scalar and avx2 Q4_0 matmul agree (max diff %.2g, max |y| %.2g)",
 		   worst, m);
 	}
 	{
 		float x[32] = { 0 }, y[2];
 		uint8_t w[64] = { 0 };
 
-		ok(kern_matmul(NULL, 3, w, x, y, 1, 32, 1) == -1 &&
+		tap_ok(kern_matmul(NULL, 3, w, x, y, 1, 32, 1) == -1 &&
 		   kern_matmul(NULL, QUANT_TYPE_Q4_0, w, x, y, 1, 31, 1) == -1 &&
 		   kern_matmul(NULL, QUANT_TYPE_Q8_0, w, x, y, 1, 32, 1) == 0 && y[0] == 0.0f,
 		   "matmul rejects a bad type and a partial block; NULL pool works");
@@ -453,11 +439,11 @@ static void test_elementwise(void)
 
 	kern_rmsnorm(o, v, w, 4, 0.0f);
 	/* rms of 1,2,3,4 = sqrt(7.5) */
-	ok(fabsf(o[0] - 1 / sqrtf(7.5f)) < 1e-6f && fabsf(o[1] - 1 / sqrtf(7.5f)) < 1e-6f &&
+	tap_ok(fabsf(o[0] - 1 / sqrtf(7.5f)) < 1e-6f && fabsf(o[1] - 1 / sqrtf(7.5f)) < 1e-6f &&
 	   fabsf(o[2] - 6 / sqrtf(7.5f)) < 1e-6f && fabsf(o[3] + 4 / sqrtf(7.5f)) < 1e-6f,
 	   "rmsnorm with weights");
 	kern_rmsnorm(o, v, NULL, 4, 2.5f);
-	ok(fabsf(o[3] - 4 / sqrtf(10.0f)) < 1e-6f, "rmsnorm eps and NULL weight");
+	tap_ok(fabsf(o[3] - 4 / sqrtf(10.0f)) < 1e-6f, "rmsnorm eps and NULL weight");
 
 	{
 		/* two heads of 4, rope_dim 4: theta 0 = 0.3 rad, theta 1 = 0.1 rad */
@@ -470,19 +456,19 @@ static void test_elementwise(void)
 		sn[1] = sinf(0.1f);
 		memcpy(y, x, sizeof(x));
 		kern_rope(y, 2, 4, 4, cs, sn, false);
-		ok(fabsf(y[0] - (1 * cs[0] - 2 * sn[0])) < 1e-6f &&
+		tap_ok(fabsf(y[0] - (1 * cs[0] - 2 * sn[0])) < 1e-6f &&
 		   fabsf(y[1] - (1 * sn[0] + 2 * cs[0])) < 1e-6f &&
 		   fabsf(y[6] - (7 * cs[1] - 8 * sn[1])) < 1e-6f &&
 		   fabsf(y[7] - (7 * sn[1] + 8 * cs[1])) < 1e-6f, "rope normal: pairs (2i, 2i+1)");
 		memcpy(y, x, sizeof(x));
 		kern_rope(y, 2, 4, 4, cs, sn, true);
-		ok(fabsf(y[0] - (1 * cs[0] - 3 * sn[0])) < 1e-6f &&
+		tap_ok(fabsf(y[0] - (1 * cs[0] - 3 * sn[0])) < 1e-6f &&
 		   fabsf(y[2] - (1 * sn[0] + 3 * cs[0])) < 1e-6f &&
 		   fabsf(y[5] - (6 * cs[1] - 8 * sn[1])) < 1e-6f &&
 		   fabsf(y[7] - (6 * sn[1] + 8 * cs[1])) < 1e-6f, "rope neox: pairs (i, i+2)");
 		memcpy(y, x, sizeof(x));
 		kern_rope(y, 2, 4, 2, cs, sn, false);
-		ok(y[2] == 3 && y[3] == 4 && y[6] == 7 && y[7] == 8 &&
+		tap_ok(y[2] == 3 && y[3] == 4 && y[6] == 7 && y[7] == 8 &&
 		   fabsf(y[4] - (5 * cs[0] - 6 * sn[0])) < 1e-6f,
 		   "rope with rope_dim < head_dim keeps the tail");
 	}
@@ -491,18 +477,18 @@ static void test_elementwise(void)
 		double e = exp(1) + exp(2) + exp(3);
 
 		kern_softmax(s, 3);
-		ok(fabs(s[0] - exp(1) / e) < 1e-6 && fabs(s[2] - exp(3) / e) < 1e-6,
+		tap_ok(fabs(s[0] - exp(1) / e) < 1e-6 && fabs(s[2] - exp(3) / e) < 1e-6,
 		   "softmax values");
 		s[0] = 1000;
 		s[1] = 1000;
 		kern_softmax(s, 2);
-		ok(s[0] == 0.5f && s[1] == 0.5f, "softmax is stable for large inputs");
+		tap_ok(s[0] == 0.5f && s[1] == 0.5f, "softmax is stable for large inputs");
 	}
 	{
 		float a[3] = { 0, 1, -2 }, b[3] = { 5, 2, 3 };
 
 		kern_silu_mul(a, b, 3);
-		ok(a[0] == 0 && fabsf(a[1] - 2 / (1 + expf(-1))) < 1e-6f &&
+		tap_ok(a[0] == 0 && fabsf(a[1] - 2 / (1 + expf(-1))) < 1e-6f &&
 		   fabsf(a[2] - 3 * -2 / (1 + expf(2))) < 1e-6f, "silu_mul");
 	}
 	for (ii = 0; ii < 2; ii++) {
@@ -519,7 +505,7 @@ static void test_elementwise(void)
 			d += (double)a[i] * b[i];
 		}
 		kern_axpy(y, 0.5f, a, 19);
-		ok(fabs(kern_dot(a, b, 19) - d) < 1e-5 && fabsf(y[18] - (b[18] + 0.5f * a[18])) < 1e-6f,
+		tap_ok(fabs(kern_dot(a, b, 19) - d) < 1e-5 && fabsf(y[18] - (b[18] + 0.5f * a[18])) < 1e-6f,
 		   "dot and axpy (%s, n = 19)", kern_isa_name(ii ? KERN_ISA_AVX2 : KERN_ISA_SCALAR));
 	}
 	kern_set_isa(kern_isa_supported(KERN_ISA_AVX2) ? KERN_ISA_AVX2 : KERN_ISA_SCALAR);
@@ -533,6 +519,5 @@ int main(void)
 	test_pool();
 	test_matmul();
 	test_elementwise();
-	printf("# %d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

@@ -18,21 +18,8 @@
 #include "../../userspace/llm/model.h"
 #include "../../userspace/llm/planner.h"
 
-static int n_test, n_fail;
+#include "tap.h"
 
-static void ok(int cond, const char *fmt, ...)
-{
-	char name[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_test, name);
-}
 
 /* Tiny model: 2 blocks, dim 32, 4 heads of 8, 2 KV heads, FFN 64, vocab 16. */
 #define DIM 32
@@ -173,7 +160,7 @@ static void expect_error(const struct variant *v, const char *what, const char *
 	char err[512] = "", path[64];
 	int ret = load(v, &m, err, sizeof(err), &gf, path);
 
-	ok(ret == -1 && strstr(err, path) && strstr(err, n1) && (!n2 || strstr(err, n2)),
+	tap_ok(ret == -1 && strstr(err, path) && strstr(err, n1) && (!n2 || strstr(err, n2)),
 	   "%s: \"%s\"", what, err);
 	done(&m, gf, path);
 }
@@ -192,45 +179,45 @@ int main(void)
 	memset(&v, 0, sizeof(v));
 	v.f16_embd = 1;
 	ret = load(&v, &m, err, sizeof(err), &gf, path);
-	ok(ret == 0, "llama loads%s%s", ret ? ": " : "", err);
+	tap_ok(ret == 0, "llama loads%s%s", ret ? ": " : "", err);
 	if (!ret) {
-		ok(m.arch == LLM_ARCH_LLAMA && !m.rope_neox, "llama: arch, adjacent-pair RoPE");
-		ok(m.n_layers == 2 && m.dim == DIM && m.ffn_dim == FFN && m.n_heads == NH &&
+		tap_ok(m.arch == LLM_ARCH_LLAMA && !m.rope_neox, "llama: arch, adjacent-pair RoPE");
+		tap_ok(m.n_layers == 2 && m.dim == DIM && m.ffn_dim == FFN && m.n_heads == NH &&
 		   m.n_kv_heads == NKV && m.head_dim == HD && m.n_vocab == VOCAB,
 		   "llama: hyperparameters");
-		ok(m.rope_dim == HD && m.rope_theta == 500000.0f && m.rms_eps == 1e-5f &&
+		tap_ok(m.rope_dim == HD && m.rope_theta == 500000.0f && m.rms_eps == 1e-5f &&
 		   m.n_ctx_train == 256, "llama: rope_dim and eps defaults, freq_base, context");
-		ok(!m.tied && m.output != m.token_embd, "llama: separate output tensor");
-		ok(llm_embed(&m, 3, row) == 0 && row[0] == (float)((3 * DIM) % 13 - 6) / 8.0f &&
+		tap_ok(!m.tied && m.output != m.token_embd, "llama: separate output tensor");
+		tap_ok(llm_embed(&m, 3, row) == 0 && row[0] == (float)((3 * DIM) % 13 - 6) / 8.0f &&
 		   row[5] == (float)((3 * DIM + 5) % 13 - 6) / 8.0f, "llama: F16 embedding row 3");
-		ok(llm_embed(&m, VOCAB, row) == -1 && llm_embed(&m, -1, row) == -1,
+		tap_ok(llm_embed(&m, VOCAB, row) == -1 && llm_embed(&m, -1, row) == -1,
 		   "llama: embedding of an out-of-range token refused");
 		/* q8 32x32, q4 32x16 (2), f16 32x16, f32 32x32, norms f32; 64-aligned. */
-		ok(llm_layer_weight_bytes(&m, 0) ==
+		tap_ok(llm_layer_weight_bytes(&m, 0) ==
 		   4 * DIM + 34 * NH * HD + 18 * NKV * HD + 2 * DIM * NKV * HD +
 		   4 * NH * HD * DIM + 4 * DIM + 18 * 2 * FFN + 34 * DIM * 2,
 		   "llama: layer weight bytes (norms as F32)");
-		ok(llm_kv_bytes(&m, 100) == 2ULL * 100 * NKV * HD * 4, "llama: KV bytes");
+		tap_ok(llm_kv_bytes(&m, 100) == 2ULL * 100 * NKV * HD * 4, "llama: KV bytes");
 	}
 	done(&m, gf, path);
 
 	memset(&v, 0, sizeof(v));
 	v.tied = 1;
 	ret = load(&v, &m, err, sizeof(err), &gf, path);
-	ok(ret == 0 && m.tied && m.output == m.token_embd, "no output.weight: LM head tied");
+	tap_ok(ret == 0 && m.tied && m.output == m.token_embd, "no output.weight: LM head tied");
 	done(&m, gf, path);
 
 	memset(&v, 0, sizeof(v));
 	v.arch = "qwen2";
 	ret = load(&v, &m, err, sizeof(err), &gf, path);
-	ok(ret == 0 && m.rope_neox && m.layers[1].bq && m.layers[1].bv && !m.layers[0].q_norm,
+	tap_ok(ret == 0 && m.rope_neox && m.layers[1].bq && m.layers[1].bv && !m.layers[0].q_norm,
 	   "qwen2: loads with biases, NEOX RoPE%s%s", ret ? ": " : "", err);
 	done(&m, gf, path);
 
 	memset(&v, 0, sizeof(v));
 	v.arch = "qwen3";
 	ret = load(&v, &m, err, sizeof(err), &gf, path);
-	ok(ret == 0 && m.rope_neox && m.layers[0].q_norm && m.layers[1].k_norm && !m.layers[0].bq,
+	tap_ok(ret == 0 && m.rope_neox && m.layers[0].q_norm && m.layers[1].k_norm && !m.layers[0].bq,
 	   "qwen3: loads with Q/K norms%s%s", ret ? ": " : "", err);
 	done(&m, gf, path);
 
@@ -273,6 +260,5 @@ int main(void)
 	expect_error(&v, "head_count not a multiple of head_count_kv",
 		     "head_count 4 is not a multiple of head_count_kv 3", NULL);
 
-	printf("1..%d\n# %d passed, %d failed\n", n_test, n_test - n_fail, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

@@ -34,6 +34,8 @@
 #include "ref_forward.h"
 #include "../../userspace/llm/pipeline.h"
 
+#include "tap.h"
+
 /* ------------------------------------------------------------ the mock */
 
 #define MCARDS		4
@@ -369,21 +371,6 @@ int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint6
 
 /* ------------------------------------------------------------ the tests */
 
-static int n_test, n_fail;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	char name[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_test, name);
-}
 
 static double rel_diff(const float *a, const float *b, int n)
 {
@@ -451,18 +438,18 @@ static void run_case(const struct llm_model *m, struct rk_card *cards, int n_car
 		fr[i] = CARD_MEM - 4096;
 	ret = plan_model(m, &sz, n_cards, fr, NULL, &plan, err, sizeof(err));
 	plan_format(&plan, ps, sizeof(ps));
-	ok(ret == 0 && plan.n_segs == n_cards, "%d cards, bucket %u: plan %s", n_cards, bucket, ps);
+	tap_ok(ret == 0 && plan.n_segs == n_cards, "%d cards, bucket %u: plan %s", n_cards, bucket, ps);
 	if (ret)
 		goto out;
 	ret = pipe_create(&p, m, cards, &plan, &po, err, sizeof(err));
-	ok(ret == 0, "%d cards, bucket %u: pipeline created%s%s", n_cards, bucket,
+	tap_ok(ret == 0, "%d cards, bucket %u: pipeline created%s%s", n_cards, bucket,
 	   ret ? ": " : "", ret ? err : "");
 	if (ret)
 		goto out;
 	ret = pipe_forward(p, toks, n, 0, lg, err, sizeof(err));
 	if (!ret)
 		worst = rel_diff(lg, ref_logits, m->n_vocab);
-	ok(ret == 0 && worst <= 1e-4, "%d cards, bucket %u: prefill logits match reference (rel %.2e)%s%s",
+	tap_ok(ret == 0 && worst <= 1e-4, "%d cards, bucket %u: prefill logits match reference (rel %.2e)%s%s",
 	   n_cards, bucket, worst, ret ? ": " : "", ret ? err : "");
 	cur = argmax(lg, m->n_vocab);
 	worst = 0;
@@ -477,12 +464,12 @@ static void run_case(const struct llm_model *m, struct rk_card *cards, int n_car
 		worst = d > worst ? d : worst;
 		cur = argmax(lg, m->n_vocab);
 	}
-	ok(ret == 0 && worst <= 1e-4 && good_toks,
+	tap_ok(ret == 0 && worst <= 1e-4 && good_toks,
 	   "%d cards, bucket %u: %d decode steps match reference (rel %.2e)%s%s", n_cards,
 	   bucket, N_DECODE, worst, ret ? ": " : "", ret ? err : "");
 out:
 	pipe_destroy(p);
-	ok(mock_live_objs == 0, "%d cards, bucket %u: every BO and syncobj released (%d left)",
+	tap_ok(mock_live_objs == 0, "%d cards, bucket %u: every BO and syncobj released (%d left)",
 	   n_cards, bucket, mock_live_objs);
 	free(lg);
 }
@@ -502,33 +489,33 @@ static void test_failure(const struct llm_model *m, struct rk_card *cards,
 	reset_mock();
 	if (plan_model(m, &sz, 2, fr, NULL, &plan, err, sizeof(err)) ||
 	    pipe_create(&p, m, cards, &plan, &po, err, sizeof(err))) {
-		ok(0, "failing EXEC: setup: %s", err);
+		tap_ok(0, "failing EXEC: setup: %s", err);
 		free(lg);
 		return;
 	}
 	mcards[1].fail_exec = 1;
 	ret = pipe_forward(p, toks, n, 0, lg, err, sizeof(err));
-	ok(ret == -1 && strstr(err, "card1") && strstr(err, "EXEC") && strstr(err, "Bad address"),
+	tap_ok(ret == -1 && strstr(err, "card1") && strstr(err, "EXEC") && strstr(err, "Bad address"),
 	   "failing EXEC on card1 is reported: %s", err);
 	mcards[1].fail_exec = 0;
 	ret = pipe_forward(p, toks, 1, 0, lg, err, sizeof(err));
-	ok(ret == -1 && strstr(err, "unusable after an earlier job failure") && strstr(err, "card1"),
+	tap_ok(ret == -1 && strstr(err, "unusable after an earlier job failure") && strstr(err, "card1"),
 	   "later forwards fail with the first error: %s", err);
 	pipe_destroy(p);
 
 	/* One-token step (decode): found by the end-of-forward status check. */
 	reset_mock();
 	if (pipe_create(&p, m, cards, &plan, &po, err, sizeof(err))) {
-		ok(0, "failing decode EXEC: setup: %s", err);
+		tap_ok(0, "failing decode EXEC: setup: %s", err);
 		free(lg);
 		return;
 	}
-	ok(pipe_forward(p, toks, 70, 0, lg, err, sizeof(err)) == -1 && strstr(err, "context"),
+	tap_ok(pipe_forward(p, toks, 70, 0, lg, err, sizeof(err)) == -1 && strstr(err, "context"),
 	   "forward beyond the context is refused: %s", err);
-	ok(pipe_forward(p, toks, 3, 0, lg, err, sizeof(err)) == 0, "pipeline still usable after it");
+	tap_ok(pipe_forward(p, toks, 3, 0, lg, err, sizeof(err)) == 0, "pipeline still usable after it");
 	mcards[0].fail_exec = 1;
 	ret = pipe_forward(p, toks + 3, 1, 3, lg, err, sizeof(err));
-	ok(ret == -1 && strstr(err, "card0") && strstr(err, "EXEC") && strstr(err, "pos 3"),
+	tap_ok(ret == -1 && strstr(err, "card0") && strstr(err, "EXEC") && strstr(err, "pos 3"),
 	   "failing decode EXEC on card0 is reported: %s", err);
 	pipe_destroy(p);
 	free(lg);
@@ -639,7 +626,7 @@ static void test_synth(struct rk_card *cards, const char *arch)
 	if (fd < 0 || write_synth(path, arch) || !(gf = gguf_open(path, err, sizeof(err))) ||
 	    llm_model_load(&m, gf, err, sizeof(err)) ||
 	    !(ref = ref_load(path, 64, err, sizeof(err)))) {
-		ok(0, "%s synthetic model: setup: %s", arch, err);
+		tap_ok(0, "%s synthetic model: setup: %s", arch, err);
 		goto out;
 	}
 	ref_lg = calloc(m.n_vocab, sizeof(float));
@@ -663,7 +650,7 @@ static void test_synth(struct rk_card *cards, const char *arch)
 			ret = pipe_forward(p, toks, 9, 0, lg, err, sizeof(err));
 		if (!ret)
 			d = rel_diff(lg, ref_lg, m.n_vocab);
-		ok(!ret && d <= 1e-4, "%s (%s, %s, %d cards): logits match reference (rel %.2e)%s%s",
+		tap_ok(!ret && d <= 1e-4, "%s (%s, %s, %d cards): logits match reference (rel %.2e)%s%s",
 		   arch, m.rope_neox ? "NEOX" : "normal", m.tied ? "tied" : "untied", c, d,
 		   ret ? ": " : "", ret ? err : "");
 		pipe_destroy(p);
@@ -701,7 +688,7 @@ int main(void)
 		return 0;
 	}
 	err[0] = '\0';
-	ok(llm_model_load(&m, gf, err, sizeof(err)) == 0, "model loads%s%s", err[0] ? ": " : "", err);
+	tap_ok(llm_model_load(&m, gf, err, sizeof(err)) == 0, "model loads%s%s", err[0] ? ": " : "", err);
 	tk = tok_load(gf, err, sizeof(err));
 	ref = ref_load(path, 64, err, sizeof(err));
 	if (!tk || !ref) {
@@ -709,7 +696,7 @@ int main(void)
 		return 1;
 	}
 	n = tok_encode(tk, "Once upon a time, there was a little girl named", true, toks, 64);
-	ok(n > 8, "prompt has %d tokens", n);
+	tap_ok(n > 8, "prompt has %d tokens", n);
 
 	/* Reference: prompt, then greedy decode. */
 	ref_logits = calloc((size_t)(1 + N_DECODE) * m.n_vocab, sizeof(float));
@@ -745,6 +732,5 @@ int main(void)
 	tok_free(tk);
 	llm_model_free(&m);
 	gguf_close(gf);
-	printf("1..%d\n# %d passed, %d failed\n", n_test, n_test - n_fail, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

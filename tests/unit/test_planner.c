@@ -10,15 +10,8 @@
 
 #include "../../userspace/llm/planner.h"
 
-static int n_test, n_fail;
+#include "tap.h"
 
-static void ok(int cond, const char *name)
-{
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_test, name);
-}
 
 #define GB (1ULL << 30)
 #define MB (1ULL << 20)
@@ -33,13 +26,13 @@ static void test_one_card(void)
 	struct plan p;
 	char err[256], s[128];
 
-	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "one card: plans");
-	ok(p.n_segs == 1 && p.seg[0].first == 0 && p.seg[0].count == 5 &&
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0, "one card: plans");
+	tap_ok(p.n_segs == 1 && p.seg[0].first == 0 && p.seg[0].count == 5 &&
 	   p.seg[0].output, "one card: all blocks + output on card0");
-	ok(p.seg[0].bytes == 50 + 7 + 3, "one card: bytes = blocks + head + overhead");
+	tap_ok(p.seg[0].bytes == 50 + 7 + 3, "one card: bytes = blocks + head + overhead");
 	plan_format(&p, s, sizeof(s));
-	ok(!strcmp(s, "card0: blk 0-4 + output"), "one card: plan string");
-	ok(p.note[0] == '\0', "one card: no note");
+	tap_ok(!strcmp(s, "card0: blk 0-4 + output"), "one card: plan string");
+	tap_ok(p.note[0] == '\0', "one card: no note");
 }
 
 static void test_more_cards_than_blocks(void)
@@ -53,11 +46,11 @@ static void test_more_cards_than_blocks(void)
 	struct plan p;
 	char err[256], s[128];
 
-	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "5 cards, 3 blocks: plans");
-	ok(p.n_segs == 3, "5 cards, 3 blocks: uses 3 cards");
-	ok(strstr(p.note, "using 3 of 5 cards") != NULL, "5 cards, 3 blocks: says so");
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0, "5 cards, 3 blocks: plans");
+	tap_ok(p.n_segs == 3, "5 cards, 3 blocks: uses 3 cards");
+	tap_ok(strstr(p.note, "using 3 of 5 cards") != NULL, "5 cards, 3 blocks: says so");
 	plan_format(&p, s, sizeof(s));
-	ok(!strcmp(s, "card0: blk 0, card1: blk 1, card2: blk 2 + output"),
+	tap_ok(!strcmp(s, "card0: blk 0, card1: blk 1, card2: blk 2 + output"),
 	   "5 cards, 3 blocks: one block each");
 }
 
@@ -72,12 +65,12 @@ static void test_uneven(void)
 	struct plan p;
 	char err[256], s[128];
 
-	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "uneven: plans");
-	ok(p.seg[1].first == 2 && p.seg[1].count == 1, "uneven: big block alone on card1");
-	ok(p.seg[0].count == 2 && p.seg[2].count == 3, "uneven: 2 | 1 | 3");
-	ok(p.seg[2].bytes == 35 && p.seg[1].bytes == 100, "uneven: loads 20 | 100 | 35");
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0, "uneven: plans");
+	tap_ok(p.seg[1].first == 2 && p.seg[1].count == 1, "uneven: big block alone on card1");
+	tap_ok(p.seg[0].count == 2 && p.seg[2].count == 3, "uneven: 2 | 1 | 3");
+	tap_ok(p.seg[2].bytes == 35 && p.seg[1].bytes == 100, "uneven: loads 20 | 100 | 35");
 	plan_format(&p, s, sizeof(s));
-	ok(!strcmp(s, "card0: blk 0-1, card1: blk 2, card2: blk 3-5 + output"),
+	tap_ok(!strcmp(s, "card0: blk 0-1, card1: blk 2, card2: blk 3-5 + output"),
 	   "uneven: plan string");
 }
 
@@ -93,17 +86,17 @@ static void test_does_not_fit(void)
 	struct plan p;
 	char err[512] = "";
 
-	ok(plan_make(&in, &p, err, sizeof(err)) == -1, "does not fit: refused");
-	ok(strstr(err, "card1 needs 5.00 GiB") && strstr(err, "has 4.00 GiB free"),
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == -1, "does not fit: refused");
+	tap_ok(strstr(err, "card1 needs 5.00 GiB") && strstr(err, "has 4.00 GiB free"),
 	   "does not fit: names card1, need and free");
-	ok(strstr(err, "blk 2-3 + output") != NULL, "does not fit: names the blocks");
-	ok(strstr(err, "card0") == NULL, "does not fit: card0 (fits) not blamed");
+	tap_ok(strstr(err, "blk 2-3 + output") != NULL, "does not fit: names the blocks");
+	tap_ok(strstr(err, "card0") == NULL, "does not fit: card0 (fits) not blamed");
 
 	/* Memory limits force an unbalanced but valid split. */
 	free[0] = 7 * GB;
 	free[1] = 3 * GB;
-	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "tight card1: still plans");
-	ok(p.seg[0].count == 3 && p.seg[1].count == 1,
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0, "tight card1: still plans");
+	tap_ok(p.seg[0].count == 3 && p.seg[1].count == 1,
 	   "tight card1: 3 | 1 to fit card1's 3 GiB");
 }
 
@@ -121,28 +114,28 @@ static void test_vendor_rule(void)
 
 	for (i = 0; i < 32; i++)
 		blocks[i] = 100 * MB;
-	ok(plan_make(&in, &p, err, sizeof(err)) == 0, "vendor rule: plans");
-	ok(p.seg[0].count > p.seg[1].count, "vendor rule: last card gets fewer blocks");
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0, "vendor rule: plans");
+	tap_ok(p.seg[0].count > p.seg[1].count, "vendor rule: last card gets fewer blocks");
 	/*
 	 * 18 | 14 gives 1810 | 1910 MiB and 19 | 13 gives 1910 | 1810 MiB:
 	 * equal maxima and evenness; the tie goes to the earlier card, which
 	 * is the vendor's 19 | 13.
 	 */
-	ok(p.seg[0].count == 19 && p.seg[1].count == 13, "vendor rule: 19 | 13");
-	ok(p.seg[0].bytes == 1910 * MB && p.seg[1].bytes == 1810 * MB,
+	tap_ok(p.seg[0].count == 19 && p.seg[1].count == 13, "vendor rule: 19 | 13");
+	tap_ok(p.seg[0].bytes == 1910 * MB && p.seg[1].bytes == 1810 * MB,
 	   "vendor rule: loads 1910 | 1810 MiB");
 	plan_format(&p, s, sizeof(s));
-	ok(!strcmp(s, "card0: blk 0-18, card1: blk 19-31 + output"),
+	tap_ok(!strcmp(s, "card0: blk 0-18, card1: blk 19-31 + output"),
 	   "vendor rule: plan string");
 
 	/* A bigger head moves one more block to card0: 20 | 12. */
 	in.head_bytes = 700 * MB;
-	ok(plan_make(&in, &p, err, sizeof(err)) == 0 &&
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0 &&
 	   p.seg[0].count == 20 && p.seg[1].count == 12, "head 700 MiB: 20 | 12");
 
 	/* Without an LM head the split is even. */
 	in.head_bytes = 0;
-	ok(plan_make(&in, &p, err, sizeof(err)) == 0 &&
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0 &&
 	   p.seg[0].count == 16 && p.seg[1].count == 16, "no head: 16 | 16");
 }
 
@@ -155,14 +148,14 @@ static void test_bad_input(void)
 	struct plan p;
 	char err[256] = "";
 
-	ok(plan_make(&in, &p, err, sizeof(err)) == -1 && strstr(err, "no blocks"),
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == -1 && strstr(err, "no blocks"),
 	   "bad input: zero blocks refused");
 	in.n_blocks = 1;
 	in.n_cards = 0;
-	ok(plan_make(&in, &p, err, sizeof(err)) == -1 && strstr(err, "no cards"),
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == -1 && strstr(err, "no cards"),
 	   "bad input: zero cards refused");
 	in.n_cards = PLAN_MAX_CARDS + 1;
-	ok(plan_make(&in, &p, err, sizeof(err)) == -1, "bad input: too many cards refused");
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == -1, "bad input: too many cards refused");
 }
 
 int main(void)
@@ -174,6 +167,5 @@ int main(void)
 	test_does_not_fit();
 	test_vendor_rule();
 	test_bad_input();
-	printf("1..%d\n# %d passed, %d failed\n", n_test, n_test - n_fail, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

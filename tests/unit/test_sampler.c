@@ -14,23 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int n_pass, n_fail;
+#include "tap.h"
 
-static void __attribute__((format(printf, 2, 3)))
-check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", n_pass + n_fail + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (cond)
-		n_pass++;
-	else
-		n_fail++;
-}
 
 static struct sampler *mk(float temp, int top_k, float top_p, uint64_t seed,
 			  int n)
@@ -107,14 +92,14 @@ static void test_greedy(void)
 	struct sampler *u = mk(0.0f, 0, 1.0f, 1, 4);
 	int i, ok = 1;
 
-	check(s && t && u, "sampler_new (greedy)");
+	tap_ok(s && t && u, "sampler_new (greedy)");
 	if (!s || !t || !u)
 		goto out;
 	for (i = 0; i < 10; i++)
 		ok &= sampler_sample(s, L) == 1;
-	check(ok, "greedy picks argmax (id 1, logit 2.0) every time");
-	check(sampler_sample(t, tie) == 1, "greedy tie 1/3/4 -> lowest id 1");
-	check(sampler_sample(u, nan_first) == 2, "greedy ignores NaN logits");
+	tap_ok(ok, "greedy picks argmax (id 1, logit 2.0) every time");
+	tap_ok(sampler_sample(t, tie) == 1, "greedy tie 1/3/4 -> lowest id 1");
+	tap_ok(sampler_sample(u, nan_first) == 2, "greedy ignores NaN logits");
 out:
 	sampler_free(s);
 	sampler_free(t);
@@ -129,16 +114,16 @@ static void test_topk1(void)
 	int i, ok = 1;
 
 	if (!s || !t) {
-		check(0, "sampler_new (top-k 1)");
+		tap_ok(0, "sampler_new (top-k 1)");
 		goto out;
 	}
 	for (i = 0; i < 200; i++)
 		ok &= sampler_sample(s, L) == 1;
-	check(ok, "top-k 1 at temp 1.5 == greedy over 200 draws");
+	tap_ok(ok, "top-k 1 at temp 1.5 == greedy over 200 draws");
 	ok = 1;
 	for (i = 0; i < 200; i++)
 		ok &= sampler_sample(t, tie) == 1;
-	check(ok, "top-k 1 with ties -> lowest id 1 over 200 draws");
+	tap_ok(ok, "top-k 1 with ties -> lowest id 1 over 200 draws");
 out:
 	sampler_free(s);
 	sampler_free(t);
@@ -161,15 +146,15 @@ static void test_seeds(void)
 	seq(1234, 1.0f, a, 64);
 	seq(1234, 1.0f, b, 64);
 	seq(1235, 1.0f, c, 64);
-	check(memcmp(a, b, sizeof(a)) == 0, "same seed -> same 64-token sequence");
-	check(memcmp(a, c, sizeof(a)) != 0, "different seed -> different sequence");
+	tap_ok(memcmp(a, b, sizeof(a)) == 0, "same seed -> same 64-token sequence");
+	tap_ok(memcmp(a, c, sizeof(a)) != 0, "different seed -> different sequence");
 	seq(0, 1.0f, z1, 64);
 	seq(0, 1.0f, z2, 64);
-	check(memcmp(z1, z2, sizeof(z1)) == 0 && a[0] >= 0,
+	tap_ok(memcmp(z1, z2, sizeof(z1)) == 0 && a[0] >= 0,
 	      "seed 0 is valid and deterministic");
 	seq(1234, 0.9f, a, 64);
 	seq(1234, 0.9f, b, 64);
-	check(memcmp(a, b, sizeof(a)) == 0, "same seed with top-p -> same sequence");
+	tap_ok(memcmp(a, b, sizeof(a)) == 0, "same seed with top-p -> same sequence");
 }
 
 static void test_topp(void)
@@ -179,12 +164,12 @@ static void test_topp(void)
 	int i, ok = 1;
 
 	if (!s || !z) {
-		check(0, "sampler_new (top-p)");
+		tap_ok(0, "sampler_new (top-p)");
 		goto out;
 	}
 	for (i = 0; i < 500; i++)
 		ok &= sampler_sample(s, L) == 1 && sampler_sample(z, L) == 1;
-	check(ok, "top-p 1e-6 and 0 -> argmax over 500 draws");
+	tap_ok(ok, "top-p 1e-6 and 0 -> argmax over 500 draws");
 out:
 	sampler_free(s);
 	sampler_free(z);
@@ -201,7 +186,7 @@ static void test_freq(void)
 	softmax_ref(L, NV, 1.0, want);
 	s = mk(1.0f, 0, 1.0f, 99, NV);
 	ok = s && freq_match(s, L, want, NV, &e, &bad);
-	check(ok,
+	tap_ok(ok,
 	      "temp 1: frequencies match softmax (max err %.4f)", e);
 	sampler_free(s);
 
@@ -209,13 +194,13 @@ static void test_freq(void)
 	softmax_ref(L, NV, 0.5, want);
 	s = mk(1.0f, 0, 1.0f, 99, NV);
 	ok = s && freq_match(s, L, want, NV, &e, &bad);
-	check(s && !ok && e > 0.05,
+	tap_ok(s && !ok && e > 0.05,
 	      "temp-1 draws differ from softmax(l/0.5) (max err %.4f)", e);
 	sampler_free(s);
 
 	s = mk(0.5f, 0, 1.0f, 100, NV);
 	ok = s && freq_match(s, L, want, NV, &e, &bad);
-	check(ok,
+	tap_ok(ok,
 	      "temp 0.5: frequencies match softmax(l/0.5) (max err %.4f)", e);
 	sampler_free(s);
 
@@ -231,7 +216,7 @@ static void test_freq(void)
 	}
 	s = mk(1.0f, 2, 1.0f, 101, NV);
 	ok = s && freq_match(s, L, want, NV, &e, &bad);
-	check(ok,
+	tap_ok(ok,
 	      "top-k 2: only ids 1 and 3, renormalised (max err %.4f, bad id %d)",
 	      e, bad);
 	sampler_free(s);
@@ -249,12 +234,12 @@ static void test_freq(void)
 		if (cum >= 0.7)
 			break;
 	}
-	check(i == 2, "top-p 0.7 keeps 3 tokens (ids 1 3 5; mass %.3f)", cum);
+	tap_ok(i == 2, "top-p 0.7 keeps 3 tokens (ids 1 3 5; mass %.3f)", cum);
 	for (i = 0; i < NV; i++)
 		want[i] /= cum;
 	s = mk(1.0f, 0, 0.7f, 102, NV);
 	ok = s && freq_match(s, L, want, NV, &e, &bad);
-	check(ok,
+	tap_ok(ok,
 	      "top-p 0.7: frequencies match the renormalised nucleus (max err %.4f, bad id %d)",
 	      e, bad);
 	sampler_free(s);
@@ -275,7 +260,7 @@ static void test_freq(void)
 	}
 	s = mk(2.0f, 0, 0.7f, 103, NV);
 	ok = s && freq_match(s, L, want, NV, &e, &bad);
-	check(ok,
+	tap_ok(ok,
 	      "top-p 0.7 at temp 2: nucleus from temp-1 probabilities, draw at temp 2 (max err %.4f, bad id %d)",
 	      e, bad);
 	sampler_free(s);
@@ -287,11 +272,11 @@ static void test_params(void)
 	float big[3] = { -INFINITY, INFINITY, 0.0f };
 	struct sampler *s;
 
-	check(sampler_new(&p, 10) == NULL, "NaN temperature refused");
+	tap_ok(sampler_new(&p, 10) == NULL, "NaN temperature refused");
 	p.temp = 1.0f;
-	check(sampler_new(&p, 0) == NULL, "n_vocab 0 refused");
+	tap_ok(sampler_new(&p, 0) == NULL, "n_vocab 0 refused");
 	s = sampler_new(&p, 3);
-	check(s && sampler_sample(s, big) == 1, "+inf logit is always picked");
+	tap_ok(s && sampler_sample(s, big) == 1, "+inf logit is always picked");
 	sampler_free(s);
 }
 
@@ -303,6 +288,5 @@ int main(void)
 	test_topp();
 	test_freq();
 	test_params();
-	printf("# %d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }

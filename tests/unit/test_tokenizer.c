@@ -18,23 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static int n_pass, n_fail;
+#include "tap.h"
 
-static void __attribute__((format(printf, 2, 3)))
-check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", n_pass + n_fail + 1);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (cond)
-		n_pass++;
-	else
-		n_fail++;
-}
 
 static char *read_all(const char *path, size_t *len)
 {
@@ -97,17 +82,17 @@ static void test_vectors(const char *dir, const char *name, int n_vocab)
 	snprintf(path, sizeof(path), "%s/ggml-vocab-%s.gguf", dir, name);
 	f = gguf_open(path, err, sizeof(err));
 	if (!f) {
-		check(0, "%s vocab: %s (run `make deps` or tools/fetch-vocab %s)",
+		tap_ok(0, "%s vocab: %s (run `make deps` or tools/fetch-vocab %s)",
 		      name, err, dir);
 		return;
 	}
 	t = tok_load(f, err, sizeof(err));
-	check(t != NULL, "%s vocab loads (%s)", name, t ? "ok" : err);
+	tap_ok(t != NULL, "%s vocab loads (%s)", name, t ? "ok" : err);
 	if (!t) {
 		gguf_close(f);
 		return;
 	}
-	check(tok_n_vocab(t) == n_vocab && tok_bos(t) == 1 && tok_eos(t) >= 2 &&
+	tap_ok(tok_n_vocab(t) == n_vocab && tok_bos(t) == 1 && tok_eos(t) >= 2 &&
 	      tok_unk(t) == 0,
 	      "%s: n_vocab %d (want %d) bos %d eos %d unk %d", name,
 	      tok_n_vocab(t), n_vocab, tok_bos(t), tok_eos(t), tok_unk(t));
@@ -116,7 +101,7 @@ static void test_vectors(const char *dir, const char *name, int n_vocab)
 	inp = read_all(path, &ilen);
 	snprintf(path, sizeof(path), "%s/ggml-vocab-%s.gguf.out", dir, name);
 	outp = read_all(path, &olen);
-	check(inp && outp, "%s .inp/.out readable", name);
+	tap_ok(inp && outp, "%s .inp/.out readable", name);
 	if (!inp || !outp)
 		goto out;
 
@@ -134,7 +119,7 @@ static void test_vectors(const char *dir, const char *name, int n_vocab)
 		*m = '\0';
 		nl = strchr(op, '\n');
 		if (!nl) {
-			check(0, "vector %d: no output line", n_cases);
+			tap_ok(0, "vector %d: no output line", n_cases);
 			n_bad++;
 			break;
 		}
@@ -155,7 +140,7 @@ static void test_vectors(const char *dir, const char *name, int n_vocab)
 		ip = m + sizeof(marker) - 1;
 		op = nl + 1;
 	}
-	check(n_cases >= 40 && n_bad == 0,
+	tap_ok(n_cases >= 40 && n_bad == 0,
 	      "%s: %d llama.cpp test vectors, %d mismatches", name, n_cases,
 	      n_bad);
 out:
@@ -201,11 +186,11 @@ static void test_stories(const char *model)
 	size_t i;
 	int n;
 
-	check(f != NULL, "stories260K opens (%s)", f ? model : err);
+	tap_ok(f != NULL, "stories260K opens (%s)", f ? model : err);
 	if (!f)
 		return;
 	t = tok_load(f, err, sizeof(err));
-	check(t && tok_n_vocab(t) == 512 && tok_bos(t) == 1 &&
+	tap_ok(t && tok_n_vocab(t) == 512 && tok_bos(t) == 1 &&
 	      tok_eos(t) == 2 && tok_unk(t) == 0 && tok_add_bos_default(t),
 	      "stories260K tokenizer: 512 tokens, BOS 1, EOS 2, UNK 0, add BOS");
 	if (!t) {
@@ -216,7 +201,7 @@ static void test_stories(const char *model)
 	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		n = enc(t, texts[i], true, ids, 256);
 		snprintf(want, sizeof(want), " %s", texts[i]);
-		check(n > 1 && ids[0] == 1 && detok(t, ids, n, buf, sizeof(buf)) >= 0 &&
+		tap_ok(n > 1 && ids[0] == 1 && detok(t, ids, n, buf, sizeof(buf)) >= 0 &&
 		      strcmp(buf, want) == 0,
 		      "stories260K round trip %zu (%d tokens)", i, n);
 	}
@@ -226,7 +211,7 @@ static void test_stories(const char *model)
 	 * "▁time" 378 are single tokens (ids read from tokenizer.ggml.tokens).
 	 */
 	n = enc(t, "Once upon a time", true, ids, 256);
-	check(n == 5 && ids[0] == 1 && ids[1] == 403 && ids[2] == 407 &&
+	tap_ok(n == 5 && ids[0] == 1 && ids[1] == 403 && ids[2] == 407 &&
 	      ids[3] == 261 && ids[4] == 378,
 	      "'Once upon a time' -> 1 403 407 261 378 (got %d tokens)", n);
 	/*
@@ -234,34 +219,34 @@ static void test_stories(const char *model)
 	 * then <0xE4><0xB8><0xAD> = 3 + byte; "€" (503) is in the vocab.
 	 */
 	n = enc(t, "\xe4\xb8\xad\xe2\x82\xac", false, ids, 256);
-	check(n == 5 && ids[0] == 410 && ids[1] == 3 + 0xe4 &&
+	tap_ok(n == 5 && ids[0] == 410 && ids[1] == 3 + 0xe4 &&
 	      ids[2] == 3 + 0xb8 && ids[3] == 3 + 0xad && ids[4] == 503,
 	      "U+4E2D U+20AC -> 410 231 187 176 503 (got %d)", n);
 	/* Empty text: nothing, or just BOS. */
-	check(enc(t, "", false, ids, 256) == 0 &&
+	tap_ok(enc(t, "", false, ids, 256) == 0 &&
 	      enc(t, "", true, ids, 256) == 1 && ids[0] == 1,
 	      "empty text -> [] / [BOS]");
 	/* Too-small buffer: -(needed), and nothing past max is written. */
 	ids[2] = 12345;
 	n = enc(t, "Once upon a time", true, ids, 2);
-	check(n == -5 && ids[2] == 12345, "max too small -> -5 (got %d)", n);
-	check(enc(t, "Once upon a time", true, NULL, 0) == -5,
+	tap_ok(n == -5 && ids[2] == 12345, "max too small -> -5 (got %d)", n);
+	tap_ok(enc(t, "Once upon a time", true, NULL, 0) == -5,
 	      "count only (out NULL, max 0) -> -5");
-	check(enc(t, NULL, true, ids, 2) == INT_MIN, "NULL text -> INT_MIN");
+	tap_ok(enc(t, NULL, true, ids, 2) == INT_MIN, "NULL text -> INT_MIN");
 	/* Invalid UTF-8 (lone continuation, truncated lead) never crashes. */
 	n = enc(t, "\x80\xff\xe2\x82", false, ids, 256);
-	check(n == 5 && ids[1] == 3 + 0x80 && ids[2] == 3 + 0xff &&
+	tap_ok(n == 5 && ids[1] == 3 + 0x80 && ids[2] == 3 + 0xff &&
 	      ids[3] == 3 + 0xe2 && ids[4] == 3 + 0x82,
 	      "invalid UTF-8 -> byte tokens (got %d)", n);
 	/* Pieces: BOS/EOS empty, byte token -> raw byte, bad ids -> -1. */
-	check(tok_piece(t, 1, buf, sizeof(buf)) == 0 &&
+	tap_ok(tok_piece(t, 1, buf, sizeof(buf)) == 0 &&
 	      tok_piece(t, 2, buf, sizeof(buf)) == 0, "BOS/EOS pieces are empty");
-	check(tok_piece(t, 3 + 'A', buf, sizeof(buf)) == 1 && buf[0] == 'A',
+	tap_ok(tok_piece(t, 3 + 'A', buf, sizeof(buf)) == 1 && buf[0] == 'A',
 	      "<0x41> piece is 'A'");
-	check(tok_piece(t, 403, buf, sizeof(buf)) == 5 &&
+	tap_ok(tok_piece(t, 403, buf, sizeof(buf)) == 5 &&
 	      memcmp(buf, " Once", 5) == 0, "piece 403 is ' Once'");
-	check(tok_piece(t, 403, buf, 3) == -1, "piece into a 3-byte buffer -> -1");
-	check(tok_piece(t, -1, buf, sizeof(buf)) == -1 &&
+	tap_ok(tok_piece(t, 403, buf, 3) == -1, "piece into a 3-byte buffer -> -1");
+	tap_ok(tok_piece(t, -1, buf, sizeof(buf)) == -1 &&
 	      tok_piece(t, 512, buf, sizeof(buf)) == -1, "bad ids -> -1");
 	tok_free(t);
 	gguf_close(f);
@@ -299,7 +284,7 @@ static void test_synthetic(void)
 		f = gguf_open(path, err, sizeof(err));
 	if (f)
 		t = tok_load(f, err, sizeof(err));
-	check(t != NULL, "synthetic vocab loads (%s)", t ? "12 tokens" : err);
+	tap_ok(t != NULL, "synthetic vocab loads (%s)", t ? "12 tokens" : err);
 	if (t) {
 		/*
 		 * "abc": bigrams ab (-5) and bc (-3): bc merges first, then a+bc
@@ -307,27 +292,27 @@ static void test_synthetic(void)
 		 * No space prefix in this vocab.
 		 */
 		n = enc(t, "abc", false, ids, 32);
-		check(n == 2 && ids[0] == 4 && ids[1] == 8,
+		tap_ok(n == 2 && ids[0] == 4 && ids[1] == 8,
 		      "score order: 'abc' -> a bc (got %d)", n);
 		/* Merged symbols merge again: b+c -> bc, bc+a -> bca. */
 		n = enc(t, "bca", false, ids, 32);
-		check(n == 1 && ids[0] == 10, "chained merge: 'bca' -> bca");
+		tap_ok(n == 1 && ids[0] == 10, "chained merge: 'bca' -> bca");
 		/* Equal scores: the leftmost pair wins: 'aaa' -> aa a. */
 		n = enc(t, "aaa", false, ids, 32);
-		check(n == 2 && ids[0] == 11 && ids[1] == 4,
+		tap_ok(n == 2 && ids[0] == 11 && ids[1] == 4,
 		      "tie: 'aaa' -> aa a (got %d)", n);
 		/* "ab": only bigram ab -> merged, then abc absent. */
 		n = enc(t, "ab", false, ids, 32);
-		check(n == 1 && ids[0] == 7, "'ab' -> ab");
+		tap_ok(n == 1 && ids[0] == 7, "'ab' -> ab");
 		/* 'x' has no token and no byte tokens -> unk. */
 		n = enc(t, "xa", false, ids, 32);
-		check(n == 2 && ids[0] == 0 && ids[1] == 4,
+		tap_ok(n == 2 && ids[0] == 0 && ids[1] == 4,
 		      "no byte tokens: 'xa' -> unk a (got %d)", n);
 		/* Space (no prefix): ' a' -> ▁a. */
 		n = enc(t, " a", false, ids, 32);
-		check(n == 1 && ids[0] == 9, "' a' -> ▁a");
-		check(!tok_add_bos_default(t), "add_bos_token false is honoured");
-		check(tok_piece(t, 0, buf, sizeof(buf)) == 3 &&
+		tap_ok(n == 1 && ids[0] == 9, "' a' -> ▁a");
+		tap_ok(!tok_add_bos_default(t), "add_bos_token false is honoured");
+		tap_ok(tok_piece(t, 0, buf, sizeof(buf)) == 3 &&
 		      memcmp(buf, "\xe2\x96\x85", 3) == 0, "unk piece is U+2585");
 	}
 	/* A vocab of the wrong model is refused with the file name. */
@@ -343,7 +328,7 @@ static void test_synthetic(void)
 		f = gguf_open(path, err, sizeof(err));
 	if (f)
 		t = tok_load(f, err, sizeof(err));
-	check(f && !t && strstr(err, path) && strstr(err, "tokenizer.ggml.model"),
+	tap_ok(f && !t && strstr(err, path) && strstr(err, "tokenizer.ggml.model"),
 	      "gpt2 vocab refused: %s", err);
 	tok_free(t);
 	gguf_close(f);
@@ -358,7 +343,7 @@ static void test_synthetic(void)
 		f = gguf_open(path, err, sizeof(err));
 	if (f)
 		t = tok_load(f, err, sizeof(err));
-	check(f && !t && strstr(err, "tokenizer.ggml.scores"),
+	tap_ok(f && !t && strstr(err, "tokenizer.ggml.scores"),
 	      "short scores array refused: %s", err);
 	tok_free(t);
 	gguf_close(f);
@@ -379,6 +364,5 @@ int main(void)
 	test_vectors(vocab, "phi-3", 32064);
 	test_stories(model);
 	test_synthetic();
-	printf("# %d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }
