@@ -197,8 +197,7 @@ static bool get_str(struct cur *c, const char *what, struct gguf_str *out)
 	return true;
 }
 
-/* Size of a fixed-size value type, 0 for STRING/ARRAY/unknown. */
-static uint64_t vtype_size(uint32_t t)
+uint64_t gguf_vtype_size(uint32_t t)
 {
 	switch (t) {
 	case GGUF_VT_U8: case GGUF_VT_I8: case GGUF_VT_BOOL:
@@ -380,7 +379,7 @@ static bool parse_kv(struct cur *c, struct gguf_priv *p, uint64_t idx)
 		return get_str(c, "string value", &kv->v.str);
 
 	if (t != GGUF_VT_ARRAY) {
-		uint64_t sz = vtype_size(t);
+		uint64_t sz = gguf_vtype_size(t);
 
 		if (!need(c, sz, "value"))
 			return false;
@@ -414,7 +413,7 @@ static bool parse_kv(struct cur *c, struct gguf_priv *p, uint64_t idx)
 		kv->arr_n = n;
 		kv->arr_data = c->base + c->pos;
 		if (et != GGUF_VT_STRING) {
-			uint64_t esz = vtype_size(et);
+			uint64_t esz = gguf_vtype_size(et);
 
 			if (n > remain(c) / esz) {
 				fail(c, "array of %" PRIu64 " x %" PRIu64
@@ -862,7 +861,7 @@ bool gguf_arr_i64(const struct gguf_kv *kv, uint64_t i, int64_t *out)
 
 	if (!kv || kv->type != GGUF_VT_ARRAY || i >= kv->arr_n)
 		return false;
-	p = kv->arr_data + i * vtype_size(kv->arr_type);
+	p = kv->arr_data + i * gguf_vtype_size(kv->arr_type);
 	switch (kv->arr_type) {
 	case GGUF_VT_U8:
 	case GGUF_VT_BOOL:

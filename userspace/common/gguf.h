@@ -117,6 +117,8 @@ bool gguf_arr_str(const struct gguf_kv *kv, uint64_t i, struct gguf_str *out);
 bool gguf_arr_f32(const struct gguf_kv *kv, uint64_t i, float *out);
 bool gguf_arr_i64(const struct gguf_kv *kv, uint64_t i, int64_t *out);
 
+/* Bytes of one value of a fixed-size metadata type; 0 for STRING, ARRAY, unknown. */
+uint64_t gguf_vtype_size(uint32_t t);
 /* Bytes for n elements of type t (n must be a multiple of the block size). */
 uint64_t gguf_type_size(enum gguf_type t, uint64_t n);
 uint32_t gguf_block_size(enum gguf_type t);

@@ -181,26 +181,10 @@ static int kv_end(struct gguf_writer *w, struct bbuf *b, int r)
 	return 0;
 }
 
-static size_t vt_size(enum gguf_vtype t)
-{
-	switch (t) {
-	case GGUF_VT_U8: case GGUF_VT_I8: case GGUF_VT_BOOL:
-		return 1;
-	case GGUF_VT_U16: case GGUF_VT_I16:
-		return 2;
-	case GGUF_VT_U32: case GGUF_VT_I32: case GGUF_VT_F32:
-		return 4;
-	case GGUF_VT_U64: case GGUF_VT_I64: case GGUF_VT_F64:
-		return 8;
-	default:
-		return 0;
-	}
-}
-
 int gguf_w_add_scalar(struct gguf_writer *w, const char *key,
 		      enum gguf_vtype vtype, const void *val)
 {
-	size_t sz = vt_size(vtype);
+	size_t sz = gguf_vtype_size(vtype);
 	struct bbuf *b;
 
 	if (!sz || !val)
@@ -256,7 +240,7 @@ int gguf_w_add_str(struct gguf_writer *w, const char *key, const char *v)
 static int add_arr(struct gguf_writer *w, const char *key,
 		   enum gguf_vtype et, const void *v, size_t n)
 {
-	size_t esz = vt_size(et);
+	size_t esz = gguf_vtype_size(et);
 	struct bbuf *b;
 	int r;
 
