@@ -82,7 +82,7 @@ static void test_stories(const char *path)
 	struct gguf_str s;
 	uint64_t u, i;
 	float eps;
-	double best = 1e9, limit;
+	double best = 1e9;
 	int b, ok;
 
 	tap_ok(f != NULL, "stories260K opens: %s", f ? path : err);
@@ -177,6 +177,7 @@ static void test_stories(const char *path)
 	tap_ok(i == f->n_tensors, "every tensor offset is 32-byte aligned");
 	gguf_close(f);
 
+	/* Speed is a benchmark figure, not a test: report it only. */
 	for (b = 0; b < 10; b++) {
 		double t0 = now_ms(), t1;
 
@@ -186,12 +187,7 @@ static void test_stories(const char *path)
 		if (t1 - t0 < best)
 			best = t1 - t0;
 	}
-	/* RK1828_TIMING_SCALE raises the limit for slow runs (valgrind: 50). */
-	limit = getenv("RK1828_TIMING_SCALE") ? atof(getenv("RK1828_TIMING_SCALE")) : 1.0;
-	if (!(limit >= 1.0))
-		limit = 1.0;
-	tap_ok(best < limit, "gguf_open of stories260K: best of 10 %.3f ms (< %g ms)",
-	      best, limit);
+	printf("# gguf_open of stories260K: best of 10 %.3f ms\n", best);
 }
 
 /* ---- writer round trip ---- */
