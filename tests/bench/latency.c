@@ -5,26 +5,28 @@
  *
  *   latency [-n ITERATIONS] [--size BYTES]
  *
- * On card 0 (the first /dev/accel node of the rk1828 driver) it measures,
- * one after the other in the same process:
- *  - raw: reads /sys/kernel/debug/accel/<dev>/ping 7 times. Each read makes
- *    the kernel time 32 INFO round trips on the management queue
+ * On card 0 (the first /dev/accel node of the rk1828 driver) it measures
+ * the following in 5 interleaved rounds (so that the shared host's load
+ * drifts hit all of them alike), each round doing 2 ping reads and
+ * ITERATIONS / 5 jobs of each kind:
+ *  - raw: reads /sys/kernel/debug/accel/<dev>/ping. Each read makes the
+ *    kernel time 32 INFO round trips on the management queue
  *    (kernel/rk1828_debugfs.c, rk1828_ping_show()), no ioctl, scheduler or
- *    fence in the way; the median of the 7 per-round-trip times is taken.
+ *    fence in the way; the median of the 10 per-round-trip times is taken.
  *  - single: ITERATIONS (default 200) times, a host->card COPY of BYTES
  *    (default 4096) submitted through librk1828 with an out-syncobj and
- *    waited for with rk_syncobj_wait(); median and 10th/90th percentile
- *    of the submit-to-wake time.
- *  - chain: ITERATIONS COPY jobs submitted back to back, job i waiting for
- *    point i of a timeline syncobj and signalling point i + 1, then one wait
- *    for the last point; total time / ITERATIONS.
- *  - cross-card chain (when there are 2 or more cards): ITERATIONS COPY
- *    jobs round-robin over all cards, each waiting for the previous card's
- *    job through a sync_file exported from one card's syncobj and imported
- *    into the next card's (the LLM pipeline's hand-over); total / ITERATIONS.
+ *    waited for (rk_syncobj_status()); median and 10th/90th percentile of
+ *    the submit-to-wake time (the ITERATIONS after 10 warm-up jobs).
+ *  - chain: per round, ITERATIONS / 5 COPY jobs submitted back to back,
+ *    job i waiting for point i of a timeline syncobj and signalling point
+ *    i + 1, then one wait for the last point; total time / ITERATIONS.
+ *  - cross-card chain (when there are 2 or more cards): likewise, the jobs
+ *    round-robin over the cards (at most 8), each waiting for the previous
+ *    card's job through a sync_file exported from one card's syncobj and
+ *    imported into the next card's (the LLM pipeline's hand-over).
  * Output: one "key value" line per figure (microseconds), e.g.
- * "raw_rtt_us 650", then ratios against raw_rtt_us. Exit status 0, or 1
- * with the librk1828 message when an operation fails.
+ * "raw_rtt_us 650" (tests/run-bench computes the ratios). Exit status 0,
+ * or 1 with the librk1828 message when an operation fails.
  */
 #include <errno.h>
 #include <limits.h>
@@ -38,6 +40,8 @@
 #include "rk1828.h"
 
 #define TIMEOUT_NS (10LL * 1000000000LL)
+/* Measurement rounds; each does 2 ping reads and n/ROUNDS jobs of each kind. */
+#define ROUNDS 5
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -77,14 +81,13 @@ static int debugfs_dir(int minor, char *buf, size_t len)
 }
 
 /*
- * raw_rtt() - median per-round-trip time of 7 reads of debugfs "ping", us.
- * Returns the time (> 0) or -errno with a message printed.
+ * ping_path() - the debugfs ping file of @c into @buf. Returns 0 or -errno
+ * with a message printed.
  */
-static int64_t raw_rtt(const struct rk_card *c)
+static int ping_path(const struct rk_card *c, char *buf, size_t len)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 8], line[128];
-	int64_t v[7];
-	int i, ret;
+	char dir[PATH_MAX];
+	int ret;
 
 	ret = debugfs_dir(c->minor, dir, sizeof(dir));
 	if (ret) {
@@ -92,29 +95,36 @@ static int64_t raw_rtt(const struct rk_card *c)
 			strerror(-ret));
 		return ret;
 	}
-	snprintf(path, sizeof(path), "%s/ping", dir);
-	for (i = 0; i < 7; i++) {
-		FILE *f = fopen(path, "r");
-		long long us;
-		int nrt;
+	snprintf(buf, len, "%s/ping", dir);
+	return 0;
+}
 
-		if (!f) {
-			ret = -errno;
-			fprintf(stderr, "latency: %s: %s (debugfs mounted? root?)\n", path,
-				strerror(errno));
-			return ret;
-		}
-		if (!fgets(line, sizeof(line), f) ||
-		    sscanf(line, "%d INFO round trips: %lld us each", &nrt, &us) != 2) {
-			fprintf(stderr, "latency: %s: unexpected content \"%s\"\n", path, line);
-			fclose(f);
-			return -EPROTO;
-		}
-		fclose(f);
-		v[i] = us;
+/*
+ * ping_once() - one read of debugfs "ping" (32 INFO round trips).
+ * Returns the time of one round trip in us (> 0), or -errno with a
+ * message printed.
+ */
+static int64_t ping_once(const char *path)
+{
+	char line[128] = "";
+	long long us;
+	int nrt, ret;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "latency: %s: %s (debugfs mounted? root?)\n", path,
+			strerror(errno));
+		return ret;
 	}
-	qsort(v, 7, sizeof(v[0]), cmp_i64);
-	return v[3];
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "%d INFO round trips: %lld us each", &nrt, &us) != 2 || us <= 0) {
+		fprintf(stderr, "latency: %s: unexpected content \"%s\"\n", path, line);
+		fclose(f);
+		return -EPROTO;
+	}
+	fclose(f);
+	return us;
 }
 
 /* fail() - print the librk1828 error of @what and return 1. */
@@ -258,9 +268,10 @@ int main(int argc, char **argv)
 {
 	struct copy_pair pairs[8];
 	struct rk_card *cards;
-	int64_t rtt, *t, chain_ns = 0, cross_ns = 0;
+	char path[PATH_MAX + 8];
+	int64_t rtt[2 * ROUNDS], *t, ns, chain_ns = 0, cross_ns = 0;
 	uint64_t size = 4096;
-	int n = 200, nc, ncross, i, rc = 1;
+	int n = 200, per, nc, ncross, i, r, rc = 1;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -272,10 +283,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (n < 10 || n > 100000 || size == 0 || size > (64u << 20)) {
-		fprintf(stderr, "latency: need 10 <= n <= 100000 and 0 < size <= 64 MiB\n");
+	if (n < 10 * ROUNDS || n > 100000 || size == 0 || size > (64u << 20)) {
+		fprintf(stderr, "latency: need %d <= n <= 100000 and 0 < size <= 64 MiB\n",
+			10 * ROUNDS);
 		return 1;
 	}
+	per = n / ROUNDS;
+	n = per * ROUNDS;
 	t = calloc(n, sizeof(*t));
 	if (!t)
 		return 1;
@@ -291,35 +305,48 @@ int main(int argc, char **argv)
 			fail("create BOs");
 			goto out;
 		}
-
-	rtt = raw_rtt(&cards[0]);
-	if (rtt <= 0)
+	if (ping_path(&cards[0], path, sizeof(path)))
 		goto out;
+
 	/* Warm-up: first jobs pay for scheduler and card state set-up. */
 	if (bench_single(&cards[0], &pairs[0], size, 10, t))
 		goto out;
-	if (bench_single(&cards[0], &pairs[0], size, n, t))
-		goto out;
+	/*
+	 * Interleaved rounds: the shared host's load drifts, and every figure
+	 * should see the same drift.
+	 */
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < 2; i++) {
+			rtt[2 * r + i] = ping_once(path);
+			if (rtt[2 * r + i] <= 0)
+				goto out;
+		}
+		if (bench_single(&cards[0], &pairs[0], size, per, t + r * per))
+			goto out;
+		if (bench_chain(&cards[0], &pairs[0], size, per, &ns))
+			goto out;
+		chain_ns += ns;
+		if (ncross > 1) {
+			if (bench_cross(cards, pairs, ncross, size, per, &ns))
+				goto out;
+			cross_ns += ns;
+		}
+	}
+	qsort(rtt, 2 * ROUNDS, sizeof(rtt[0]), cmp_i64);
 	qsort(t, n, sizeof(*t), cmp_i64);
-	if (bench_chain(&cards[0], &pairs[0], size, n, &chain_ns))
-		goto out;
-	if (ncross > 1 && bench_cross(cards, pairs, ncross, size, n, &cross_ns))
-		goto out;
 
 	printf("cards %d\n", nc);
 	printf("copy_bytes %llu\n", (unsigned long long)size);
 	printf("iterations %d\n", n);
-	printf("raw_rtt_us %lld\n", (long long)rtt);
+	printf("raw_rtt_us %lld\n", (long long)pct(rtt, 2 * ROUNDS, 50));
+	printf("raw_rtt_min_us %lld\n", (long long)rtt[0]);
+	printf("raw_rtt_max_us %lld\n", (long long)rtt[2 * ROUNDS - 1]);
 	printf("job_median_us %.1f\n", pct(t, n, 50) / 1e3);
 	printf("job_p10_us %.1f\n", pct(t, n, 10) / 1e3);
 	printf("job_p90_us %.1f\n", pct(t, n, 90) / 1e3);
 	printf("chain_per_job_us %.1f\n", chain_ns / 1e3 / n);
 	if (ncross > 1)
 		printf("cross_chain_per_job_us %.1f\n", cross_ns / 1e3 / n);
-	printf("ratio_job_over_rtt %.2f\n", pct(t, n, 50) / 1e3 / rtt);
-	printf("ratio_chain_over_rtt %.2f\n", chain_ns / 1e3 / n / rtt);
-	if (ncross > 1)
-		printf("ratio_cross_over_rtt %.2f\n", cross_ns / 1e3 / n / rtt);
 	rc = 0;
 out:
 	if (rc)
