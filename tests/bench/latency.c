@@ -15,8 +15,9 @@
  *    fence in the way; the median of the 10 per-round-trip times is taken.
  *  - single: ITERATIONS (default 200) times, a host->card COPY of BYTES
  *    (default 4096) submitted through librk1828 with an out-syncobj and
- *    waited for (rk_syncobj_status()); median and 10th/90th percentile of
- *    the submit-to-wake time (the ITERATIONS after 10 warm-up jobs).
+ *    waited for (rk_syncobj_status()); median, mean and 10th/90th
+ *    percentile of the submit-to-wake time (the ITERATIONS after 10
+ *    warm-up jobs; the chains below give means, compare them with it).
  *  - chain: per round, ITERATIONS / 5 COPY jobs submitted back to back,
  *    job i waiting for point i of a timeline syncobj and signalling point
  *    i + 1, then one wait for the last point; total time / ITERATIONS.
@@ -344,6 +345,9 @@ int main(int argc, char **argv)
 	printf("job_median_us %.1f\n", pct(t, n, 50) / 1e3);
 	printf("job_p10_us %.1f\n", pct(t, n, 10) / 1e3);
 	printf("job_p90_us %.1f\n", pct(t, n, 90) / 1e3);
+	for (ns = 0, i = 0; i < n; i++)
+		ns += t[i];
+	printf("job_mean_us %.1f\n", ns / 1e3 / n);
 	printf("chain_per_job_us %.1f\n", chain_ns / 1e3 / n);
 	if (ncross > 1)
 		printf("cross_chain_per_job_us %.1f\n", cross_ns / 1e3 / n);
