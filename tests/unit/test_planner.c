@@ -2,8 +2,9 @@
 /*
  * Host unit tests of the segment planner (userspace/llm/planner.c):
  * one card, more cards than blocks, uneven block sizes, a model that does
- * not fit, the vendor rule (equal blocks + a large LM head: the last card
- * gets fewer blocks) and the plan string. Prints TAP.
+ * not fit (every short card named), the vendor rule (equal blocks + a
+ * large LM head: the last card gets fewer blocks) and the plan string.
+ * Prints TAP.
  */
 #include <stdio.h>
 #include <string.h>
@@ -86,7 +87,7 @@ static void test_does_not_fit(void)
 	struct plan p;
 	char err[512] = "";
 
-	tap_ok(plan_make(&in, &p, err, sizeof(err)) == -1, "does not fit: refused");
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == PLAN_NOFIT, "does not fit: refused");
 	tap_ok(strstr(err, "card1 needs 5.00 GiB") && strstr(err, "has 4.00 GiB free"),
 	   "does not fit: names card1, need and free");
 	tap_ok(strstr(err, "blk 2-3 + output") != NULL, "does not fit: names the blocks");
@@ -98,6 +99,34 @@ static void test_does_not_fit(void)
 	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0, "tight card1: still plans");
 	tap_ok(p.seg[0].count == 3 && p.seg[1].count == 1,
 	   "tight card1: 3 | 1 to fit card1's 3 GiB");
+}
+
+static void test_does_not_fit_several(void)
+{
+	uint64_t blocks[6] = { GB, GB, GB, GB, GB, GB };
+	uint64_t free[3] = { GB + GB / 2, 3 * GB, GB + GB / 2 };
+	int ids[3] = { 4, 5, 6 };
+	struct plan_input in = {
+		.n_blocks = 6, .block_bytes = blocks, .head_bytes = 0,
+		.card_overhead = 0, .n_cards = 3, .card_free = free, .card_ids = ids,
+	};
+	struct plan p;
+	char err[1024] = "";
+
+	/* Balanced 2 | 2 | 2 GiB: the outer cards (1.5 GiB free) overflow. */
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == PLAN_NOFIT, "two cards short: refused");
+	tap_ok(strstr(err, "does not fit on 3 cards:") != NULL, "two cards short: says so");
+	tap_ok(strstr(err, "card4 needs 2.00 GiB (blk 0-1) but has 1.50 GiB free") != NULL,
+	   "two cards short: names card4, need and free");
+	tap_ok(strstr(err, "card6 needs 2.00 GiB (blk 4-5 + output) but has 1.50 GiB free") != NULL,
+	   "two cards short: names card6, need and free");
+	tap_ok(strstr(err, "card5") == NULL, "two cards short: card5 (fits) not blamed");
+
+	/* Every card short: each one named. */
+	free[1] = GB;
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == PLAN_NOFIT &&
+	   strstr(err, "card4 needs") && strstr(err, "card5 needs 2.00 GiB (blk 2-3) but has 1.00 GiB free") &&
+	   strstr(err, "card6 needs"), "all cards short: all three named");
 }
 
 static void test_vendor_rule(void)
@@ -165,6 +194,7 @@ int main(void)
 	test_more_cards_than_blocks();
 	test_uneven();
 	test_does_not_fit();
+	test_does_not_fit_several();
 	test_vendor_rule();
 	test_bad_input();
 	return tap_done();

@@ -199,7 +199,8 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 		goto out;
 	} else {
 		struct plan tmp;
-		char msg[512], need[32], have[32];
+		/* Room to name every card. */
+		char msg[96 * PLAN_MAX_CARDS], need[32], have[32];
 		int len = snprintf(msg, sizeof(msg), "model does not fit on %d card%s:",
 				   n, n == 1 ? "" : "s");
 		int j, first = 1;
@@ -217,14 +218,15 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 					first ? "" : ";", s->card_id, need, s->first,
 					s->first + s->count - 1,
 					s->output ? " + output" : "", have);
+			first = 0;
 			if (len >= (int)sizeof(msg))
 				break;
-			first = 0;
 		}
 		if (first)	/* balanced plan fits each card: unbalanced free sizes */
 			snprintf(msg + len, sizeof(msg) - len,
 				 " no contiguous split fits the cards' free memory");
 		fail(err, errlen, msg);
+		ret = PLAN_NOFIT;
 	}
 out:
 	free(prefix);

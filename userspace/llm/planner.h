@@ -22,6 +22,9 @@
 
 #define PLAN_MAX_CARDS	64
 
+/* plan_make()/plan_model() return value: the model does not fit. */
+#define PLAN_NOFIT	(-2)
+
 /**
  * struct plan_input - what the planner balances
  * @n_blocks: decoder blocks (>= 1)
@@ -81,11 +84,14 @@ struct plan {
  * plan_make() - compute the plan
  * @in: the costs and cards
  * @p: out
- * @err, @errlen: reason on failure, e.g. "model does not fit: card1 needs
- *	5.10 GiB (blk 16-31 + output) but has 4.90 GiB free"
+ * @err, @errlen: reason on failure; when the model does not fit it names
+ *	every card the balanced plan overfills, e.g. "model does not fit on 2
+ *	cards: card0 needs 5.10 GiB (blk 0-15) but has 4.90 GiB free; card1
+ *	needs 5.30 GiB (blk 16-31 + output) but has 4.90 GiB free"
  *
- * Return: 0, or -1 for bad input (no blocks/cards, too many cards) or a
- * plan that does not fit.
+ * Return: 0; PLAN_NOFIT when the model does not fit the cards' free
+ * memory; -1 for bad input (no blocks/cards, too many cards) or out of
+ * memory.
  */
 int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t errlen);
 
