@@ -32,8 +32,26 @@
 #define DEFAULT_BUCKET	128
 #define DEFAULT_CARD_MEM (5ULL << 30)
 
+/* Exit status: see the end of usage(). */
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+/**
+ * struct cards_spec - --cards, checked for syntax by parse_cards()
+ * @kind: CARDS_ALL (every card found), CARDS_COUNT (the first @n cards)
+ *	or CARDS_LIST (the @n card indices in @idx, in pipeline order)
+ * @n: 1..PLAN_MAX_CARDS for CARDS_COUNT and CARDS_LIST
+ * @idx: distinct card indices (CARDS_LIST)
+ */
+struct cards_spec {
+	enum { CARDS_ALL, CARDS_COUNT, CARDS_LIST } kind;
+	int n;
+	int idx[PLAN_MAX_CARDS];
+};
+
 struct args {
 	const char *cmd, *model, *prompt, *cards, *dump_logits;
+	struct cards_spec cs;
 	int n_predict;
 	float temp, top_p;
 	int top_k;
@@ -57,8 +75,8 @@ static void usage(FILE *f)
 		"  -n N_PREDICT     tokens to generate (default 128)\n"
 		"  --temp T         temperature, 0 = greedy (default 0.8)\n"
 		"  --top-k K        top-k (default 40, 0 = off)\n"
-		"  --top-p P        nucleus sampling (default 0.95, 1 = off)\n"
-		"  --seed S         sampler seed (default: time based)\n"
+		"  --top-p P        nucleus sampling, 0 < P <= 1 (default 0.95, 1 = off)\n"
+		"  --seed S         sampler seed, an integer >= 0 (default: time based)\n"
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
 		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
@@ -66,7 +84,11 @@ static void usage(FILE *f)
 		"  --no-bos         do not prepend the BOS token\n"
 		"  --dump-logits F  write the last prompt position's logits to F\n"
 		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each\n"
-		"  -v               verbose\n");
+		"  -v               verbose\n"
+		"\n"
+		"exit status: 0 success; 1 runtime failure (no cards or fewer than --cards\n"
+		"asks for, bad model file, model does not fit, job failure); 2 usage error\n"
+		"(unknown command or option, bad option value, bad --cards, missing -m/-p)\n");
 }
 
 static double now_ms(void)
@@ -89,15 +111,22 @@ static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out
 	return 0;
 }
 
-static int parse_float(const char *s, const char *opt, float min, float max, float *out)
+/* A float in [min, max], or (min, max] with @min_open. */
+static int parse_float(const char *s, const char *opt, float min, bool min_open, float max,
+		       float *out)
 {
 	char *end;
 	float v;
 
 	errno = 0;
 	v = strtof(s, &end);
-	if (errno || *end || end == s || !(v >= min && v <= max)) {
-		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (%g..%g)\n", opt, s, min, max);
+	if (errno || *end || end == s || !(v >= min && v <= max) || (min_open && v == min)) {
+		if (min_open)
+			fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (must be > %g and <= %g)\n",
+				opt, s, min, max);
+		else
+			fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (%g..%g)\n", opt, s, min,
+				max);
 		return -1;
 	}
 	*out = v;
@@ -123,6 +152,69 @@ static int parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* Decimal digits only (no sign, no blanks), at most 9 of them. */
+static int parse_digits(const char *s, const char **end, int *out)
+{
+	int v = 0, n = 0;
+
+	for (; *s >= '0' && *s <= '9'; s++, n++) {
+		if (n == 9)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	*end = s;
+	*out = v;
+	return n ? 0 : -1;
+}
+
+/*
+ * Check the syntax of --cards: "all", a count 1..PLAN_MAX_CARDS or a comma
+ * separated list of distinct card indices (a trailing comma makes a
+ * one-card list: "2,"). Whether the cards exist is select_cards()'s job.
+ */
+static int parse_cards(const char *spec, struct cards_spec *cs)
+{
+	const char *p = spec, *end;
+	int v, i;
+
+	memset(cs, 0, sizeof(*cs));
+	if (!strcmp(spec, "all")) {
+		cs->kind = CARDS_ALL;
+		return 0;
+	}
+	if (!strchr(spec, ',')) {
+		if (parse_digits(spec, &end, &v) || *end || v < 1 || v > PLAN_MAX_CARDS)
+			goto bad;
+		cs->kind = CARDS_COUNT;
+		cs->n = v;
+		return 0;
+	}
+	cs->kind = CARDS_LIST;
+	while (*p) {
+		if (parse_digits(p, &end, &v) || (*end && *end != ','))
+			goto bad;
+		for (i = 0; i < cs->n; i++) {
+			if (cs->idx[i] == v) {
+				fprintf(stderr, "rk1828-llm: --cards: card %d listed twice in \"%s\"\n",
+					v, spec);
+				return -1;
+			}
+		}
+		if (cs->n == PLAN_MAX_CARDS) {
+			fprintf(stderr, "rk1828-llm: --cards: more than %d cards listed\n",
+				PLAN_MAX_CARDS);
+			return -1;
+		}
+		cs->idx[cs->n++] = v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "rk1828-llm: --cards: \"%s\" is not all, a count 1..%d, or a list of card indices (e.g. 0,2)\n",
+		spec, PLAN_MAX_CARDS);
+	return -1;
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -176,7 +268,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->n_predict = (int)u;
 			break;
 		case O_TEMP:
-			if (parse_float(optarg, "--temp", 0.0f, 100.0f, &a->temp))
+			if (parse_float(optarg, "--temp", 0.0f, false, 100.0f, &a->temp))
 				return -1;
 			break;
 		case O_TOPK:
@@ -185,16 +277,18 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->top_k = (int)u;
 			break;
 		case O_TOPP:
-			if (parse_float(optarg, "--top-p", 0.0f, 1.0f, &a->top_p))
+			if (parse_float(optarg, "--top-p", 0.0f, true, 1.0f, &a->top_p))
 				return -1;
 			break;
 		case O_SEED: {
 			char *end;
 
+			/* strtoull() alone would take "-1" as 2^64 - 1. */
 			errno = 0;
 			a->seed = strtoull(optarg, &end, 10);
-			if (errno || *end || end == optarg) {
-				fprintf(stderr, "rk1828-llm: --seed: bad value \"%s\"\n", optarg);
+			if (optarg[0] < '0' || optarg[0] > '9' || errno || *end) {
+				fprintf(stderr, "rk1828-llm: --seed: bad value \"%s\" (an integer 0..%llu)\n",
+					optarg, (unsigned long long)UINT64_MAX);
 				return -1;
 			}
 			a->have_seed = true;
@@ -227,68 +321,58 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "rk1828-llm: unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
-	return 0;
+	if (strcmp(a->cmd, "info") && strcmp(a->cmd, "plan") && strcmp(a->cmd, "run")) {
+		fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a->cmd);
+		usage(stderr);
+		return -1;
+	}
+	if (strcmp(a->cmd, "info") && !a->model) {
+		fprintf(stderr, "rk1828-llm: no model given (-m MODEL)\n");
+		return -1;
+	}
+	if (!strcmp(a->cmd, "run") && !a->prompt) {
+		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
+		return -1;
+	}
+	return parse_cards(a->cards, &a->cs);
 }
 
 /*
- * Select cards from @all per --cards: "all", "N" (the first N) or a comma
- * separated list of indices. @sel gets indices into @all.
+ * Select from the @n_all cards found those --cards (@cs) names; @sel gets
+ * their indices. Fails when fewer cards are there than @cs asks for.
  */
-static int select_cards(const char *spec, int n_all, int *sel, int *n_sel)
+static int select_cards(const struct cards_spec *cs, int n_all, int *sel, int *n_sel)
 {
-	char *end;
-	long v;
+	int i;
 
 	*n_sel = 0;
-	if (!strcmp(spec, "all")) {
+	switch (cs->kind) {
+	case CARDS_ALL:
 		for (; *n_sel < n_all && *n_sel < PLAN_MAX_CARDS; (*n_sel)++)
 			sel[*n_sel] = *n_sel;
 		return 0;
-	}
-	if (!strchr(spec, ',')) {
-		errno = 0;
-		v = strtol(spec, &end, 10);
-		if (errno || *end || end == spec || v < 1) {
-			fprintf(stderr, "rk1828-llm: --cards: expected all, N or a list, got \"%s\"\n",
-				spec);
-			return -1;
-		}
-		if (v > n_all) {
-			fprintf(stderr, "rk1828-llm: --cards %ld: only %d card%s found\n", v, n_all,
+	case CARDS_COUNT:
+		if (cs->n > n_all) {
+			fprintf(stderr, "rk1828-llm: --cards %d: only %d card%s found\n", cs->n, n_all,
 				n_all == 1 ? "" : "s");
 			return -1;
 		}
-		for (; *n_sel < v && *n_sel < PLAN_MAX_CARDS; (*n_sel)++)
+		for (; *n_sel < cs->n; (*n_sel)++)
 			sel[*n_sel] = *n_sel;
 		return 0;
-	}
-	while (*spec) {
-		int i;
-
-		errno = 0;
-		v = strtol(spec, &end, 10);
-		if (errno || end == spec || v < 0 || (*end && *end != ',')) {
-			fprintf(stderr, "rk1828-llm: --cards: bad list \"%s\"\n", spec);
-			return -1;
-		}
-		if (v >= n_all) {
-			fprintf(stderr, "rk1828-llm: --cards: no card %ld (%d found)\n", v, n_all);
-			return -1;
-		}
-		for (i = 0; i < *n_sel; i++) {
-			if (sel[i] == v) {
-				fprintf(stderr, "rk1828-llm: --cards: card %ld listed twice\n", v);
+	case CARDS_LIST:
+		for (i = 0; i < cs->n; i++) {
+			if (cs->idx[i] >= n_all) {
+				fprintf(stderr, "rk1828-llm: --cards: no card %d (%d found)\n",
+					cs->idx[i], n_all);
 				return -1;
 			}
+			sel[i] = cs->idx[i];
 		}
-		if (*n_sel == PLAN_MAX_CARDS) {
-			fprintf(stderr, "rk1828-llm: --cards: too many cards\n");
-			return -1;
-		}
-		sel[(*n_sel)++] = (int)v;
-		spec = *end ? end + 1 : end;
+		*n_sel = cs->n;
+		return 0;
 	}
-	return *n_sel ? 0 : -1;
+	return -1;
 }
 
 static void fmt_bytes(char *buf, size_t n, uint64_t b)
@@ -308,7 +392,7 @@ static int cmd_info(void)
 
 	if (rk_open_all(&cards, &n)) {
 		fprintf(stderr, "rk1828-llm: %s\n", rk_error());
-		return 1;
+		return EXIT_RUNTIME;
 	}
 	for (i = 0; i < n; i++) {
 		const struct rk_card *c = &cards[i];
@@ -350,7 +434,7 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 {
 	uint64_t free_b[PLAN_MAX_CARDS];
 	int ids[PLAN_MAX_CARDS];
-	char err[768];
+	char err[96 * PLAN_MAX_CARDS + 256];
 	int i;
 
 	memset(S, 0, sizeof(*S));
@@ -374,17 +458,9 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 		S->sizes.bucket = S->sizes.n_ctx;
 
 	if (simulate) {
-		int n = 1;
+		/* cmd_plan() refused a list; all: one card. */
+		int n = a->cs.kind == CARDS_COUNT ? a->cs.n : 1;
 
-		if (strcmp(a->cards, "all")) {
-			char *end;
-
-			n = (int)strtol(a->cards, &end, 10);
-			if (*end || n < 1 || n > PLAN_MAX_CARDS) {
-				fprintf(stderr, "rk1828-llm: with --card-mem, --cards must be a count\n");
-				return -1;
-			}
-		}
 		S->n_sel = n;
 		for (i = 0; i < n; i++) {
 			S->sel[i] = i;
@@ -396,7 +472,7 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 			fprintf(stderr, "rk1828-llm: %s\n", rk_error());
 			return -1;
 		}
-		if (select_cards(a->cards, S->n_cards, S->sel, &S->n_sel))
+		if (select_cards(&a->cs, S->n_cards, S->sel, &S->n_sel))
 			return -1;
 		for (i = 0; i < S->n_sel; i++) {
 			struct rk_card *c = &S->cards[S->sel[i]];
@@ -411,15 +487,26 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 	}
 
 	for (;;) {
-		if (!plan_model(&S->m, &S->sizes, S->n_sel, free_b, ids, &S->plan, err,
-				sizeof(err)))
+		int ret = plan_model(&S->m, &S->sizes, S->n_sel, free_b, ids, &S->plan, err,
+				     sizeof(err));
+
+		if (!ret)
 			break;
 		/* An implicit bucket shrinks until the activations fit. */
-		if (a->bucket_set || S->sizes.bucket == 1) {
-			fprintf(stderr, "rk1828-llm: %s: %s\n", a->model, err);
-			return -1;
+		if (ret == PLAN_NOFIT && !a->bucket_set && S->sizes.bucket > 1) {
+			S->sizes.bucket /= 2;
+			continue;
 		}
-		S->sizes.bucket /= 2;
+		fprintf(stderr, "rk1828-llm: %s: %s\n", a->model, err);
+		if (ret == PLAN_NOFIT) {
+			char kv[32];
+
+			fmt_bytes(kv, sizeof(kv), llm_kv_bytes(&S->m, 1024) * S->m.n_layers);
+			fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context here)%s\n",
+				S->sizes.n_ctx, kv,
+				S->sizes.bucket > 1 ? " or a smaller --bucket" : "");
+		}
+		return -1;
 	}
 	for (i = 0; i < S->plan.n_segs; i++)	/* plan indices -> S->sel */
 		S->plan.seg[i].card = S->sel[S->plan.seg[i].card];
@@ -437,25 +524,37 @@ static int cmd_plan(const struct args *a)
 	struct args sim = *a;
 	bool simulate = a->card_mem != 0;
 
+	if (simulate && a->cs.kind == CARDS_LIST) {
+		fprintf(stderr, "rk1828-llm: --cards %s: a list of card indices needs real cards; with --card-mem give a count (--cards N)\n",
+			a->cards);
+		return EXIT_USAGE;
+	}
 	if (!simulate) {
 		struct rk_card *cards;
 		int n;
 
 		/* No cards here: plan for simulated 5 GiB cards (the emulator default). */
 		if (rk_open_all(&cards, &n) == -ENOENT) {
+			if (a->cs.kind == CARDS_LIST) {
+				fprintf(stderr, "rk1828-llm: no cards found: a list of card indices (--cards %s) cannot be used without real cards; give a count (--cards N) to plan for simulated cards\n",
+					a->cards);
+				return EXIT_RUNTIME;
+			}
 			simulate = true;
 			sim.card_mem = DEFAULT_CARD_MEM;
-			if (!strcmp(sim.cards, "all"))
-				sim.cards = "1";
-			fprintf(stderr, "rk1828-llm: no cards found: planning for %s simulated card(s) of 5.00 GiB (--card-mem to change)\n",
-				sim.cards);
+			if (sim.cs.kind == CARDS_ALL) {
+				sim.cs.kind = CARDS_COUNT;
+				sim.cs.n = 1;
+			}
+			fprintf(stderr, "rk1828-llm: no cards found: planning for %d simulated card%s of 5.00 GiB (--card-mem to change)\n",
+				sim.cs.n, sim.cs.n == 1 ? "" : "s");
 		} else if (n > 0) {
 			rk_close_all(cards, n);
 		}
 	}
 	if (session_open(&S, &sim, simulate)) {
 		session_close(&S);
-		return 1;
+		return EXIT_RUNTIME;
 	}
 	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u\n",
 	       a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_heads, S.m.n_kv_heads,
@@ -525,14 +624,10 @@ static int cmd_run(const struct args *a)
 	float *logits = NULL;
 	double t0, t_first = 0, t_end;
 	char err[768], piece[256];
-	int n_prompt, n_gen = 0, steps = 0, pos, rc = 1;
+	int n_prompt, n_gen = 0, steps = 0, pos, rc = EXIT_RUNTIME;
 	bool ctx_full = false;
 	struct pipe_stats ps_prefill = { 0 };
 
-	if (!a->prompt) {
-		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
-		return 1;
-	}
 	if (session_open(&S, a, false))
 		goto out;
 	tok = tok_load(S.gf, err, sizeof(err));
@@ -675,14 +770,12 @@ int main(int argc, char **argv)
 	struct args a;
 
 	if (parse_args(argc, argv, &a))
-		return 2;
+		return EXIT_USAGE;
 	if (!strcmp(a.cmd, "info"))
 		return cmd_info();
 	if (!strcmp(a.cmd, "plan"))
 		return cmd_plan(&a);
 	if (!strcmp(a.cmd, "run"))
 		return cmd_run(&a);
-	fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a.cmd);
-	usage(stderr);
-	return 2;
+	return EXIT_USAGE;	/* parse_args() rejects other commands */
 }
