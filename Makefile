@@ -127,8 +127,13 @@ dkms-uninstall:
 	dkms remove rk1828/$(DKMS_VER) --all
 	rm -rf $(DKMS_SRC)
 
+# The model file is checked before booting; the prompt is printed first
+# (rk1828-llm prints only the continuation) so the story reads whole.
 demo: deps all
-	tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+	@test -r "$(MODEL)" || { echo "demo: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
+	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
+	@printf '%s' "$(PROMPT)"
+	@tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
 
 check: deps all
 	tests/run-all
