@@ -243,6 +243,7 @@ struct rk1828_hif_layer {
  * @out_addr: F32 [n_tokens][dim] hidden states out, or with
  *	%RK1828_PROG_F_OUTPUT F32 logits [n_out][n_vocab], n_out = n_tokens
  *	with %RK1828_PROG_F_ALL_LOGITS, else 1 (last token)
+ * @reserved: zero (room for later fields)
  * @output_norm: F32 [dim] (with %RK1828_PROG_F_OUTPUT)
  * @output: [n_vocab rows][dim] LM head (with %RK1828_PROG_F_OUTPUT)
  */
