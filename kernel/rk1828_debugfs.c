@@ -101,18 +101,23 @@ static int rk1828_ping_show(struct seq_file *m, void *unused)
 	const int n = 32;
 	ktime_t t0;
 	s64 us;
-	int i, ret;
+	int i, idx, ret = 0;
 
+	/* drm_dev_unplug() waits for us before the transport is torn down. */
+	if (!drm_dev_enter(&rdev->drm, &idx))
+		return -ENODEV;
 	t0 = ktime_get();
 	for (i = 0; i < n; i++) {
 		cmd.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms);
 		ret = rk1828_hif_run(rdev, RK1828_HIF_QUEUE_MGMT, &cmd);
 		if (ret)
-			return ret;
+			goto out;
 	}
 	us = ktime_us_delta(ktime_get(), t0);
 	seq_printf(m, "%d INFO round trips: %lld us each\n", n, us / n);
-	return 0;
+out:
+	drm_dev_exit(idx);
+	return ret;
 }
 DEFINE_SHOW_ATTRIBUTE(rk1828_ping);
 
@@ -121,16 +126,18 @@ static ssize_t rk1828_reset_write(struct file *file, const char __user *ubuf,
 {
 	struct rk1828_device *rdev = file->private_data;
 	bool reset;
-	int ret;
+	int idx, ret;
 
 	ret = kstrtobool_from_user(ubuf, len, &reset);
 	if (ret)
 		return ret;
 	if (!reset)
 		return len;
-	if (rk1828_is_gone(rdev))
+	/* drm_dev_unplug() waits for us before the transport is torn down. */
+	if (!drm_dev_enter(&rdev->drm, &idx))
 		return -ENODEV;
 	ret = rk1828_card_reset(rdev);
+	drm_dev_exit(idx);
 	return ret ? ret : len;
 }
 
