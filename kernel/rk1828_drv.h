@@ -157,9 +157,10 @@ struct rk1828_sched {
  * @bounce_size: size of each queue's bounce buffer in bytes
  * @hq: driver state of each hardware queue
  * @gone: set once the card is unplugged; nothing reaches it afterwards
- * @xfer_sem: read-held while a transfer is started, write-held while
- *	@reset_gen is bumped, so no transfer of an older generation starts
- *	after a reset began
+ * @xfer_sem: read-held while a transfer or queue reset request is started,
+ *	write-held while @reset_gen is bumped or @gone is set, so no transfer
+ *	of an older generation starts after a reset began and nothing is sent
+ *	after unplug
  * @reset_lock: serialises card resets
  * @resetting: a reset is in progress; commands wait on @reset_wq
  * @reset_gen: incremented (full barrier) at the start of every reset

@@ -427,8 +427,15 @@ int rk1828_card_reset(struct rk1828_device *rdev)
 	up_write(&rdev->xfer_sem);
 
 	rdev->tops->abort(rdev);
+	/*
+	 * Send the request inside the transfer section: once
+	 * rk1828_device_unplug() took xfer_sem for writing, gone is seen
+	 * here and nothing reaches the transport any more.
+	 */
+	down_read(&rdev->xfer_sem);
 	if (!rk1828_is_gone(rdev))
 		ret = rdev->tops->reset_queues(rdev);
+	up_read(&rdev->xfer_sem);
 	if (ret && ret != -ENODEV && !rk1828_is_gone(rdev))
 		drm_err(&rdev->drm, "queue reset failed: %d\n", ret);
 	else if (!ret)
