@@ -530,6 +530,15 @@ static int rk1828_job_setup_copy(struct rk1828_job *job,
 	job->size = args->size;
 
 	if (src_card && dst_card) {
+		/*
+		 * A COPY is sent again after a reset; with overlapping ranges
+		 * the first, aborted attempt may already have changed the
+		 * source, so the retry would copy corrupted data.
+		 */
+		if (src == dst &&
+		    args->src_offset < args->dst_offset + args->size &&
+		    args->dst_offset < args->src_offset + args->size)
+			return -EINVAL;
 		job->kind = RK1828_JOB_CARD_COPY;
 		job->card_src = rk1828_card_addr(src, args->src_offset);
 		job->card_dst = rk1828_card_addr(dst, args->dst_offset);

@@ -827,6 +827,39 @@ TEST_F(rk, copy_card_to_card)
 	EXPECT_EQ(-1, rk_check(dst.map, 1 << 20, 41));
 }
 
+/*
+ * A card->card copy within one BO must not overlap (-EINVAL: a COPY is
+ * sent again after a reset); disjoint ranges of one BO copy exactly.
+ */
+TEST_F(rk, copy_card_to_card_same_bo)
+{
+	struct rk_bo src, dst, c;
+	uint32_t so;
+
+	ASSERT_EQ(0, rk_host_bo(self->fd, 8192, &src));
+	ASSERT_EQ(0, rk_host_bo(self->fd, 8192, &dst));
+	ASSERT_EQ(0, rk_bo_create(self->fd, 8192, DRM_RK1828_BO_CARD, &c));
+	ASSERT_EQ(0, drmSyncobjCreate(self->fd, 0, &so));
+
+	EXPECT_EQ(-EINVAL, rk_copy(self->fd, c.handle, 0, c.handle, 0, 4096, 0, so));
+	EXPECT_EQ(-EINVAL, rk_copy(self->fd, c.handle, 0, c.handle, 4095, 4096, 0, so));
+	EXPECT_EQ(-EINVAL, rk_copy(self->fd, c.handle, 4095, c.handle, 0, 4096, 0, so));
+	EXPECT_EQ(-EINVAL, rk_copy(self->fd, c.handle, 100, c.handle, 101, 2, 0, so));
+
+	rk_fill(src.map, 8192, 53);
+	memset(dst.map, 0xa5, 8192);
+	ASSERT_EQ(0, rk_copy_sync(self->fd, src.handle, 0, c.handle, 0, 8192));
+	/* adjacent, not overlapping: [0, 4096) -> [4096, 8192) */
+	ASSERT_EQ(0, rk_copy_sync(self->fd, c.handle, 0, c.handle, 4096, 4096));
+	ASSERT_EQ(0, rk_copy_sync(self->fd, c.handle, 0, dst.handle, 0, 8192));
+	for (int i = 0; i < 8192; i++) {
+		ASSERT_EQ(src.map[i % 4096], dst.map[i]) {
+			TH_LOG("byte %d", i);
+		}
+	}
+	drmSyncobjDestroy(self->fd, so);
+}
+
 TEST_F(rk, submit_bad_handles)
 {
 	struct rk_bo h, c, other;

@@ -194,7 +194,9 @@ enum drm_rk1828_job_type {
  * Errors: -EINVAL for an unknown @type, non-zero @flags (also in a
  * struct drm_rk1828_sync), counts over 64, @sync_struct_size smaller than
  * struct drm_rk1828_sync (or larger with non-zero extra bytes), zero
- * @size, offsets or sizes outside a BO, host->host copies, an EXEC program
+ * @size, offsets or sizes outside a BO, host->host copies, a card->card
+ * copy whose source and destination ranges overlap in the same BO, an
+ * EXEC program
  * or @bo_handles entry that is not a card BO, an in-sync binary syncobj
  * with no fence or timeline point not yet submitted; -ENOENT for a BO or
  * syncobj handle this file does not own; -EFAULT for bad user pointers;
@@ -228,7 +230,12 @@ struct drm_rk1828_submit {
 	__u64 src_offset;
 	/** @dst_offset: byte offset in @dst_handle; must be zero for EXEC */
 	__u64 dst_offset;
-	/** @size: bytes to copy, or size of the EXEC program */
+	/**
+	 * @size: bytes to copy, or size of the EXEC program. The source and
+	 * destination ranges of a card->card COPY within one BO must not
+	 * overlap (-EINVAL): a COPY aborted by a card reset is sent again
+	 * and must find its source unchanged.
+	 */
 	__u64 size;
 	/** @seqno: out, per-file job sequence number (for logs and debugfs) */
 	__u64 seqno;
