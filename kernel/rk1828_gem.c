@@ -375,8 +375,15 @@ int rk1828_ioctl_bo_wait(struct drm_device *drm, void *data,
 
 	/* The unlocked iterator skips signalled fences: lock and walk all. */
 	ret = dma_resv_lock_interruptible(obj->resv, NULL);
-	if (ret)
+	if (ret) {
+		/*
+		 * ww_mutex reports a signal as -EINTR; the deadline is
+		 * absolute, so the call may be restarted as documented.
+		 */
+		if (ret == -EINTR)
+			ret = -ERESTARTSYS;
 		goto out_put;
+	}
 	dma_resv_for_each_fence(&cursor, obj->resv, DMA_RESV_USAGE_BOOKKEEP,
 				fence) {
 		if (!status && fence->error)
