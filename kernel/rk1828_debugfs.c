@@ -7,8 +7,9 @@
  *  - info: card identity and memory;
  *  - queues: commands per hardware queue, jobs per scheduled queue;
  *  - contexts: live card contexts and their jobs;
- *  - reset: write 1 to reset the card's queues (running commands of
- *    every context are aborted and sent again);
+ *  - reset: write 1 to reset the card's queues (running data and EXEC
+ *    commands of every context are aborted and sent again, management
+ *    commands fail);
  *  - job_timeout_ms: job timeout, read/write;
  *  - ping: read to time 32 INFO round trips on the management queue.
  */

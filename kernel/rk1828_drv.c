@@ -31,19 +31,27 @@ static void rk1828_ctx_release(struct kref *ref)
 {
 	struct rk1828_ctx *ctx = container_of(ref, struct rk1828_ctx, ref);
 	struct rk1828_device *rdev = ctx->rdev;
+	bool leak = false;
 	int ret;
 
 	if (!rk1828_is_gone(rdev)) {
 		ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_DESTROY, ctx->id,
-				      0, 0);
-		if (ret && ret != -ENODEV)
-			drm_warn(&rdev->drm, "CTX_DESTROY %u failed: %d\n",
+				      0, 0, NULL);
+		/*
+		 * The context may still live on the card with its mappings:
+		 * never hand its id to another file.
+		 */
+		if (ret && ret != -ENODEV && !rk1828_is_gone(rdev)) {
+			drm_warn(&rdev->drm, "CTX_DESTROY %u failed: %d, id not reused\n",
 				 ctx->id, ret);
+			leak = true;
+		}
 	}
 	mutex_lock(&rdev->ctx_lock);
 	list_del(&ctx->node);
 	mutex_unlock(&rdev->ctx_lock);
-	ida_free(&rdev->ctx_ida, ctx->id);
+	if (!leak)
+		ida_free(&rdev->ctx_ida, ctx->id);
 	kfree(ctx);
 }
 
@@ -94,7 +102,8 @@ static struct rk1828_ctx *rk1828_ctx_create(struct rk1828_device *rdev)
 	atomic_set(&ctx->jobs, 0);
 	atomic64_set(&ctx->submitted, 0);
 
-	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_CREATE, ctx->id, 0, 0);
+	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_CREATE, ctx->id, 0, 0,
+			      NULL);
 	if (ret) {
 		drm_dbg_driver(&rdev->drm, "CTX_CREATE %u failed: %d\n",
 			       ctx->id, ret);
@@ -271,6 +280,7 @@ struct rk1828_device *rk1828_device_alloc(struct device *parent)
 	ida_init(&rdev->ctx_ida);
 	mutex_init(&rdev->ctx_lock);
 	INIT_LIST_HEAD(&rdev->ctx_list);
+	INIT_LIST_HEAD(&rdev->mm_quarantine);
 	rdev->job_timeout_ms = max(rk1828_job_timeout_ms, 1U);
 	return rdev;
 }
@@ -283,7 +293,13 @@ static void rk1828_hif_release(struct drm_device *drm, void *data)
 static void rk1828_mm_release(struct drm_device *drm, void *data)
 {
 	struct rk1828_device *rdev = to_rk1828_device(drm);
+	struct rk1828_card_bo *bo, *next;
 
+	list_for_each_entry_safe(bo, next, &rdev->mm_quarantine, quarantine) {
+		list_del(&bo->quarantine);
+		drm_mm_remove_node(&bo->node);
+		kfree(bo);
+	}
 	drm_mm_takedown(&rdev->mm);
 	ida_destroy(&rdev->ctx_ida);
 }

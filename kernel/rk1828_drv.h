@@ -169,6 +169,9 @@ struct rk1828_sched {
  * @mm_lock: protects @mm and @mem_free
  * @mm: allocator of card memory, over [RK1828_CARD_ALIGN, mem_size)
  * @mem_free: card memory bytes not allocated to card BOs
+ * @mm_quarantine: freed card BOs (&rk1828_card_bo.quarantine) whose UNMAP
+ *	failed: their ranges stay allocated until the device is released,
+ *	protected by @mm_lock
  * @ctx_ida: allocator of card context ids
  * @sched: the scheduled queues
  * @ctx_lock: protects @ctx_list
@@ -203,6 +206,7 @@ struct rk1828_device {
 	struct mutex mm_lock; /* protects mm and mem_free */
 	struct drm_mm mm;
 	u64 mem_free;
+	struct list_head mm_quarantine;
 
 	struct ida ctx_ida;
 
@@ -302,8 +306,10 @@ int rk1828_hif_init(struct rk1828_device *rdev);
 void rk1828_hif_fini(struct rk1828_device *rdev);
 int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 		   const struct rk1828_hif_cmd *cmd);
+int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
+			    const struct rk1828_hif_cmd *cmd, bool *answered);
 int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
-		    u64 arg0, u64 arg1);
+		    u64 arg0, u64 arg1, bool *answered);
 int rk1828_hif_info(struct rk1828_device *rdev);
 int rk1828_card_reset(struct rk1828_device *rdev);
 int rk1828_hif_status_to_errno(u32 status);

@@ -94,10 +94,23 @@ static void rk1828_card_bo_free(struct drm_gem_object *obj)
 
 	if (bo->mapped && !rk1828_is_gone(rdev)) {
 		ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_UNMAP, bo->ctx->id,
-				      bo->node.start, 0);
-		if (ret && ret != -ENODEV)
-			drm_warn(&rdev->drm, "UNMAP %#llx ctx %u failed: %d\n",
-				 bo->node.start, bo->ctx->id, ret);
+				      bo->node.start, 0, NULL);
+		if (ret && ret != -ENODEV && !rk1828_is_gone(rdev)) {
+			/*
+			 * A stale mapping may remain: never give the range to
+			 * another BO, keep it until the device goes away.
+			 */
+			dev_warn_ratelimited(rdev->drm.dev,
+					     "UNMAP %#llx ctx %u failed: %d, %llu bytes quarantined\n",
+					     bo->node.start, bo->ctx->id, ret,
+					     bo->node.size);
+			rk1828_ctx_put(bo->ctx);
+			drm_gem_object_release(obj);
+			mutex_lock(&rdev->mm_lock);
+			list_add_tail(&bo->quarantine, &rdev->mm_quarantine);
+			mutex_unlock(&rdev->mm_lock);
+			return;
+		}
 	}
 	if (drm_mm_node_allocated(&bo->node)) {
 		mutex_lock(&rdev->mm_lock);
@@ -142,6 +155,7 @@ static int rk1828_card_bo_create(struct rk1828_device *rdev,
 				 struct drm_gem_object **out)
 {
 	struct rk1828_card_bo *bo;
+	bool answered;
 	int ret;
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
@@ -164,8 +178,13 @@ static int rk1828_card_bo_create(struct rk1828_device *rdev,
 	}
 
 	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_MAP, bo->ctx->id,
-			      bo->node.start, size);
+			      bo->node.start, size, &answered);
 	if (ret) {
+		/*
+		 * Unless the card refused it, the MAP may have been applied:
+		 * the free then sends UNMAP (or quarantines the range).
+		 */
+		bo->mapped = !answered;
 		drm_dbg_driver(&rdev->drm, "MAP %#llx+%#llx ctx %u failed: %d\n",
 			       bo->node.start, size, bo->ctx->id, ret);
 		goto out_put;

@@ -23,13 +23,16 @@ struct rk1828_ctx;
  *	exportable)
  * @node: range of card memory, [node.start, node.start + node.size)
  * @ctx: context the range is mapped into (holds a reference)
- * @mapped: the card acknowledged the MAP
+ * @mapped: the MAP may have been applied on the card (UNMAP is due)
+ * @quarantine: entry in &rk1828_device.mm_quarantine once freed with a
+ *	failed UNMAP
  */
 struct rk1828_card_bo {
 	struct drm_gem_object base;
 	struct drm_mm_node node;
 	struct rk1828_ctx *ctx;
 	bool mapped;
+	struct list_head quarantine;
 };
 
 extern const struct drm_gem_object_funcs rk1828_card_bo_funcs;

@@ -256,9 +256,11 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
  * @queue: &enum rk1828_hif_queue
  * @cmd: the command; @cmd->wlen and @cmd->rlen must fit in 32 bits
  *
- * Commands of one queue run one at a time. A command aborted by a card
- * reset that another command caused (a timeout on another queue, the
- * debugfs knob) is sent again from the start once the reset finished.
+ * Commands of one queue run one at a time. An idempotent command aborted
+ * by a card reset that another command caused (a timeout on another queue,
+ * the debugfs knob) is sent again from the start once the reset finished;
+ * MAP, UNMAP, CTX_CREATE and CTX_DESTROY are not idempotent (the card may
+ * have applied them before the reset) and fail with -EIO instead.
  * A timeout (@cmd->deadline passed), transport or protocol error of this
  * command resets the card's queues so that the streams are in sync again
  * and fails the command.
@@ -272,15 +274,50 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 		   const struct rk1828_hif_cmd *cmd)
 {
-	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+	return rk1828_hif_run_answered(rdev, queue, cmd, NULL);
+}
+
+/* May @opcode be sent again after a reset aborted it? */
+static bool rk1828_hif_op_idempotent(u16 opcode)
+{
+	switch (opcode) {
+	case RK1828_HIF_OP_MAP:
+	case RK1828_HIF_OP_UNMAP:
+	case RK1828_HIF_OP_CTX_CREATE:
+	case RK1828_HIF_OP_CTX_DESTROY:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/**
+ * rk1828_hif_run_answered() - rk1828_hif_run() telling who failed
+ * @rdev: the card
+ * @queue: &enum rk1828_hif_queue
+ * @cmd: the command
+ * @answered: if not NULL, set to true when the card sent a completion
+ *	for the command (the result is then the card's status), false when
+ *	the command failed before that (transport error, timeout, reset,
+ *	unplug: the card may or may not have executed it)
+ *
+ * Return: as rk1828_hif_run().
+ */
+int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
+			    const struct rk1828_hif_cmd *cmd, bool *answered)
+{
+	struct rk1828_hif_queue_state *hq;
 	unsigned int tries = 0;
 	u32 gen, status = 0;
 	int ret;
 
+	if (answered)
+		*answered = false;
 	if (queue >= RK1828_HIF_NUM_QUEUES || cmd->wlen > U32_MAX ||
 	    cmd->rlen > U32_MAX)
 		return -EINVAL;
 
+	hq = &rdev->hq[queue];
 	mutex_lock(&hq->lock);
 	for (;;) {
 		wait_event(rdev->reset_wq,
@@ -301,6 +338,8 @@ int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 		ret = rk1828_hif_xfer(rdev, queue, gen, ++hq->seq, cmd,
 				      &status);
 		if (!ret) {
+			if (answered)
+				*answered = true;
 			ret = rk1828_hif_status_to_errno(status);
 			break;
 		}
@@ -311,7 +350,8 @@ int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 		}
 		if (atomic_read(&rdev->reset_gen) != gen) {
 			/* Aborted by a reset somebody else started. */
-			if (++tries <= RK1828_HIF_MAX_RETRIES)
+			if (rk1828_hif_op_idempotent(cmd->opcode) &&
+			    ++tries <= RK1828_HIF_MAX_RETRIES)
 				continue;
 			ret = -EIO;
 			break;
@@ -340,13 +380,14 @@ int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
  * @ctx: context id
  * @arg0: first argument (card address for MAP/UNMAP)
  * @arg1: second argument (size for MAP)
+ * @answered: if not NULL, as for rk1828_hif_run_answered()
  *
  * Waits at most &rk1828_device.job_timeout_ms.
  *
  * Return: as rk1828_hif_run().
  */
 int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
-		    u64 arg0, u64 arg1)
+		    u64 arg0, u64 arg1, bool *answered)
 {
 	struct rk1828_hif_cmd cmd = {
 		.opcode = opcode,
@@ -355,7 +396,8 @@ int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
 		.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms),
 	};
 
-	return rk1828_hif_run(rdev, RK1828_HIF_QUEUE_MGMT, &cmd);
+	return rk1828_hif_run_answered(rdev, RK1828_HIF_QUEUE_MGMT, &cmd,
+				       answered);
 }
 
 /**
@@ -410,8 +452,9 @@ int rk1828_hif_info(struct rk1828_device *rdev)
  *
  * Bumps &rk1828_device.reset_gen so that no transfer of the old
  * generation starts any more, aborts the transfers in flight and sends
- * %RK1828_HIF_REQ_RESET_QUEUES. Commands waiting in rk1828_hif_run() are
- * retried afterwards. Card memory, contexts and mappings survive.
+ * %RK1828_HIF_REQ_RESET_QUEUES. Idempotent commands waiting in
+ * rk1828_hif_run() are retried afterwards. Card memory, contexts and
+ * mappings survive.
  *
  * Context: process context, may sleep.
  * Return: 0 or the errno of the reset request.
