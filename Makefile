@@ -102,12 +102,9 @@ module:
 		KCPPFLAGS="-I$(CURDIR)/uapi" modules
 	@mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko
 
-# rk1828_compat.h exists to compare LINUX_VERSION_CODE (it goes away
-# upstream), so those two checks are off for that file only.
 CHECKPATCH := perl $(B)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse
 checkpatch: $(B)/linux-src/.stamp
-	$(CHECKPATCH) -f $(filter-out %.mod.c kernel/rk1828_compat.h,$(wildcard kernel/*.c kernel/*.h uapi/drm/*.h))
-	$(CHECKPATCH) --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kernel/rk1828_compat.h
+	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/drm/*.h))
 
 # DKMS: lay out /usr/src/rk1828-VER (dkms.conf at the top, kernel/, uapi/)
 # and build + install for DKMS_KVER (default: the running kernel).

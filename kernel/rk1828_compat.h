@@ -4,39 +4,20 @@
  *
  * Kernel API differences between the Debian 6.12 kernel and newer kernels.
  *
- * Upstream changed the drm_sched API several times:
- *  - 6.13: drm_sched_start() takes an errno for the jobs it cancels;
+ * Upstream changed the drm_sched API the driver uses:
  *  - 6.15: drm_sched_init() takes a struct drm_sched_init_args;
  *  - 6.17: drm_sched_job_init() takes the drm_file client id and
- *    DRM_GPU_SCHED_STAT_NOMINAL became DRM_GPU_SCHED_STAT_RESET;
- *  - 6.13: MODULE_IMPORT_NS() takes a string literal.
+ *    DRM_GPU_SCHED_STAT_NOMINAL became DRM_GPU_SCHED_STAT_RESET.
  *
- * Distribution kernels backport some of these (Debian's 6.12.117 has the
- * 6.15 drm_sched_init() and 6.17 drm_sched_job_init() forms but the
- * one-argument drm_sched_start()), so version checks alone are not enough.
- * kernel/Makefile probes the installed gpu_scheduler.h and defines the
- * RK1828_HAVE_* macros for an out-of-tree build; in-tree builds rely on
- * LINUX_VERSION_CODE only.
+ * Distribution kernels backport some of these (Debian's 6.12.117 has both
+ * the 6.15 and the 6.17 forms), so the version number says nothing
+ * reliable. kernel/Makefile instead probes the kernel's gpu_scheduler.h and
+ * defines the RK1828_HAVE_* macros this header tests.
  */
 #ifndef __RK1828_COMPAT_H__
 #define __RK1828_COMPAT_H__
 
-#include <linux/version.h>
 #include <drm/gpu_scheduler.h>
-
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
-#define RK1828_HAVE_SCHED_INIT_ARGS 1
-#endif
-
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
-#define RK1828_HAVE_SCHED_CLIENT_ID 1
-#define RK1828_HAVE_SCHED_STAT_RESET 1
-#endif
-
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0) && \
-	!defined(RK1828_HAVE_SCHED_START_NOERR)
-#define RK1828_HAVE_SCHED_START_ERRNO 1
-#endif
 
 /**
  * rk1828_sched_init() - drm_sched_init() for any supported kernel
@@ -103,29 +84,10 @@ static inline int rk1828_sched_job_init(struct drm_sched_job *job,
 #endif
 }
 
-/**
- * rk1828_sched_start() - drm_sched_start() for any supported kernel
- * @sched: scheduler stopped by drm_sched_stop()
- */
-static inline void rk1828_sched_start(struct drm_gpu_scheduler *sched)
-{
-#ifdef RK1828_HAVE_SCHED_START_ERRNO
-	drm_sched_start(sched, 0);
-#else
-	drm_sched_start(sched);
-#endif
-}
-
 #ifdef RK1828_HAVE_SCHED_STAT_RESET
 #define RK1828_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_RESET
 #else
 #define RK1828_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
-#endif
-
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-#define RK1828_IMPORT_NS(ns)	MODULE_IMPORT_NS(#ns)
-#else
-#define RK1828_IMPORT_NS(ns)	MODULE_IMPORT_NS(ns)
 #endif
 
 #endif /* __RK1828_COMPAT_H__ */
