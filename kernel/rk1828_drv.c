@@ -234,6 +234,17 @@ static const struct drm_ioctl_desc rk1828_ioctls[] = {
 
 DEFINE_DRM_ACCEL_FOPS(rk1828_accel_fops);
 
+/*
+ * Driver version, &drm_driver.major and .minor (DRM_IOCTL_VERSION). The
+ * minor grows with every backwards-compatible uapi addition, the major
+ * would only change with an incompatible ABI (never, upstream):
+ *
+ * 1.0 - GET_PARAM, BO_CREATE, BO_INFO, SUBMIT (COPY, EXEC; binary and
+ *       timeline syncobjs), BO_WAIT
+ */
+#define RK1828_DRIVER_MAJOR	1
+#define RK1828_DRIVER_MINOR	0
+
 static const struct drm_driver rk1828_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
 			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
@@ -247,8 +258,8 @@ static const struct drm_driver rk1828_drm_driver = {
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.name = RK1828_DRIVER_NAME,
 	.desc = RK1828_DRIVER_DESC,
-	.major = 1,
-	.minor = 0,
+	.major = RK1828_DRIVER_MAJOR,
+	.minor = RK1828_DRIVER_MINOR,
 };
 
 /**

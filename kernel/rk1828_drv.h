@@ -11,6 +11,7 @@
 #include <linux/atomic.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/wait.h>
@@ -51,7 +52,11 @@ struct rk1828_device;
  * transport implements it with bulk endpoints; a PCIe transport would use
  * rings in BAR memory. Buffers passed to @send and @recv are DMA-able
  * (kmalloc) and at most &rk1828_device.bounce_size bytes. A queue has at
- * most one send and one receive in flight.
+ * most one send and one receive in flight: @send, @recv_start, @recv_wait
+ * and @recv_cancel are called with &rk1828_hif_queue_state.lock of
+ * @queue held (implementations check it with rk1828_assert_queue_locked()),
+ * @reset_queues with &rk1828_device.reset_lock held; @abort takes no lock
+ * of the caller's and may run concurrently with any of them.
  */
 struct rk1828_transport_ops {
 	/**
@@ -267,6 +272,22 @@ static inline struct rk1828_device *to_rk1828_device(struct drm_device *drm)
 static inline bool rk1828_is_gone(struct rk1828_device *rdev)
 {
 	return atomic_read(&rdev->gone);
+}
+
+/**
+ * rk1828_assert_queue_locked() - check the lock contract of the per-queue
+ *	transport operations
+ * @rdev: the card
+ * @queue: &enum rk1828_hif_queue
+ *
+ * The caller must hold &rk1828_hif_queue_state.lock of @queue: only one
+ * command is in flight per queue, so a transport needs no locking of its
+ * own for the queue's transfers.
+ */
+static inline void rk1828_assert_queue_locked(struct rk1828_device *rdev,
+					      u32 queue)
+{
+	lockdep_assert_held(&rdev->hq[queue].lock);
 }
 
 /* rk1828_drv.c */

@@ -9,6 +9,7 @@
  */
 
 #include <linux/jiffies.h>
+#include <linux/lockdep.h>
 #include <linux/minmax.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -98,25 +99,27 @@ static long rk1828_hif_timeout(unsigned long deadline)
 
 /*
  * Start receiving up to @len bytes of the completion stream into the
- * queue's receive buffer; finish with rk1828_hif_recv_wait().
+ * queue's receive buffer at @off; finish with rk1828_hif_recv_wait_locked().
  */
-static int rk1828_hif_recv_start(struct rk1828_device *rdev, u32 queue,
-				 u32 gen, size_t off, size_t len)
+static int rk1828_hif_recv_start_locked(struct rk1828_device *rdev, u32 queue,
+					u32 gen, size_t off, size_t len)
 {
 	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
 
+	lockdep_assert_held(&hq->lock);
 	return rdev->tops->recv_start(rdev, queue, gen, hq->rx + off,
 				      min(len, rdev->bounce_size - off));
 }
 
 /* Wait for the receive started last; a zero-length packet is restarted. */
-static int rk1828_hif_recv_wait(struct rk1828_device *rdev, u32 queue,
-				u32 gen, size_t off, size_t len,
-				unsigned long deadline, size_t *actual)
+static int rk1828_hif_recv_wait_locked(struct rk1828_device *rdev, u32 queue,
+				       u32 gen, size_t off, size_t len,
+				       unsigned long deadline, size_t *actual)
 {
 	long timeout;
 	int ret;
 
+	lockdep_assert_held(&rdev->hq[queue].lock);
 	for (;;) {
 		timeout = rk1828_hif_timeout(deadline);
 		if (!timeout) {
@@ -126,34 +129,16 @@ static int rk1828_hif_recv_wait(struct rk1828_device *rdev, u32 queue,
 		ret = rdev->tops->recv_wait(rdev, queue, actual, timeout);
 		if (ret || *actual)
 			return ret;
-		ret = rk1828_hif_recv_start(rdev, queue, gen, off, len);
+		ret = rk1828_hif_recv_start_locked(rdev, queue, gen, off, len);
 		if (ret)
 			return ret;
 	}
 }
 
-/*
- * One attempt at a command: stream the header and data, read the
- * completion. The receive of the completion is started before the command
- * is sent, so the card can answer as soon as it is done (one round trip
- * per command instead of two). Returns a transport errno (< 0) or 0 with
- * *@status set.
- */
-static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
-			   u32 seq, const struct rk1828_hif_cmd *cmd,
-			   u32 *status)
+/* Fill the command header of @cmd with sequence number @seq. */
+static void rk1828_hif_fill_header(struct rk1828_hif_msg *msg, u32 seq,
+				   const struct rk1828_hif_cmd *cmd)
 {
-	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
-	size_t bsz = rdev->bounce_size;
-	struct rk1828_hif_msg *msg = hq->bounce;
-	struct rk1828_hif_msg *cpl = hq->rx;
-	u8 *bounce = hq->bounce;
-	u64 sent = 0, have, want;
-	size_t off, n, got = 0, actual;
-	u32 data_len;
-	long timeout;
-	int ret;
-
 	memset(msg, 0, sizeof(*msg));
 	msg->magic = cpu_to_le32(RK1828_HIF_MAGIC);
 	msg->opcode = cpu_to_le16(cmd->opcode);
@@ -163,48 +148,51 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 	msg->arg[0] = cpu_to_le64(cmd->arg[0]);
 	msg->arg[1] = cpu_to_le64(cmd->arg[1]);
 	msg->arg[2] = cpu_to_le64(cmd->arg[2]);
+}
 
-	/*
-	 * Never ask for more than this completion can hold, so the receive
-	 * cannot run into the next one.
-	 */
-	want = RK1828_HIF_HDR_SIZE + cmd->rlen;
-	ret = rk1828_hif_recv_start(rdev, queue, gen, 0, want);
-	if (ret)
-		return ret;
+/*
+ * Send half of one attempt: stream the header (already in the bounce
+ * buffer) and the command's data, a bounce buffer at a time. Header and
+ * data form one byte stream, so the first transfer carries the header and
+ * as much data as fits behind it.
+ */
+static int rk1828_hif_send_locked(struct rk1828_device *rdev, u32 queue,
+				  u32 gen, const struct rk1828_hif_cmd *cmd)
+{
+	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+	size_t bsz = rdev->bounce_size;
+	u8 *bounce = hq->bounce;
+	size_t off = RK1828_HIF_HDR_SIZE, n;
+	u64 sent = 0;
+	long timeout;
+	int ret;
 
-	/* Header and data form one byte stream; fill the bounce buffer. */
-	off = RK1828_HIF_HDR_SIZE;
+	lockdep_assert_held(&hq->lock);
 	for (;;) {
 		n = min_t(u64, bsz - off, cmd->wlen - sent);
 		if (n)
 			memcpy(bounce + off, cmd->wdata + sent, n);
 		timeout = rk1828_hif_timeout(cmd->deadline);
-		ret = timeout ? rdev->tops->send(rdev, queue, gen, bounce,
-						 off + n, timeout) : -ETIMEDOUT;
-		if (ret) {
-			rdev->tops->recv_cancel(rdev, queue);
+		if (!timeout)
+			return -ETIMEDOUT;
+		ret = rdev->tops->send(rdev, queue, gen, bounce, off + n,
+				       timeout);
+		if (ret)
 			return ret;
-		}
 		sent += n;
 		off = 0;
 		if (sent == cmd->wlen)
-			break;
+			return 0;
 	}
+}
 
-	/* The completion header, possibly with data behind it. */
-	for (;;) {
-		ret = rk1828_hif_recv_wait(rdev, queue, gen, got, want - got,
-					   cmd->deadline, &actual);
-		if (ret)
-			return ret;
-		got += actual;
-		if (got >= RK1828_HIF_HDR_SIZE)
-			break;
-		ret = rk1828_hif_recv_start(rdev, queue, gen, got, want - got);
-		if (ret)
-			return ret;
-	}
+/* Check a completion header against the command it answers. */
+static int rk1828_hif_check_cpl(struct rk1828_device *rdev, u32 queue,
+				u32 seq, const struct rk1828_hif_cmd *cmd,
+				const struct rk1828_hif_msg *cpl)
+{
+	u32 status = le32_to_cpu(cpl->status);
+	u32 data_len = le32_to_cpu(cpl->data_len);
 
 	if (le32_to_cpu(cpl->magic) != RK1828_HIF_MAGIC ||
 	    le16_to_cpu(cpl->opcode) != cmd->opcode ||
@@ -216,15 +204,54 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 			cmd->opcode, seq);
 		return -EPROTO;
 	}
-	*status = le32_to_cpu(cpl->status);
-	data_len = le32_to_cpu(cpl->data_len);
-	if (*status == RK1828_HIF_ST_OK ? data_len != cmd->rlen :
+	if (status == RK1828_HIF_ST_OK ? data_len != cmd->rlen :
 	    data_len > cmd->rlen) {
 		drm_err(&rdev->drm,
 			"queue %u: op %u completion carries %u bytes, expected %llu\n",
 			queue, cmd->opcode, data_len, cmd->rlen);
 		return -EPROTO;
 	}
+	return 0;
+}
+
+/*
+ * Receive half of one attempt: wait for the completion whose receive
+ * rk1828_hif_xfer_locked() started (at most @want bytes: header and
+ * data), check it and copy its data to @cmd->rdata (on success only),
+ * receiving the rest of the data a bounce buffer at a time.
+ */
+static int rk1828_hif_recv_locked(struct rk1828_device *rdev, u32 queue,
+				  u32 gen, u32 seq, size_t want,
+				  const struct rk1828_hif_cmd *cmd, u32 *status)
+{
+	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+	const struct rk1828_hif_msg *cpl = hq->rx;
+	size_t n, got = 0, actual;
+	u64 have, data_len;
+	int ret;
+
+	lockdep_assert_held(&hq->lock);
+	/* The completion header, possibly with data behind it. */
+	for (;;) {
+		ret = rk1828_hif_recv_wait_locked(rdev, queue, gen, got,
+						  want - got, cmd->deadline,
+						  &actual);
+		if (ret)
+			return ret;
+		got += actual;
+		if (got >= RK1828_HIF_HDR_SIZE)
+			break;
+		ret = rk1828_hif_recv_start_locked(rdev, queue, gen, got,
+						   want - got);
+		if (ret)
+			return ret;
+	}
+
+	ret = rk1828_hif_check_cpl(rdev, queue, seq, cmd, cpl);
+	if (ret)
+		return ret;
+	*status = le32_to_cpu(cpl->status);
+	data_len = le32_to_cpu(cpl->data_len);
 	have = got - RK1828_HIF_HDR_SIZE;
 	if (have > data_len)
 		return -EPROTO;
@@ -233,12 +260,12 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 
 	/* The rest of the completion data, a bounce buffer at a time. */
 	while (have < data_len) {
-		n = min_t(u64, bsz, data_len - have);
-		ret = rk1828_hif_recv_start(rdev, queue, gen, 0, n);
+		n = min_t(u64, rdev->bounce_size, data_len - have);
+		ret = rk1828_hif_recv_start_locked(rdev, queue, gen, 0, n);
 		if (ret)
 			return ret;
-		ret = rk1828_hif_recv_wait(rdev, queue, gen, 0, n,
-					   cmd->deadline, &actual);
+		ret = rk1828_hif_recv_wait_locked(rdev, queue, gen, 0, n,
+						  cmd->deadline, &actual);
 		if (ret)
 			return ret;
 		if (actual > n)
@@ -248,6 +275,35 @@ static int rk1828_hif_xfer(struct rk1828_device *rdev, u32 queue, u32 gen,
 		have += actual;
 	}
 	return 0;
+}
+
+/*
+ * One attempt at a command: stream the header and data, read the
+ * completion. The receive of the completion is started before the command
+ * is sent, so the card can answer as soon as it is done (one round trip
+ * per command instead of two); it never asks for more than this
+ * completion can hold, so it cannot run into the next one. Returns a
+ * transport errno (< 0) or 0 with *@status set.
+ */
+static int rk1828_hif_xfer_locked(struct rk1828_device *rdev, u32 queue,
+				  u32 gen, u32 seq,
+				  const struct rk1828_hif_cmd *cmd, u32 *status)
+{
+	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+	size_t want = RK1828_HIF_HDR_SIZE + cmd->rlen;
+	int ret;
+
+	lockdep_assert_held(&hq->lock);
+	rk1828_hif_fill_header(hq->bounce, seq, cmd);
+	ret = rk1828_hif_recv_start_locked(rdev, queue, gen, 0, want);
+	if (ret)
+		return ret;
+	ret = rk1828_hif_send_locked(rdev, queue, gen, cmd);
+	if (ret) {
+		rdev->tops->recv_cancel(rdev, queue);
+		return ret;
+	}
+	return rk1828_hif_recv_locked(rdev, queue, gen, seq, want, cmd, status);
 }
 
 /**
@@ -335,8 +391,8 @@ int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
 		if (READ_ONCE(rdev->resetting))
 			continue;
 
-		ret = rk1828_hif_xfer(rdev, queue, gen, ++hq->seq, cmd,
-				      &status);
+		ret = rk1828_hif_xfer_locked(rdev, queue, gen, ++hq->seq, cmd,
+					     &status);
 		if (!ret) {
 			if (answered)
 				*answered = true;

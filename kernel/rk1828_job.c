@@ -13,6 +13,7 @@
 #include <linux/dma-resv.h>
 #include <linux/iosys-map.h>
 #include <linux/jiffies.h>
+#include <linux/lockdep.h>
 #include <linux/overflow.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -713,16 +714,23 @@ static int rk1828_submit_check(const struct drm_rk1828_submit *args)
 	return 0;
 }
 
-/* Queue @job; on failure nothing was queued and the job is intact. */
-static int rk1828_job_push(struct rk1828_job *job, struct rk1828_file *fpriv,
-			   struct drm_file *file,
-			   struct rk1828_submit_syncs *syncs, u32 q,
-			   u64 *seqno)
+/*
+ * Queue @job; on failure nothing was queued and the job is intact. The
+ * caller holds &rk1828_file.submit_lock, so jobs of one file are armed
+ * (get their fence seqno) and pushed in the same order.
+ */
+static int rk1828_job_push_locked(struct rk1828_job *job,
+				  struct rk1828_file *fpriv,
+				  struct drm_file *file,
+				  struct rk1828_submit_syncs *syncs, u32 q,
+				  u64 *seqno)
 {
 	struct ww_acquire_ctx acquire;
 	struct dma_fence *finished;
 	u32 i;
 	int ret;
+
+	lockdep_assert_held(&fpriv->submit_lock);
 
 	ret = rk1828_sched_job_init(&job->base, &fpriv->entity[q], fpriv,
 				    file->client_id);
@@ -857,7 +865,8 @@ int rk1828_ioctl_submit(struct drm_device *drm, void *data,
 	}
 
 	mutex_lock(&fpriv->submit_lock);
-	ret = rk1828_job_push(job, fpriv, file, syncs, q, &args->seqno);
+	ret = rk1828_job_push_locked(job, fpriv, file, syncs, q,
+				     &args->seqno);
 	mutex_unlock(&fpriv->submit_lock);
 	if (ret)
 		goto out_release;

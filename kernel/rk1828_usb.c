@@ -129,6 +129,8 @@ static int rk1828_usb_send(struct rk1828_device *rdev, u32 queue, u32 gen,
 	size_t actual = 0;
 	int ret;
 
+	rk1828_assert_queue_locked(rdev, queue);
+
 	ret = rk1828_usb_submit(rdev, ep, gen, (void *)buf, len);
 	if (!ret)
 		ret = rk1828_usb_wait(rdev, ep, &actual, timeout);
@@ -142,6 +144,8 @@ static int rk1828_usb_recv_start(struct rk1828_device *rdev, u32 queue,
 {
 	struct rk1828_usb *usb = rdev->transport;
 
+	rk1828_assert_queue_locked(rdev, queue);
+
 	return rk1828_usb_submit(rdev, &usb->in[queue], gen, buf, len);
 }
 
@@ -150,12 +154,16 @@ static int rk1828_usb_recv_wait(struct rk1828_device *rdev, u32 queue,
 {
 	struct rk1828_usb *usb = rdev->transport;
 
+	rk1828_assert_queue_locked(rdev, queue);
+
 	return rk1828_usb_wait(rdev, &usb->in[queue], actual, timeout);
 }
 
 static void rk1828_usb_recv_cancel(struct rk1828_device *rdev, u32 queue)
 {
 	struct rk1828_usb *usb = rdev->transport;
+
+	rk1828_assert_queue_locked(rdev, queue);
 
 	usb_kill_urb(usb->in[queue].urb);
 }
@@ -175,6 +183,8 @@ static int rk1828_usb_reset_queues(struct rk1828_device *rdev)
 {
 	struct rk1828_usb *usb = rdev->transport;
 	int ret;
+
+	lockdep_assert_held(&rdev->reset_lock);
 
 	ret = usb_control_msg(usb->udev, usb_sndctrlpipe(usb->udev, 0),
 			      RK1828_HIF_REQ_RESET_QUEUES,

@@ -95,7 +95,7 @@ enum drm_rk1828_link_type {
 struct drm_rk1828_get_param {
 	/** @param: in, one of DRM_RK1828_PARAM_* */
 	__u32 param;
-	/** @pad: must be zero */
+	/** @pad: in, must be zero */
 	__u32 pad;
 	/** @value: out, the parameter value */
 	__u64 value;
@@ -156,11 +156,11 @@ struct drm_rk1828_bo_info {
  * struct drm_rk1828_sync - one syncobj wait or signal operation
  */
 struct drm_rk1828_sync {
-	/** @handle: syncobj handle of this file */
+	/** @handle: in, syncobj handle of this file */
 	__u32 handle;
-	/** @flags: must be zero */
+	/** @flags: in, must be zero */
 	__u32 flags;
-	/** @point: timeline point, 0 for a binary syncobj */
+	/** @point: in, timeline point, 0 for a binary syncobj */
 	__u64 point;
 };
 
@@ -204,34 +204,34 @@ enum drm_rk1828_job_type {
  * ioctl fails.
  */
 struct drm_rk1828_submit {
-	/** @type: one of &enum drm_rk1828_job_type */
+	/** @type: in, one of &enum drm_rk1828_job_type */
 	__u32 type;
-	/** @flags: must be zero */
+	/** @flags: in, must be zero */
 	__u32 flags;
-	/** @in_syncs: user pointer to @in_sync_count struct drm_rk1828_sync */
+	/** @in_syncs: in, user pointer to @in_sync_count struct drm_rk1828_sync */
 	__u64 in_syncs;
-	/** @out_syncs: user pointer to @out_sync_count struct drm_rk1828_sync */
+	/** @out_syncs: in, user pointer to @out_sync_count struct drm_rk1828_sync */
 	__u64 out_syncs;
-	/** @bo_handles: user pointer to @bo_handle_count __u32 handles (EXEC) */
+	/** @bo_handles: in, user pointer to @bo_handle_count __u32 handles (EXEC) */
 	__u64 bo_handles;
-	/** @in_sync_count: number of in-syncobjs (at most 64) */
+	/** @in_sync_count: in, number of in-syncobjs (at most 64) */
 	__u32 in_sync_count;
-	/** @out_sync_count: number of out-syncobjs (at most 64) */
+	/** @out_sync_count: in, number of out-syncobjs (at most 64) */
 	__u32 out_sync_count;
-	/** @bo_handle_count: number of BO handles (EXEC only, at most 64) */
+	/** @bo_handle_count: in, number of BO handles (EXEC only, at most 64) */
 	__u32 bo_handle_count;
-	/** @sync_struct_size: sizeof(struct drm_rk1828_sync), for extension */
+	/** @sync_struct_size: in, sizeof(struct drm_rk1828_sync), for extension */
 	__u32 sync_struct_size;
-	/** @src_handle: COPY source BO, or the EXEC program card BO */
+	/** @src_handle: in, COPY source BO, or the EXEC program card BO */
 	__u32 src_handle;
-	/** @dst_handle: COPY destination BO; must be zero for EXEC */
+	/** @dst_handle: in, COPY destination BO; must be zero for EXEC */
 	__u32 dst_handle;
-	/** @src_offset: byte offset in @src_handle */
+	/** @src_offset: in, byte offset in @src_handle */
 	__u64 src_offset;
-	/** @dst_offset: byte offset in @dst_handle; must be zero for EXEC */
+	/** @dst_offset: in, byte offset in @dst_handle; must be zero for EXEC */
 	__u64 dst_offset;
 	/**
-	 * @size: bytes to copy, or size of the EXEC program. The source and
+	 * @size: in, bytes to copy, or size of the EXEC program. The source and
 	 * destination ranges of a card->card COPY within one BO must not
 	 * overlap (-EINVAL): a COPY aborted by a card reset is sent again
 	 * and must find its source unchanged.
@@ -267,7 +267,7 @@ struct drm_rk1828_bo_wait {
 	__s64 timeout_ns;
 	/** @job_status: out, 0 or the negative errno of the first failed job */
 	__s32 job_status;
-	/** @pad: must be zero */
+	/** @pad: in, must be zero */
 	__u32 pad;
 };
 
