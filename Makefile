@@ -12,7 +12,7 @@ B := build
 CC ?= gcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
-	  -D_GNU_SOURCE -Iuapi -Ikernel -Iuserspace/common -Iuserspace/lib \
+	  -D_GNU_SOURCE -Iinclude -Iuapi -Ikernel -Iuserspace/common -Iuserspace/lib \
 	  -Iemulator $(shell pkg-config --cflags libdrm 2>/dev/null)
 LDLIBS += -lm -pthread
 
@@ -68,7 +68,7 @@ $(B)/libtest.a: $(call obj,$(TESTLIB_SRC))
 $(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(LDLIBS)
 
-$(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a $(B)/libcommon.a
+$(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a
 	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)
 
 # Host unit tests: one binary per tests/unit/test_*.c, linked with every library.

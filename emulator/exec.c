@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Card emulator EXEC: validate a segment program (struct rk1828_hif_program
- * followed by struct rk1828_hif_layer entries, kernel/rk1828_hif.h) and run
+ * Card emulator EXEC: validate a segment program (struct rk1828_program
+ * followed by struct rk1828_prog_layer entries, rk1828/program.h) and run
  * it against card memory.
  *
  * Order of work:
@@ -40,12 +40,9 @@
 #include <time.h>
 
 #include "rk1828_hif.h"
-#include "quant.h"
+#include "rk1828/program.h"
 #include "kernels.h"
 #include "threadpool.h"
-
-_Static_assert(sizeof(struct rk1828_hif_program) == 160, "program header size");
-_Static_assert(sizeof(struct rk1828_hif_layer) == 14 * 16 + 16, "layer size");
 
 /* Refuse programs whose scratch would exceed this (bytes). */
 #define EXEC_MAX_SCRATCH	(8ULL << 30)
@@ -154,7 +151,7 @@ static int map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, floa
  * Validate a weight of @rows rows of @ne0 elements. @f32_only for norms and
  * biases; @optional lets addr 0 mean "absent".
  */
-static int map_tensor(const struct emu_access *acc, const struct rk1828_hif_tensor *t,
+static int map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor *t,
 		      uint64_t rows, uint64_t ne0, bool f32_only, bool optional,
 		      struct ex_tensor *out)
 {
@@ -169,12 +166,12 @@ static int map_tensor(const struct emu_access *acc, const struct rk1828_hif_tens
 		return ST_INVAL;
 	if (addr == 0)
 		return optional ? ST_OK : ST_INVAL;
-	if (f32_only && type != RK1828_TYPE_F32)
+	if (f32_only && type != QUANT_TYPE_F32)
 		return ST_INVAL;
-	if (type != RK1828_TYPE_F32 && type != RK1828_TYPE_F16 &&
-	    type != RK1828_TYPE_Q4_0 && type != RK1828_TYPE_Q8_0)
+	if (type != QUANT_TYPE_F32 && type != QUANT_TYPE_F16 &&
+	    type != QUANT_TYPE_Q4_0 && type != QUANT_TYPE_Q8_0)
 		return ST_INVAL;
-	if ((type == RK1828_TYPE_F32 && addr % 4) || (type == RK1828_TYPE_F16 && addr % 2))
+	if ((type == QUANT_TYPE_F32 && addr % 4) || (type == QUANT_TYPE_F16 && addr % 2))
 		return ST_INVAL;
 	row = quant_row_size((int)type, ne0);
 	if (row == 0 || !mul_ok(rows, row, &len))
@@ -195,7 +192,7 @@ static bool float_bits(uint32_t le, float *f)
 }
 
 /* Header fields: everything except the tensors and the layers. */
-static int validate_header(const struct rk1828_hif_program *h, uint64_t prog_size,
+static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 			   struct ex_prog *p)
 {
 	const uint32_t known = RK1828_PROG_F_OUTPUT | RK1828_PROG_F_ALL_LOGITS |
@@ -216,7 +213,7 @@ static int validate_header(const struct rk1828_hif_program *h, uint64_t prog_siz
 	p->rope_dim = le32toh(h->rope_dim);
 	p->n_vocab = le32toh(h->n_vocab);
 
-	want = sizeof(*h) + (uint64_t)p->n_layers * sizeof(struct rk1828_hif_layer);
+	want = sizeof(*h) + (uint64_t)p->n_layers * sizeof(struct rk1828_prog_layer);
 	if (size != want || size > prog_size)
 		return ST_INVAL;
 	if (h->pad || h->delay_ms)
@@ -251,7 +248,7 @@ static int validate_header(const struct rk1828_hif_program *h, uint64_t prog_siz
 	return ST_OK;
 }
 
-static int validate_layer(const struct emu_access *acc, const struct rk1828_hif_layer *l,
+static int validate_layer(const struct emu_access *acc, const struct rk1828_prog_layer *l,
 			  const struct ex_prog *p, struct ex_layer *o)
 {
 	uint64_t kv_elems;
@@ -282,7 +279,7 @@ static int validate_layer(const struct emu_access *acc, const struct rk1828_hif_
 	return ST_OK;
 }
 
-static int validate_io(const struct emu_access *acc, const struct rk1828_hif_program *h,
+static int validate_io(const struct emu_access *acc, const struct rk1828_program *h,
 		       struct ex_prog *p)
 {
 	uint64_t in_n, out_n;
@@ -543,8 +540,8 @@ static int run_delay(const struct emu_access *acc, uint32_t ms)
 
 int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_size)
 {
-	struct rk1828_hif_program h;
-	struct rk1828_hif_layer *raw = NULL;
+	struct rk1828_program h;
+	struct rk1828_prog_layer *raw = NULL;
 	struct ex_prog p;
 	size_t i;
 	int rc;

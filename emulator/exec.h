@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Card emulator: EXEC of segment programs (struct rk1828_hif_program,
- * kernel/rk1828_hif.h) against card memory, with the context's access
+ * Card emulator: EXEC of segment programs (struct rk1828_program,
+ * include/rk1828/program.h) against card memory, with the context's access
  * checks applied to every address the program names.
  */
 #ifndef RK_EMU_EXEC_H

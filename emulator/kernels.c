@@ -4,10 +4,10 @@
  *
  * Matmul strategy: each worker owns a contiguous range of weight rows. It
  * dequantizes up to 4 rows into per-thread scratch (exactly the values of
- * quant.c's dequantize_row) and then, for every pair of tokens, computes
- * the 4 x 2 dot products together (8 accumulators), so each activation
- * vector is loaded once per 4 rows and each weight vector once per 2
- * tokens.
+ * quant_dequantize_row() in rk1828/quant_blocks.h) and then, for every
+ * pair of tokens, computes the 4 x 2 dot products together (8
+ * accumulators), so each activation vector is loaded once per 4 rows and
+ * each weight vector once per 2 tokens.
  * F32 weights are used in place.
  */
 #include "kernels.h"
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quant.h"
+#include "rk1828/quant_blocks.h"
 #include "threadpool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -52,7 +52,7 @@ struct kern_ops {
 
 static void dequant_scalar(int type, const uint8_t *src, float *dst, size_t k)
 {
-	dequantize_row(type, src, dst, k);
+	quant_dequantize_row(type, src, dst, k);
 }
 
 static float dot_scalar(const float *a, const float *b, size_t n)
@@ -139,7 +139,7 @@ static AVX2 void dequant_avx2(int type, const uint8_t *src, float *dst, size_t k
 			dst[i] = f16_avx2(src + 2 * i);
 		break;
 	case QUANT_TYPE_Q8_0:
-		for (i = 0; i < k; i += QK8_0, src += QUANT_Q8_0_BLOCK_BYTES) {
+		for (i = 0; i < k; i += QUANT_QK8_0, src += QUANT_Q8_0_BLOCK_BYTES) {
 			__m256 d = _mm256_set1_ps(f16_avx2(src));
 			__m256i q = _mm256_loadu_si256((const __m256i *)(src + 2));
 			__m128i lo = _mm256_castsi256_si128(q);
@@ -155,7 +155,7 @@ static AVX2 void dequant_avx2(int type, const uint8_t *src, float *dst, size_t k
 		const __m128i m4 = _mm_set1_epi8(0x0f);
 		const __m128i off = _mm_set1_epi8(8);
 
-		for (i = 0; i < k; i += QK4_0, src += QUANT_Q4_0_BLOCK_BYTES) {
+		for (i = 0; i < k; i += QUANT_QK4_0, src += QUANT_Q4_0_BLOCK_BYTES) {
 			__m256 d = _mm256_set1_ps(f16_avx2(src));
 			__m128i qs = _mm_loadu_si128((const __m128i *)(src + 2));
 			__m128i lo = _mm_sub_epi8(_mm_and_si128(qs, m4), off);
@@ -169,7 +169,7 @@ static AVX2 void dequant_avx2(int type, const uint8_t *src, float *dst, size_t k
 		break;
 	}
 	default:
-		dequantize_row(type, src, dst, k);
+		quant_dequantize_row(type, src, dst, k);
 		break;
 	}
 }

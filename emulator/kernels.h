@@ -8,8 +8,9 @@
  * Two implementations: portable scalar C, and x86-64 AVX2 + FMA + F16C
  * compiled with __attribute__((target)) and chosen at run time with
  * __builtin_cpu_supports. Both dequantize weights to exactly the values
- * of quant.c's dequantize_row() and accumulate in float, so they agree
- * with each other and with a scalar reference to float rounding.
+ * of quant_dequantize_row() (rk1828/quant_blocks.h) and accumulate in
+ * float, so they agree with each other and with a scalar reference to
+ * float rounding.
  */
 #ifndef RK_EMU_KERNELS_H
 #define RK_EMU_KERNELS_H
@@ -48,7 +49,7 @@ const char *kern_isa_name(enum kern_isa isa);
 /**
  * kern_matmul() - Y[t][r] = sum_k W[r][k] * X[t][k]
  * @pool: thread pool; rows are split across its workers (NULL: caller only)
- * @wtype: weight type, QUANT_TYPE_F32/F16/Q4_0/Q8_0 (quant.h)
+ * @wtype: weight type, QUANT_TYPE_F32/F16/Q4_0/Q8_0 (rk1828/quant_blocks.h)
  * @w: @n_rows rows of quant_row_size(@wtype, @k) bytes each, contiguous;
  *	F32 rows 4-byte aligned, F16 2-byte aligned, quantized any alignment
  * @x: activations, F32 [@n_tok][@k]

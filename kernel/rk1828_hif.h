@@ -2,11 +2,14 @@
 /*
  * Copyright (C) 2026 The rk1828 authors
  *
- * RK1828 card host interface (HIF): the wire format between the driver and
- * the card firmware (or the card emulator). All fields are little endian.
- * This header is shared by the kernel driver and the card emulator, so it
- * only uses <linux/types.h> types. The normative description is
- * Documentation/accel/rk1828/protocol.rst.
+ * RK1828 card host interface (HIF): the transport between the driver and
+ * the card firmware (or the card emulator): queues, opcodes, statuses and
+ * the message and INFO records. All fields are little endian. This header
+ * is shared by the kernel driver and the card emulator, so it only uses
+ * <linux/types.h> types. The normative description is
+ * Documentation/accel/rk1828/protocol.rst. The segment program an EXEC
+ * runs is not part of it: the driver never reads programs, their format is
+ * include/rk1828/program.h, owned by the runtime and the card.
  */
 #ifndef __RK1828_HIF_H__
 #define __RK1828_HIF_H__
@@ -137,142 +140,6 @@ struct rk1828_hif_info {
 	__le32 max_ctx;
 	__le32 threads;
 	char fw[32];
-};
-
-/* Segment program (EXEC). Tensor types use the GGML type numbers. */
-#define RK1828_PROG_MAGIC		0x31475052	/* "RPG1" */
-
-#define RK1828_TYPE_F32			0
-#define RK1828_TYPE_F16			1
-#define RK1828_TYPE_Q4_0		2
-#define RK1828_TYPE_Q8_0		8
-
-/**
- * enum rk1828_prog_op - what a program does
- * @RK1828_PROG_OP_DECODER: run @n_layers decoder layers (and the output
- *	head with %RK1828_PROG_F_OUTPUT)
- * @RK1828_PROG_OP_DELAY: test mode, spin for @delay_ms and succeed
- */
-enum rk1828_prog_op {
-	RK1828_PROG_OP_DECODER = 1,
-	RK1828_PROG_OP_DELAY = 2,
-};
-
-/* Apply the output norm and LM head; out_addr receives logits. */
-#define RK1828_PROG_F_OUTPUT		0x1U
-/* With F_OUTPUT: logits for every token, not only the last one. */
-#define RK1828_PROG_F_ALL_LOGITS	0x2U
-/* RoPE rotates pairs (i, i + rope_dim / 2) (NEOX) instead of (2i, 2i + 1). */
-#define RK1828_PROG_F_ROPE_NEOX		0x4U
-
-/**
- * struct rk1828_hif_tensor - a weight tensor in card memory (16 bytes)
- * @addr: card address; 0 means absent (optional tensors only)
- * @type: RK1828_TYPE_*; row-major GGML layout, rows of ne0 elements
- * @pad: zero
- */
-struct rk1828_hif_tensor {
-	__le64 addr;
-	__le32 type;
-	__le32 pad;
-};
-
-/**
- * struct rk1828_hif_layer - one decoder layer (llama/qwen2/qwen3 family)
- * @attn_norm: F32 [dim]
- * @wq: [n_heads * head_dim rows][dim]
- * @wk: [n_kv_heads * head_dim rows][dim]
- * @wv: [n_kv_heads * head_dim rows][dim]
- * @wo: [dim rows][n_heads * head_dim]
- * @bq: optional F32 bias [n_heads * head_dim] (qwen2)
- * @bk: optional F32 bias [n_kv_heads * head_dim] (qwen2)
- * @bv: optional F32 bias [n_kv_heads * head_dim] (qwen2)
- * @q_norm: optional F32 per-head RMSNorm weight [head_dim] (qwen3)
- * @k_norm: optional F32 per-head RMSNorm weight [head_dim] (qwen3)
- * @ffn_norm: F32 [dim]
- * @ffn_gate: [ffn_dim rows][dim]
- * @ffn_up: [ffn_dim rows][dim]
- * @ffn_down: [dim rows][ffn_dim]
- * @k_cache: card address of F32 [n_ctx][n_kv_heads * head_dim]
- * @v_cache: card address of F32 [n_ctx][n_kv_heads * head_dim]
- */
-struct rk1828_hif_layer {
-	struct rk1828_hif_tensor attn_norm;
-	struct rk1828_hif_tensor wq;
-	struct rk1828_hif_tensor wk;
-	struct rk1828_hif_tensor wv;
-	struct rk1828_hif_tensor wo;
-	struct rk1828_hif_tensor bq;
-	struct rk1828_hif_tensor bk;
-	struct rk1828_hif_tensor bv;
-	struct rk1828_hif_tensor q_norm;
-	struct rk1828_hif_tensor k_norm;
-	struct rk1828_hif_tensor ffn_norm;
-	struct rk1828_hif_tensor ffn_gate;
-	struct rk1828_hif_tensor ffn_up;
-	struct rk1828_hif_tensor ffn_down;
-	__le64 k_cache;
-	__le64 v_cache;
-};
-
-/**
- * struct rk1828_hif_program - segment program header (160 bytes), followed
- * by @n_layers struct rk1828_hif_layer
- * @magic: %RK1828_PROG_MAGIC
- * @op: &enum rk1828_prog_op
- * @size: total bytes, header plus layers
- * @n_layers: decoder layers in this segment
- * @first_layer: model index of the first layer (logs only)
- * @n_tokens: tokens in this bucket, >= 1
- * @pos: position of the first token; KV rows [pos, pos + n_tokens) are
- *	written, attention is causal over rows [0, pos + t]
- * @flags: RK1828_PROG_F_*
- * @dim: embedding size
- * @n_heads: query heads
- * @n_kv_heads: key/value heads (grouped-query attention), divides @n_heads
- * @head_dim: size of one head
- * @ffn_dim: FFN hidden size
- * @n_ctx: KV cache rows
- * @rope_dim: leading dimensions of each head that RoPE rotates (even)
- * @n_vocab: LM head rows (with %RK1828_PROG_F_OUTPUT)
- * @rms_eps: RMSNorm epsilon, IEEE-754 float bits
- * @rope_theta: RoPE base frequency, IEEE-754 float bits
- * @delay_ms: %RK1828_PROG_OP_DELAY only
- * @pad: zero
- * @in_addr: F32 [n_tokens][dim] hidden states in
- * @out_addr: F32 [n_tokens][dim] hidden states out, or with
- *	%RK1828_PROG_F_OUTPUT F32 logits [n_out][n_vocab], n_out = n_tokens
- *	with %RK1828_PROG_F_ALL_LOGITS, else 1 (last token)
- * @reserved: zero (room for later fields)
- * @output_norm: F32 [dim] (with %RK1828_PROG_F_OUTPUT)
- * @output: [n_vocab rows][dim] LM head (with %RK1828_PROG_F_OUTPUT)
- */
-struct rk1828_hif_program {
-	__le32 magic;
-	__le32 op;
-	__le32 size;
-	__le32 n_layers;
-	__le32 first_layer;
-	__le32 n_tokens;
-	__le32 pos;
-	__le32 flags;
-	__le32 dim;
-	__le32 n_heads;
-	__le32 n_kv_heads;
-	__le32 head_dim;
-	__le32 ffn_dim;
-	__le32 n_ctx;
-	__le32 rope_dim;
-	__le32 n_vocab;
-	__le32 rms_eps;
-	__le32 rope_theta;
-	__le32 delay_ms;
-	__le32 pad;
-	__le64 in_addr;
-	__le64 out_addr;
-	__le64 reserved[4];
-	struct rk1828_hif_tensor output_norm;
-	struct rk1828_hif_tensor output;
 };
 
 #endif /* __RK1828_HIF_H__ */

@@ -78,7 +78,7 @@ static int add_matrix(struct gguf_writer *w, const char *name, uint64_t ne0,
 		f[i] = scale ? (float)((rng_unit() * 2.0 - 1.0) * scale) : fill;
 	if (type == QUANT_TYPE_F32)
 		memcpy(buf, f, bytes);
-	else if (quantize_row(type, f, buf, n) < 0) {
+	else if (quant_quantize_row(type, f, buf, n) < 0) {
 		ret = -EINVAL;
 		goto out;
 	}

@@ -62,8 +62,8 @@ RK_FIELD_AT(drm_rk1828_submit, size, 72);
 RK_FIELD_AT(drm_rk1828_submit, seqno, 80);
 RK_FIELD_AT(drm_rk1828_bo_wait, timeout_ns, 8);
 RK_FIELD_AT(drm_rk1828_bo_wait, job_status, 16);
-_Static_assert(sizeof(struct rk1828_hif_program) == 160, "program layout");
-_Static_assert(sizeof(struct rk1828_hif_layer) == 240, "layer layout");
+_Static_assert(sizeof(struct rk1828_program) == 160, "program layout");
+_Static_assert(sizeof(struct rk1828_prog_layer) == 240, "layer layout");
 
 /* vgem uapi (include/uapi/drm/vgem_drm.h): a fence userspace signals. */
 struct rk_vgem_fence_attach {
@@ -295,8 +295,8 @@ enum {
  * @layer: its only layer
  */
 struct dec_prog {
-	struct rk1828_hif_program hdr;
-	struct rk1828_hif_layer layer;
+	struct rk1828_program hdr;
+	struct rk1828_prog_layer layer;
 };
 
 /**
@@ -320,9 +320,9 @@ static uint32_t f32_bits(float f)
  *
  * Return: the descriptor.
  */
-static struct rk1828_hif_tensor dec_tensor(uint64_t base, uint64_t off)
+static struct rk1828_prog_tensor dec_tensor(uint64_t base, uint64_t off)
 {
-	struct rk1828_hif_tensor t = { .addr = base + off, .type = RK1828_TYPE_F32 };
+	struct rk1828_prog_tensor t = { .addr = base + off, .type = QUANT_TYPE_F32 };
 
 	return t;
 }
@@ -337,7 +337,7 @@ static struct rk1828_hif_tensor dec_tensor(uint64_t base, uint64_t off)
  */
 static void dec_prog_build(struct dec_prog *p, uint64_t base)
 {
-	struct rk1828_hif_layer *l = &p->layer;
+	struct rk1828_prog_layer *l = &p->layer;
 
 	memset(p, 0, sizeof(*p));
 	p->hdr.magic = RK1828_PROG_MAGIC;

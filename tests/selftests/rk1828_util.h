@@ -30,6 +30,7 @@
 
 #include "drm/rk1828_accel.h"
 #include "rk1828_hif.h"
+#include "rk1828/program.h"
 
 /** RK_MAX_CARDS - highest number of accel nodes the tests look at */
 #define RK_MAX_CARDS		16
@@ -516,7 +517,7 @@ static inline int rk_download(int fd, uint32_t card, uint64_t off, void *data,
  * @p: output, header only (n_layers 0)
  * @ms: milliseconds the card spins
  */
-static inline void rk_delay_prog(struct rk1828_hif_program *p, uint32_t ms)
+static inline void rk_delay_prog(struct rk1828_program *p, uint32_t ms)
 {
 	memset(p, 0, sizeof(*p));
 	p->magic = RK1828_PROG_MAGIC;
@@ -537,7 +538,7 @@ static inline void rk_delay_prog(struct rk1828_hif_program *p, uint32_t ms)
 static inline int rk_delay_job(int fd, uint32_t ms, struct rk_bo *prog,
 			       uint32_t out_sync)
 {
-	struct rk1828_hif_program p;
+	struct rk1828_program p;
 	int ret;
 
 	rk_delay_prog(&p, ms);

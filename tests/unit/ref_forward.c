@@ -270,8 +270,8 @@ static int requant(struct ref_tensor *t, int type)
 		return -1;
 	}
 	for (r = 0; r < t->ne1; r++) {
-		dequantize_row(t->type, (const uint8_t *)t->data + r * in_row, row, t->ne0);
-		quantize_row(type, row, dst + r * out_row, t->ne0);
+		quant_dequantize_row(t->type, (const uint8_t *)t->data + r * in_row, row, t->ne0);
+		quant_quantize_row(type, row, dst + r * out_row, t->ne0);
 	}
 	free(row);
 	free(t->owned);
@@ -314,7 +314,7 @@ int ref_embed(const struct ref_model *m, int token, float *out)
 
 	if (token < 0 || token >= m->c.n_vocab)
 		return -1;
-	return dequantize_row(m->token_embd.type,
+	return quant_dequantize_row(m->token_embd.type,
 			      (const uint8_t *)m->token_embd.data + (size_t)token * row,
 			      out, (size_t)m->c.dim);
 }
@@ -328,7 +328,7 @@ static void matvec(const struct ref_tensor *w, const float *x, float *out, float
 	for (r = 0; r < w->ne1; r++) {
 		double s = 0.0;
 
-		dequantize_row(w->type, (const uint8_t *)w->data + r * row, tmp, w->ne0);
+		quant_dequantize_row(w->type, (const uint8_t *)w->data + r * row, tmp, w->ne0);
 		for (k = 0; k < w->ne0; k++)
 			s += (double)tmp[k] * x[k];
 		out[r] = (float)s;

@@ -4,8 +4,8 @@
  * (llama, qwen2 with Q/K/V biases, qwen3 with per-head Q/K RMSNorm),
  * written in the style of llama2.c's forward(): one token at a time, KV
  * cache, plain loops, dot products accumulated in double. It depends only
- * on gguf.h (to read the model) and quant.c's dequantize_row() (weights),
- * never on the emulator's kernels, so tests can check those against it.
+ * on gguf.h (to read the model) and quant_dequantize_row() (weights,
+ * rk1828/quant_blocks.h), never on the emulator's kernels, so tests can check those against it.
  *
  * Semantics follow llama.cpp's llama/qwen2/qwen3 graphs: RMSNorm with eps
  * from "<arch>.attention.layer_norm_rms_epsilon", RoPE on the first
@@ -111,7 +111,7 @@ void ref_free(struct ref_model *m);
  * ref_quantize() - replace every matrix weight of the blocks and the LM
  * head whose row length is a multiple of 32 by its @type (QUANT_TYPE_F16,
  * Q8_0 or Q4_0) version, computed from the dequantized current weights
- * with quantize_row(); others (and token_embd, norms, biases) are kept,
+ * with quant_quantize_row(); others (and token_embd, norms, biases) are kept,
  * the way llama.cpp falls back for rows it cannot quantize. Untying the
  * LM head if needed.
  * Return: number of tensors converted, or -1 (model unchanged where it

@@ -31,6 +31,7 @@
 #include <usbredirparser.h>
 
 #include "card.h"
+#include "rk1828/program.h"
 #include "usbredir.h"
 
 #include "tap.h"
@@ -539,7 +540,7 @@ static double now_s(void)
 
 static void put_delay_prog(struct emu_card *card, uint64_t addr, uint32_t ms)
 {
-	struct rk1828_hif_program p;
+	struct rk1828_program p;
 
 	memset(&p, 0, sizeof(p));
 	p.magic = htole32(RK1828_PROG_MAGIC);
@@ -558,7 +559,7 @@ static void test_exec_reset(struct emu_card *card)
 
 	put_delay_prog(card, 0x100000, 20);
 	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 1, 0x100000,
-		 sizeof(struct rk1828_hif_program), 0);
+		 sizeof(struct rk1828_program), 0);
 	tap_ok(st == 0, "EXEC of a 20 ms DELAY program -> OK (status %d)", st);
 	st = cmd(card, COMPUTE, RK1828_HIF_OP_EXEC, 1, 0x280000, 160, 0);
 	tap_ok(st == RK1828_HIF_ST_ACCESS, "EXEC of an unmapped program -> ACCESS");
@@ -568,7 +569,7 @@ static void test_exec_reset(struct emu_card *card)
 
 	put_delay_prog(card, 0x100000, 60000);
 	m = mkcmd(RK1828_HIF_OP_EXEC, 1, 0x100000,
-		  sizeof(struct rk1828_hif_program), 0, 0);
+		  sizeof(struct rk1828_program), 0, 0);
 	emu_card_feed(card, COMPUTE, &m, sizeof(m));
 	/* Queued behind it: dropped by the reset too. */
 	m = mkcmd(RK1828_HIF_OP_INFO, 0, 0, 0, 0, 0);

@@ -29,6 +29,7 @@
 #include "kernels.h"
 #include "quant.h"
 #include "rk1828_hif.h"
+#include "rk1828/program.h"
 #include "ref_forward.h"
 
 #include "tap.h"
@@ -123,15 +124,15 @@ static struct emu_access card_access(struct card *c, volatile int *abort_flag)
 struct dev_model {
 	struct card *c;
 	const struct ref_config *cfg;
-	struct rk1828_hif_layer *layers;
-	struct rk1828_hif_tensor output_norm, output;
+	struct rk1828_prog_layer *layers;
+	struct rk1828_prog_tensor output_norm, output;
 	uint64_t in, hid, logits, prog[2];
 	uint64_t kv_bytes;
 };
 
-static struct rk1828_hif_tensor upload(struct card *c, const struct ref_tensor *t)
+static struct rk1828_prog_tensor upload(struct card *c, const struct ref_tensor *t)
 {
-	struct rk1828_hif_tensor h = { 0 };
+	struct rk1828_prog_tensor h = { 0 };
 	uint64_t a;
 
 	if (!t->data)
@@ -155,7 +156,7 @@ static struct dev_model *dev_upload(struct card *c, const struct ref_model *m)
 	d->kv_bytes = (uint64_t)N_CTX * cfg->n_kv_heads * cfg->head_dim * sizeof(float);
 	for (i = 0; i < cfg->n_layers; i++) {
 		const struct ref_layer *r = &m->layers[i];
-		struct rk1828_hif_layer *l = &d->layers[i];
+		struct rk1828_prog_layer *l = &d->layers[i];
 
 		l->attn_norm = upload(c, &r->attn_norm);
 		l->wq = upload(c, &r->wq);
@@ -216,9 +217,9 @@ static uint32_t make_prog(const struct dev_model *d, void *p, int first, int n,
 			  uint32_t n_tok, uint32_t pos, uint32_t flags,
 			  uint64_t in, uint64_t out)
 {
-	struct rk1828_hif_program *h = p;
+	struct rk1828_program *h = p;
 	const struct ref_config *c = d->cfg;
-	uint32_t size = (uint32_t)(sizeof(*h) + (size_t)n * sizeof(struct rk1828_hif_layer));
+	uint32_t size = (uint32_t)(sizeof(*h) + (size_t)n * sizeof(struct rk1828_prog_layer));
 
 	memset(p, 0, PROG_BYTES);
 	h->magic = htole32(RK1828_PROG_MAGIC);
@@ -245,7 +246,7 @@ static uint32_t make_prog(const struct dev_model *d, void *p, int first, int n,
 		h->output_norm = d->output_norm;
 		h->output = d->output;
 	}
-	memcpy(h + 1, &d->layers[first], (size_t)n * sizeof(struct rk1828_hif_layer));
+	memcpy(h + 1, &d->layers[first], (size_t)n * sizeof(struct rk1828_prog_layer));
 	return size;
 }
 
@@ -392,14 +393,14 @@ static void neg_prog(struct neg_env *e, uint32_t flags)
 			    flags, e->d->hid, e->d->logits);
 }
 
-static struct rk1828_hif_program *H(struct neg_env *e)
+static struct rk1828_program *H(struct neg_env *e)
 {
-	return (struct rk1828_hif_program *)e->prog;
+	return (struct rk1828_program *)e->prog;
 }
 
-static struct rk1828_hif_layer *L(struct neg_env *e, int i)
+static struct rk1828_prog_layer *L(struct neg_env *e, int i)
 {
-	return (struct rk1828_hif_layer *)(e->prog + sizeof(struct rk1828_hif_program)) + i;
+	return (struct rk1828_prog_layer *)(e->prog + sizeof(struct rk1828_program)) + i;
 }
 
 /* Run the program in e->prog; expect @want and no byte of card memory changed. */
@@ -494,8 +495,8 @@ static void check_rejections(struct ref_model *m)
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
 	H(&e)->n_layers = htole32(100);
-	H(&e)->size = htole32(sizeof(struct rk1828_hif_program) +
-			      100 * sizeof(struct rk1828_hif_layer));
+	H(&e)->size = htole32(sizeof(struct rk1828_program) +
+			      100 * sizeof(struct rk1828_prog_layer));
 	neg_run(&e, RK1828_HIF_ST_INVAL, "size larger than the EXEC byte count");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
@@ -527,11 +528,11 @@ static void check_rejections(struct ref_model *m)
 	neg_run(&e, RK1828_HIF_ST_INVAL, "unsupported tensor type 3");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
-	L(&e, 0)->ffn_down.type = htole32(RK1828_TYPE_Q4_0);
+	L(&e, 0)->ffn_down.type = htole32(QUANT_TYPE_Q4_0);
 	neg_run(&e, RK1828_HIF_ST_INVAL, "Q4_0 ffn_down with rows of 172 (not a multiple of 32)");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
-	L(&e, 0)->attn_norm.type = htole32(RK1828_TYPE_F16);
+	L(&e, 0)->attn_norm.type = htole32(QUANT_TYPE_F16);
 	neg_run(&e, RK1828_HIF_ST_INVAL, "F16 norm weight");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
@@ -575,7 +576,7 @@ static void check_rejections(struct ref_model *m)
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
 	H(&e)->n_layers = 0;
-	H(&e)->size = htole32(sizeof(struct rk1828_hif_program));
+	H(&e)->size = htole32(sizeof(struct rk1828_program));
 	H(&e)->flags = 0;
 	neg_run(&e, RK1828_HIF_ST_INVAL, "no layers and no output");
 
@@ -593,7 +594,7 @@ static void check_rejections(struct ref_model *m)
 		memset(e.prog, 0, sizeof(e.prog));
 		H(&e)->magic = htole32(RK1828_PROG_MAGIC);
 		H(&e)->op = htole32(RK1828_PROG_OP_DELAY);
-		H(&e)->size = htole32(sizeof(struct rk1828_hif_program));
+		H(&e)->size = htole32(sizeof(struct rk1828_program));
 		H(&e)->delay_ms = htole32(3);
 		memcpy(e.c->mem + e.d->prog[1], e.prog, PROG_BYTES);
 		a = card_access(e.c, &stop);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Host unit test of quant.c (fp16, Q4_0, Q8_0), the emulator's thread pool
- * and its kernels (emulator/kernels.c): every weight type's matmul, on
- * both the scalar and the AVX2 path and on 1 and 3 threads, against
- * quant.c's dequantize_row + a double-precision dot product.
+ * Host unit test of the tensor formats (rk1828/quant_blocks.h and
+ * quant.c: fp16, Q4_0, Q8_0), the emulator's thread pool and its kernels
+ * (emulator/kernels.c): every weight type's matmul, on both the scalar
+ * and the AVX2 path and on 1 and 3 threads, against
+ * quant_dequantize_row() + a double-precision dot product.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -62,7 +63,7 @@ static __attribute__((target("f16c"))) void hw_compare(int *bad, int *bad_hw)
 
 	*bad = *bad_hw = 0;
 	for (h = 0; h < 65536; h++) {
-		float a = fp16_to_fp32((uint16_t)h);
+		float a = quant_fp16_to_fp32((uint16_t)h);
 		float b = _cvtsh_ss((uint16_t)h);
 
 		if (f2u(a) != f2u(b) && !(isnan(a) && isnan(b)))
@@ -75,7 +76,7 @@ static __attribute__((target("f16c"))) void hw_compare(int *bad, int *bad_hw)
 
 		if (isnan(f))
 			continue;
-		if (fp32_to_fp16(f) != _cvtss_sh(f, 0))
+		if (quant_fp32_to_fp16(f) != _cvtss_sh(f, 0))
 			(*bad_hw)++;
 	}
 }
@@ -98,32 +99,32 @@ static void test_fp16(void)
 	int h, bad = 0, bad_hw = 0, bad_nan = 0, i;
 
 	for (i = 0; i < (int)(sizeof(known) / sizeof(known[0])); i++) {
-		uint16_t got = fp32_to_fp16(known[i].f);
+		uint16_t got = quant_fp32_to_fp16(known[i].f);
 
 		if (got != known[i].h) {
-			printf("# fp32_to_fp16(%a) = %04x, want %04x\n", known[i].f, got, known[i].h);
+			printf("# quant_fp32_to_fp16(%a) = %04x, want %04x\n", known[i].f, got, known[i].h);
 			bad++;
 		}
 	}
-	tap_ok(bad == 0, "fp32_to_fp16 on %d known values (rounding, subnormals, overflow)", i);
+	tap_ok(bad == 0, "quant_fp32_to_fp16 on %d known values (rounding, subnormals, overflow)", i);
 
 	bad = 0;
 	for (h = 0; h < 65536; h++) {
-		float f = fp16_to_fp32((uint16_t)h);
+		float f = quant_fp16_to_fp32((uint16_t)h);
 
 		if (isnan(f)) {
-			if (!isnan(fp16_to_fp32(fp32_to_fp16(f))) || (h & 0x7c00) != 0x7c00)
+			if (!isnan(quant_fp16_to_fp32(quant_fp32_to_fp16(f))) || (h & 0x7c00) != 0x7c00)
 				bad_nan++;
 			continue;
 		}
-		if (fp32_to_fp16(f) != h)
+		if (quant_fp32_to_fp16(f) != h)
 			bad++;
 	}
 	tap_ok(bad == 0 && bad_nan == 0, "fp16 -> fp32 -> fp16 round trip of all 65536 values "
 	   "(%d mismatches, %d NaN errors)", bad, bad_nan);
-	tap_ok(fp16_to_fp32(0x0001) == 0x1p-24f && fp16_to_fp32(0x83ff) == -0x3ffp-24f &&
-	   isinf(fp16_to_fp32(0x7c00)) && fp16_to_fp32(0xfc00) < 0 &&
-	   fp16_to_fp32(0x7bff) == 65504.0f, "fp16_to_fp32 subnormal, inf and max values");
+	tap_ok(quant_fp16_to_fp32(0x0001) == 0x1p-24f && quant_fp16_to_fp32(0x83ff) == -0x3ffp-24f &&
+	   isinf(quant_fp16_to_fp32(0x7c00)) && quant_fp16_to_fp32(0xfc00) < 0 &&
+	   quant_fp16_to_fp32(0x7bff) == 65504.0f, "quant_fp16_to_fp32 subnormal, inf and max values");
 
 #if HAVE_X86
 	if (kern_isa_supported(KERN_ISA_AVX2)) {
@@ -147,17 +148,17 @@ static void test_quant(void)
 	   quant_row_size(QUANT_TYPE_Q4_0, 33) == 0 && quant_row_size(5, 32) == 0 &&
 	   quant_row_size(QUANT_TYPE_Q8_0, SIZE_MAX - 31) == 0,
 	   "row sizes (and 0 for bad type, partial block, overflow)");
-	tap_ok(dequantize_row(5, q, y, 32) == -1 && quantize_row(QUANT_TYPE_Q4_0, x, q, 31) == -1,
+	tap_ok(quant_dequantize_row(5, q, y, 32) == -1 && quant_quantize_row(QUANT_TYPE_Q4_0, x, q, 31) == -1,
 	   "bad type or length rejected");
 
 	/* Known block: x = j - 16. Q4_0: max-abs signed -16 -> d = 2. */
 	for (i = 0; i < 32; i++)
 		x[i] = (float)(i - 16);
-	quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
+	quant_quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
 	tap_ok(q[0] == 0x00 && q[1] == 0x40 && q[2] == 0x80 && q[3] == 0x91 && q[17] == 0xf8,
 	   "Q4_0 layout: d=2 (f16 0x4000), bytes 0, 1, 15 = 0x80, 0x91, 0xf8 "
 	   "(got %02x%02x %02x %02x %02x)", q[1], q[0], q[2], q[3], q[17]);
-	dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
+	quant_dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
 	bad = 0;
 	for (i = 0; i < 32; i++) {
 		/* even values exact; odd ones land on a neighbour; 15 clips to 14 */
@@ -168,8 +169,8 @@ static void test_quant(void)
 	}
 	tap_ok(bad == 0, "Q4_0 dequantize of the known block (%d wrong)", bad);
 
-	quantize_row(QUANT_TYPE_Q8_0, x, q, 32);
-	dequantize_row(QUANT_TYPE_Q8_0, q, y, 32);
+	quant_quantize_row(QUANT_TYPE_Q8_0, x, q, 32);
+	quant_dequantize_row(QUANT_TYPE_Q8_0, q, y, 32);
 	tap_ok((int8_t)q[2] == -127 && (int8_t)q[2 + 16] == 0 && (int8_t)q[2 + 31] == 119 &&
 	   fabsf(y[0] + 16.0f) < 0.01f && y[16] == 0.0f,
 	   "Q8_0 known block: q[0] = -127, q[16] = 0, q[31] = 119 (got %d %d %d)",
@@ -190,8 +191,8 @@ static void test_quant(void)
 				if (fabsf(x[j]) > amax)
 					amax = fabsf(x[j]);
 			}
-			quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
-			dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
+			quant_quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
+			quant_dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
 			for (j = 0; j < 32; j++) {
 				/* |d| = amax / 8; error <= |d| (clip of +8|d| to 7|d|) */
 				double e = fabs(x[j] - y[j]) / (amax / 8.0);
@@ -199,8 +200,8 @@ static void test_quant(void)
 				if (e > worst4)
 					worst4 = e;
 			}
-			quantize_row(QUANT_TYPE_Q8_0, x, q, 32);
-			dequantize_row(QUANT_TYPE_Q8_0, q, y, 32);
+			quant_quantize_row(QUANT_TYPE_Q8_0, x, q, 32);
+			quant_dequantize_row(QUANT_TYPE_Q8_0, q, y, 32);
 			for (j = 0; j < 32; j++) {
 				/* d = amax / 127; rounding error d/2 plus f16 rounding of d */
 				double e = fabs(x[j] - y[j]) / (amax / 127.0);
@@ -214,8 +215,8 @@ static void test_quant(void)
 	}
 	/* All-zero block: d = 0, dequantizes to zeros. */
 	memset(x, 0, sizeof(x));
-	quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
-	dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
+	quant_quantize_row(QUANT_TYPE_Q4_0, x, q, 32);
+	quant_dequantize_row(QUANT_TYPE_Q4_0, q, y, 32);
 	tap_ok(q[0] == 0 && (q[1] & 0x7f) == 0 && q[2] == 0x88 && y[5] == 0.0f && y[31] == 0.0f,
 	   "Q4_0 zero block: d = (-)0, quants 8, dequantizes to 0");
 }
@@ -267,7 +268,7 @@ struct shape {
 	size_t rows, k, ntok;
 };
 
-/* Scalar reference: dequantize_row + double dot; also sum |w||x| per output. */
+/* Scalar reference: quant_dequantize_row + double dot; also sum |w||x| per output. */
 static void ref_matmul(int type, const uint8_t *w, const float *x, double *y, double *mag,
 		       size_t rows, size_t k, size_t ntok)
 {
@@ -275,7 +276,7 @@ static void ref_matmul(int type, const uint8_t *w, const float *x, double *y, do
 	float *row = malloc(k * sizeof(float));
 
 	for (r = 0; r < rows; r++) {
-		dequantize_row(type, w + r * rb, row, k);
+		quant_dequantize_row(type, w + r * rb, row, k);
 		for (t = 0; t < ntok; t++) {
 			double s = 0, m = 0;
 
@@ -334,7 +335,7 @@ static void test_matmul(void)
 
 						for (j = 0; j < s->k; j++)
 							src[j] = frand() * (1.0f + (float)(i % 5));
-						quantize_row(type, src, wq + i * rb, s->k);
+						quant_quantize_row(type, src, wq + i * rb, s->k);
 					}
 					for (i = 0; i < s->k * s->ntok; i++)
 						x[i] = frand();
@@ -375,7 +376,7 @@ static void test_matmul(void)
 			w[i] = frand();
 		for (i = 0; i < 2 * 37; i++)
 			x[i] = frand();
-		quantize_row(QUANT_TYPE_F16, w, wh, 5 * 37);
+		quant_quantize_row(QUANT_TYPE_F16, w, wh, 5 * 37);
 		kern_matmul(pools[1], QUANT_TYPE_F32, w, x, y, 5, 37, 2);
 		ref_matmul(QUANT_TYPE_F32, (uint8_t *)w, x, yr, mg, 5, 37, 2);
 		for (i = 0; i < 10; i++)
@@ -401,7 +402,7 @@ static void test_matmul(void)
 
 			for (j = 0; j < K; j++)
 				row[j] = frand();
-			quantize_row(QUANT_TYPE_Q4_0, row, w + (size_t)i * (K / 32) * 18, K);
+			quant_quantize_row(QUANT_TYPE_Q4_0, row, w + (size_t)i * (K / 32) * 18, K);
 		}
 		for (i = 0; i < T * K; i++)
 			x[i] = frand();

@@ -64,7 +64,7 @@ static int add_t(struct gguf_writer *w, const struct variant *v, const char *nam
 	if (type == QUANT_TYPE_F32)
 		memcpy(buf, f, bytes);
 	else
-		quantize_row(type, f, buf, n);
+		quant_quantize_row(type, f, buf, n);
 	ret = gguf_w_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
 	free(buf);
 	free(f);

@@ -543,7 +543,7 @@ static void add_rand(struct gguf_writer *w, const char *name, uint64_t ne0, uint
 
 	for (i = 0; i < n; i++)
 		f[i] = bias + scale * frand();
-	quantize_row(type, f, buf, n);
+	quant_quantize_row(type, f, buf, n);
 	gguf_w_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
 	free(buf);
 	free(f);

@@ -170,10 +170,13 @@ struct drm_rk1828_sync {
  *	(dst_handle, dst_offset). Host->card, card->host and card->card are
  *	allowed; host->host is -EINVAL. Runs on the copy queue.
  * @DRM_RK1828_JOB_EXEC: run the segment program stored in the card BO
- *	@src_handle at @src_offset, @size bytes long (format: struct
- *	rk1828_hif_program, Documentation/accel/rk1828/protocol.rst). Runs on
- *	the compute queue. Every card BO the program touches must be listed
- *	in @bo_handles (they are kept alive and implicitly fenced).
+ *	@src_handle at @src_offset, @size bytes long. The driver does not
+ *	read the program: its format (struct rk1828_program) is a contract
+ *	between the runtime and the card firmware, defined in the rk1828
+ *	project's include/rk1828/program.h and described in the "Segment
+ *	programs" section of Documentation/accel/rk1828/protocol.rst. Runs
+ *	on the compute queue. Every card BO the program touches must be
+ *	listed in @bo_handles (they are kept alive and implicitly fenced).
  */
 enum drm_rk1828_job_type {
 	DRM_RK1828_JOB_COPY = 1,

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Scalar reference quantization: see quant.h for the formats.
+ * Scalar reference quantization (encoding): see quant.h and
+ * rk1828/quant_blocks.h for the formats.
  */
 #include "quant.h"
 
 #include <math.h>
 #include <string.h>
-
-_Static_assert(sizeof(struct block_q4_0) == QUANT_Q4_0_BLOCK_BYTES, "q4_0 block");
-_Static_assert(sizeof(struct block_q8_0) == QUANT_Q8_0_BLOCK_BYTES, "q8_0 block");
 
 static uint32_t f32_bits(float f)
 {
@@ -18,34 +16,7 @@ static uint32_t f32_bits(float f)
 	return u;
 }
 
-static float bits_f32(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
-float fp16_to_fp32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-	uint32_t exp = (h >> 10) & 0x1f;
-	uint32_t man = h & 0x3ff;
-
-	if (exp == 0x1f)		/* inf / nan */
-		return bits_f32(sign | 0x7f800000 | (man << 13));
-	if (exp == 0) {
-		if (man == 0)
-			return bits_f32(sign);
-		/* Subnormal: man * 2^-24, exact in float. */
-		float v = (float)man * 0x1p-24f;
-
-		return sign ? -v : v;
-	}
-	return bits_f32(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-uint16_t fp32_to_fp16(float f)
+uint16_t quant_fp32_to_fp16(float f)
 {
 	uint32_t u = f32_bits(f);
 	uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
@@ -87,48 +58,6 @@ uint16_t fp32_to_fp16(float f)
 	return sign | (uint16_t)hm;
 }
 
-unsigned int quant_block_size(int type)
-{
-	switch (type) {
-	case QUANT_TYPE_F32:
-	case QUANT_TYPE_F16:
-		return 1;
-	case QUANT_TYPE_Q4_0:
-		return QK4_0;
-	case QUANT_TYPE_Q8_0:
-		return QK8_0;
-	default:
-		return 0;
-	}
-}
-
-size_t quant_row_size(int type, size_t n)
-{
-	size_t per;
-	unsigned int bs = quant_block_size(type);
-
-	if (bs == 0 || n % bs)
-		return 0;
-	switch (type) {
-	case QUANT_TYPE_F32:
-		per = 4;
-		break;
-	case QUANT_TYPE_F16:
-		per = 2;
-		break;
-	case QUANT_TYPE_Q4_0:
-		per = QUANT_Q4_0_BLOCK_BYTES;
-		break;
-	default:
-		per = QUANT_Q8_0_BLOCK_BYTES;
-		break;
-	}
-	n /= bs;
-	if (n > SIZE_MAX / per)
-		return 0;
-	return n * per;
-}
-
 const char *quant_type_name(int type)
 {
 	switch (type) {
@@ -145,54 +74,10 @@ const char *quant_type_name(int type)
 	}
 }
 
-static uint16_t load_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-
 static void store_le16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
-}
-
-int dequantize_row(int type, const void *src, float *dst, size_t n)
-{
-	const uint8_t *p = src;
-	size_t i, j;
-
-	if (n && quant_row_size(type, n) == 0)
-		return -1;
-	switch (type) {
-	case QUANT_TYPE_F32:
-		memcpy(dst, src, n * sizeof(float));
-		return 0;
-	case QUANT_TYPE_F16:
-		for (i = 0; i < n; i++)
-			dst[i] = fp16_to_fp32(load_le16(p + 2 * i));
-		return 0;
-	case QUANT_TYPE_Q4_0:
-		for (i = 0; i < n / QK4_0; i++, p += QUANT_Q4_0_BLOCK_BYTES) {
-			float d = fp16_to_fp32(load_le16(p));
-			const uint8_t *qs = p + 2;
-
-			for (j = 0; j < QK4_0 / 2; j++) {
-				dst[i * QK4_0 + j] = d * (float)((qs[j] & 0x0f) - 8);
-				dst[i * QK4_0 + j + QK4_0 / 2] = d * (float)((qs[j] >> 4) - 8);
-			}
-		}
-		return 0;
-	case QUANT_TYPE_Q8_0:
-		for (i = 0; i < n / QK8_0; i++, p += QUANT_Q8_0_BLOCK_BYTES) {
-			float d = fp16_to_fp32(load_le16(p));
-
-			for (j = 0; j < QK8_0; j++)
-				dst[i * QK8_0 + j] = d * (float)(int8_t)p[2 + j];
-		}
-		return 0;
-	default:
-		return -1;
-	}
 }
 
 static void quantize_block_q4_0(const float *x, uint8_t *out)
@@ -200,7 +85,7 @@ static void quantize_block_q4_0(const float *x, uint8_t *out)
 	float amax = 0.0f, max = 0.0f;
 	int j;
 
-	for (j = 0; j < QK4_0; j++) {
+	for (j = 0; j < QUANT_QK4_0; j++) {
 		if (fabsf(x[j]) > amax) {
 			amax = fabsf(x[j]);
 			max = x[j];
@@ -209,10 +94,10 @@ static void quantize_block_q4_0(const float *x, uint8_t *out)
 	float d = max / -8.0f;
 	float id = d != 0.0f ? 1.0f / d : 0.0f;
 
-	store_le16(out, fp32_to_fp16(d));
-	for (j = 0; j < QK4_0 / 2; j++) {
+	store_le16(out, quant_fp32_to_fp16(d));
+	for (j = 0; j < QUANT_QK4_0 / 2; j++) {
 		int q0 = (int)(x[j] * id + 8.5f);
-		int q1 = (int)(x[j + QK4_0 / 2] * id + 8.5f);
+		int q1 = (int)(x[j + QUANT_QK4_0 / 2] * id + 8.5f);
 
 		q0 = q0 > 15 ? 15 : q0;
 		q1 = q1 > 15 ? 15 : q1;
@@ -225,18 +110,18 @@ static void quantize_block_q8_0(const float *x, uint8_t *out)
 	float amax = 0.0f;
 	int j;
 
-	for (j = 0; j < QK8_0; j++)
+	for (j = 0; j < QUANT_QK8_0; j++)
 		if (fabsf(x[j]) > amax)
 			amax = fabsf(x[j]);
 	float d = amax / 127.0f;
 	float id = d != 0.0f ? 1.0f / d : 0.0f;
 
-	store_le16(out, fp32_to_fp16(d));
-	for (j = 0; j < QK8_0; j++)
+	store_le16(out, quant_fp32_to_fp16(d));
+	for (j = 0; j < QUANT_QK8_0; j++)
 		out[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id);
 }
 
-int quantize_row(int type, const float *src, void *dst, size_t n)
+int quant_quantize_row(int type, const float *src, void *dst, size_t n)
 {
 	uint8_t *p = dst;
 	size_t i;
@@ -249,15 +134,15 @@ int quantize_row(int type, const float *src, void *dst, size_t n)
 		return 0;
 	case QUANT_TYPE_F16:
 		for (i = 0; i < n; i++)
-			store_le16(p + 2 * i, fp32_to_fp16(src[i]));
+			store_le16(p + 2 * i, quant_fp32_to_fp16(src[i]));
 		return 0;
 	case QUANT_TYPE_Q4_0:
-		for (i = 0; i < n / QK4_0; i++)
-			quantize_block_q4_0(src + i * QK4_0, p + i * QUANT_Q4_0_BLOCK_BYTES);
+		for (i = 0; i < n / QUANT_QK4_0; i++)
+			quantize_block_q4_0(src + i * QUANT_QK4_0, p + i * QUANT_Q4_0_BLOCK_BYTES);
 		return 0;
 	case QUANT_TYPE_Q8_0:
-		for (i = 0; i < n / QK8_0; i++)
-			quantize_block_q8_0(src + i * QK8_0, p + i * QUANT_Q8_0_BLOCK_BYTES);
+		for (i = 0; i < n / QUANT_QK8_0; i++)
+			quantize_block_q8_0(src + i * QUANT_QK8_0, p + i * QUANT_Q8_0_BLOCK_BYTES);
 		return 0;
 	default:
 		return -1;

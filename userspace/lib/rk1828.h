@@ -226,7 +226,7 @@ int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off,
 /**
  * rk_submit_exec() - queue an EXEC job running a segment program
  * @prog, @prog_off, @prog_size: card BO holding a struct
- *	rk1828_hif_program (kernel/rk1828_hif.h) at @prog_off
+ *	rk1828_program (include/rk1828/program.h) at @prog_off
  * @bos, @n_bos: every card BO the program touches (<= RK_MAX_BOS)
  * @in, @n_in, @out, @n_out, @seqno: as for rk_submit_copy()
  * Return: 0 or negative errno.

@@ -313,7 +313,7 @@ uint64_t llm_head_bytes(const struct llm_model *m)
 
 int llm_tensor_to_f32(const struct gguf_tensor *t, float *out)
 {
-	return dequantize_row(t->type, t->data, out, n_elems(t)) ? -1 : 0;
+	return quant_dequantize_row(t->type, t->data, out, n_elems(t)) ? -1 : 0;
 }
 
 int llm_embed(const struct llm_model *m, int32_t token, float *out)
@@ -324,6 +324,6 @@ int llm_embed(const struct llm_model *m, int32_t token, float *out)
 	if (token < 0 || (uint32_t)token >= m->n_vocab)
 		return -1;
 	row = gguf_type_size(t->type, m->dim);
-	return dequantize_row(t->type, (const uint8_t *)t->data + row * token,
+	return quant_dequantize_row(t->type, (const uint8_t *)t->data + row * token,
 			      out, m->dim) ? -1 : 0;
 }

@@ -3,8 +3,8 @@
  * Decoder-only transformer description read from a GGUF file: the
  * hyperparameters and every weight tensor of the llama family (llama,
  * qwen2 with Q/K/V biases, qwen3 with per-head Q/K RMSNorm), validated
- * against the shapes the segment program (kernel/rk1828_hif.h,
- * struct rk1828_hif_layer) expects.
+ * against the shapes the segment program (include/rk1828/program.h,
+ * struct rk1828_prog_layer) expects.
  *
  * Key and tensor names follow llama.cpp's GGUF conventions
  * (gguf-py/gguf/constants.py: LLM_KV_*, MODEL_TENSOR names).

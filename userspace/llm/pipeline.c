@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "drm/rk1828_accel.h"
-#include "rk1828_hif.h"
+#include "rk1828/program.h"
 #include "pipeline.h"
 
 #define MAX_SLOTS	8
@@ -129,7 +129,7 @@ struct layout {
  * and type into @ht (addr holds the offset until rebased). NULL: absent.
  */
 static int lay_tensor(struct layout *L, const struct gguf_tensor *t, bool as_f32,
-		      struct rk1828_hif_tensor *ht)
+		      struct rk1828_prog_tensor *ht)
 {
 	uint64_t bytes, off;
 	const void *src;
@@ -160,7 +160,7 @@ static int lay_tensor(struct layout *L, const struct gguf_tensor *t, bool as_f32
 	return 0;
 }
 
-static void rebase(struct rk1828_hif_tensor *ht, uint64_t base)
+static void rebase(struct rk1828_prog_tensor *ht, uint64_t base)
 {
 	if (ht->addr)
 		ht->addr = htole64(base + ht->addr - 1);
@@ -194,7 +194,7 @@ static void fill_image(const struct layout *L, uint8_t *dst, uint64_t off, uint6
 
 /* Build the weights layout and the program template of stage @st. */
 static int build_stage_layout(struct pipeline *p, struct stage *st, struct layout *L,
-			      struct rk1828_hif_program *h, struct rk1828_hif_layer *ly)
+			      struct rk1828_program *h, struct rk1828_prog_layer *ly)
 {
 	const struct llm_model *m = p->m;
 	int i, n_max = st->count * 14 + 2;
@@ -206,7 +206,7 @@ static int build_stage_layout(struct pipeline *p, struct stage *st, struct layou
 		return -1;
 	for (i = 0; i < st->count; i++) {
 		const struct llm_layer *s = &m->layers[st->first + i];
-		struct rk1828_hif_layer *d = &ly[i];
+		struct rk1828_prog_layer *d = &ly[i];
 
 		if (lay_tensor(L, s->attn_norm, true, &d->attn_norm) ||
 		    lay_tensor(L, s->wq, false, &d->wq) ||
@@ -354,8 +354,8 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 {
 	const struct llm_model *m = p->m;
 	struct stage *st = &p->st[k];
-	struct rk1828_hif_program *h;
-	struct rk1828_hif_layer *ly;
+	struct rk1828_program *h;
+	struct rk1828_prog_layer *ly;
 	struct layout L = { 0 };
 	uint64_t act = (uint64_t)p->o.bucket * m->dim * sizeof(float);
 	uint64_t kv_one = (uint64_t)p->o.n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
@@ -367,8 +367,8 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	st->tmpl = calloc(1, st->prog_size);
 	if (!st->tmpl)
 		return perr(err, errlen, st, "out of host memory");
-	h = (struct rk1828_hif_program *)st->tmpl;
-	ly = (struct rk1828_hif_layer *)(h + 1);
+	h = (struct rk1828_program *)st->tmpl;
+	ly = (struct rk1828_prog_layer *)(h + 1);
 	if (build_stage_layout(p, st, &L, h, ly)) {
 		perr(err, errlen, st, "cannot lay out weights (out of host memory)");
 		goto out;
@@ -414,8 +414,8 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 
 	/* Card addresses into the template. */
 	for (i = 0; i < st->count; i++) {
-		struct rk1828_hif_layer *d = &ly[i];
-		struct rk1828_hif_tensor *t = &d->attn_norm;
+		struct rk1828_prog_layer *d = &ly[i];
+		struct rk1828_prog_tensor *t = &d->attn_norm;
 		size_t j;
 
 		for (j = 0; j < 14; j++)
@@ -570,7 +570,7 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 			char *err, size_t errlen)
 {
 	struct stage *st = &p->st[k];
-	struct rk1828_hif_program *h;
+	struct rk1828_program *h;
 	uint64_t hid = (uint64_t)n * p->m->dim * sizeof(float);
 	uint32_t bos[4] = { st->weights.handle, st->kv.handle, st->in_card[s].handle,
 			    st->out_card[s].handle };
@@ -586,7 +586,7 @@ static int submit_stage(struct pipeline *p, int k, int s, int n, int pos, long b
 
 	/* The program goes in front of the hidden states of input slot s. */
 	memcpy(st->in_map[s], st->tmpl, st->prog_size);
-	h = (struct rk1828_hif_program *)st->in_map[s];
+	h = (struct rk1828_program *)st->in_map[s];
 	h->n_tokens = htole32(n);
 	h->pos = htole32(pos);
 	h->in_addr = htole64(st->in_card[s].card_addr + st->prog_size);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "drm/rk1828_accel.h"
-#include "rk1828_hif.h"
+#include "rk1828/program.h"
 #include "planner.h"
 
 static double gib(uint64_t b)
@@ -283,8 +283,8 @@ static uint32_t slots_of(const struct plan_sizes *s)
 
 uint64_t plan_prog_bytes(uint32_t n_layers)
 {
-	return sizeof(struct rk1828_hif_program) +
-	       (uint64_t)n_layers * sizeof(struct rk1828_hif_layer);
+	return sizeof(struct rk1828_program) +
+	       (uint64_t)n_layers * sizeof(struct rk1828_prog_layer);
 }
 
 uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
@@ -308,7 +308,7 @@ uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 	w += talign(llm_tensor_card_bytes(L->ffn_up, false));
 	w += talign(llm_tensor_card_bytes(L->ffn_down, false));
 	/* Its entry in each slot's program. */
-	w += slots_of(s) * sizeof(struct rk1828_hif_layer);
+	w += slots_of(s) * sizeof(struct rk1828_prog_layer);
 	return w + llm_kv_bytes(m, s->n_ctx);
 }
 
@@ -325,7 +325,7 @@ uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *
 
 	/* In and out per slot, program headers, BO rounding slack. */
 	return 2 * slots_of(s) * act +
-	       plan_align(slots_of(s) * sizeof(struct rk1828_hif_program)) +
+	       plan_align(slots_of(s) * sizeof(struct rk1828_program)) +
 	       (2 * slots_of(s) + 2) * 4096;
 }
 

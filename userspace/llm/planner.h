@@ -153,7 +153,7 @@ uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *
 
 /**
  * plan_prog_bytes() - bytes of a segment program with @n_layers layers
- * (struct rk1828_hif_program + n_layers struct rk1828_hif_layer)
+ * (struct rk1828_program + n_layers struct rk1828_prog_layer)
  */
 uint64_t plan_prog_bytes(uint32_t n_layers);
 

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * RK1828 segment program, format version 1: what an EXEC command runs
+ * (DRM_RK1828_JOB_EXEC in uapi/drm/rk1828_accel.h, RK1828_HIF_OP_EXEC in
+ * the card protocol). The program is a contract between the runtime that
+ * writes it (userspace/llm/pipeline.c) and the card firmware that runs it
+ * (emulator/exec.c); the kernel driver passes its address and size to the
+ * card and never reads it. All fields are little endian; a program is a
+ * struct rk1828_program followed by @n_layers struct rk1828_prog_layer.
+ * Tensor types are the QUANT_TYPE_* numbers of rk1828/quant_blocks.h.
+ * The normative text is the "Segment programs" section of
+ * Documentation/accel/rk1828/protocol.rst.
+ *
+ * Extending the format (keep old programs valid, let a host probe):
+ *
+ * - A card rejects with RK1828_HIF_ST_INVAL every program that sets a
+ *   flag, op, tensor type, pad or reserved word it does not know, so an
+ *   addition is visible to the host as INVAL on older cards.
+ * - New behaviour of an existing op: a new RK1828_PROG_F_* bit; zero keeps
+ *   the version-1 behaviour.
+ * - New per-program parameters: take the next @reserved word(s), named in
+ *   place (the header stays 160 bytes), zero meaning "as in version 1".
+ * - New kinds of work: a new enum rk1828_prog_op value with its own rules
+ *   for which fields are used.
+ * - New tensor formats: rk1828/quant_blocks.h.
+ * - Anything that changes the size or order of existing fields (a new
+ *   per-layer tensor, a different layer record) is a new format version:
+ *   bump RK1828_PROG_VERSION and the magic's last character with it.
+ *
+ * Each addition updates the emulator's validation (emulator/exec.c), the
+ * protocol text and the layout assertions next to the validation.
+ */
+#ifndef RK1828_PROGRAM_H
+#define RK1828_PROGRAM_H
+
+#include <linux/types.h>
+
+#include "rk1828/quant_blocks.h"
+
+/* Format version; the magic's last character carries it ("RPG1"). */
+#define RK1828_PROG_VERSION		1
+#define RK1828_PROG_MAGIC		0x31475052	/* "RPG1" */
+
+/* Sizes of the fixed records in bytes (version 1). */
+#define RK1828_PROG_HEADER_BYTES	160
+#define RK1828_PROG_LAYER_BYTES		240
+
+/**
+ * enum rk1828_prog_op - what a program does
+ * @RK1828_PROG_OP_DECODER: run @n_layers decoder layers (and the output
+ *	head with %RK1828_PROG_F_OUTPUT)
+ * @RK1828_PROG_OP_DELAY: test mode, spin for @delay_ms and succeed
+ */
+enum rk1828_prog_op {
+	RK1828_PROG_OP_DECODER = 1,
+	RK1828_PROG_OP_DELAY = 2,
+};
+
+/* Apply the output norm and LM head; out_addr receives logits. */
+#define RK1828_PROG_F_OUTPUT		0x1U
+/* With F_OUTPUT: logits for every token, not only the last one. */
+#define RK1828_PROG_F_ALL_LOGITS	0x2U
+/* RoPE rotates pairs (i, i + rope_dim / 2) (NEOX) instead of (2i, 2i + 1). */
+#define RK1828_PROG_F_ROPE_NEOX		0x4U
+
+/**
+ * struct rk1828_prog_tensor - a weight tensor in card memory (16 bytes)
+ * @addr: card address; 0 means absent (optional tensors only)
+ * @type: QUANT_TYPE_* (rk1828/quant_blocks.h); row-major, rows of ne0
+ *	elements
+ * @pad: zero
+ */
+struct rk1828_prog_tensor {
+	__le64 addr;
+	__le32 type;
+	__le32 pad;
+};
+
+/**
+ * struct rk1828_prog_layer - one decoder layer (llama/qwen2/qwen3 family),
+ * 240 bytes
+ * @attn_norm: F32 [dim]
+ * @wq: [n_heads * head_dim rows][dim]
+ * @wk: [n_kv_heads * head_dim rows][dim]
+ * @wv: [n_kv_heads * head_dim rows][dim]
+ * @wo: [dim rows][n_heads * head_dim]
+ * @bq: optional F32 bias [n_heads * head_dim] (qwen2)
+ * @bk: optional F32 bias [n_kv_heads * head_dim] (qwen2)
+ * @bv: optional F32 bias [n_kv_heads * head_dim] (qwen2)
+ * @q_norm: optional F32 per-head RMSNorm weight [head_dim] (qwen3)
+ * @k_norm: optional F32 per-head RMSNorm weight [head_dim] (qwen3)
+ * @ffn_norm: F32 [dim]
+ * @ffn_gate: [ffn_dim rows][dim]
+ * @ffn_up: [ffn_dim rows][dim]
+ * @ffn_down: [dim rows][ffn_dim]
+ * @k_cache: card address of F32 [n_ctx][n_kv_heads * head_dim]
+ * @v_cache: card address of F32 [n_ctx][n_kv_heads * head_dim]
+ */
+struct rk1828_prog_layer {
+	struct rk1828_prog_tensor attn_norm;
+	struct rk1828_prog_tensor wq;
+	struct rk1828_prog_tensor wk;
+	struct rk1828_prog_tensor wv;
+	struct rk1828_prog_tensor wo;
+	struct rk1828_prog_tensor bq;
+	struct rk1828_prog_tensor bk;
+	struct rk1828_prog_tensor bv;
+	struct rk1828_prog_tensor q_norm;
+	struct rk1828_prog_tensor k_norm;
+	struct rk1828_prog_tensor ffn_norm;
+	struct rk1828_prog_tensor ffn_gate;
+	struct rk1828_prog_tensor ffn_up;
+	struct rk1828_prog_tensor ffn_down;
+	__le64 k_cache;
+	__le64 v_cache;
+};
+
+/**
+ * struct rk1828_program - segment program header (160 bytes), followed
+ * by @n_layers struct rk1828_prog_layer
+ * @magic: %RK1828_PROG_MAGIC
+ * @op: &enum rk1828_prog_op
+ * @size: total bytes, header plus layers
+ * @n_layers: decoder layers in this segment
+ * @first_layer: model index of the first layer (logs only)
+ * @n_tokens: tokens in this bucket, >= 1
+ * @pos: position of the first token; KV rows [pos, pos + n_tokens) are
+ *	written, attention is causal over rows [0, pos + t]
+ * @flags: RK1828_PROG_F_*
+ * @dim: embedding size
+ * @n_heads: query heads
+ * @n_kv_heads: key/value heads (grouped-query attention), divides @n_heads
+ * @head_dim: size of one head
+ * @ffn_dim: FFN hidden size
+ * @n_ctx: KV cache rows
+ * @rope_dim: leading dimensions of each head that RoPE rotates (even)
+ * @n_vocab: LM head rows (with %RK1828_PROG_F_OUTPUT)
+ * @rms_eps: RMSNorm epsilon, IEEE-754 float bits
+ * @rope_theta: RoPE base frequency, IEEE-754 float bits
+ * @delay_ms: %RK1828_PROG_OP_DELAY only
+ * @pad: zero
+ * @in_addr: F32 [n_tokens][dim] hidden states in
+ * @out_addr: F32 [n_tokens][dim] hidden states out, or with
+ *	%RK1828_PROG_F_OUTPUT F32 logits [n_out][n_vocab], n_out = n_tokens
+ *	with %RK1828_PROG_F_ALL_LOGITS, else 1 (last token)
+ * @reserved: zero; room for later per-program parameters (see the
+ *	extension rules at the top of this header)
+ * @output_norm: F32 [dim] (with %RK1828_PROG_F_OUTPUT)
+ * @output: [n_vocab rows][dim] LM head (with %RK1828_PROG_F_OUTPUT)
+ */
+struct rk1828_program {
+	__le32 magic;
+	__le32 op;
+	__le32 size;
+	__le32 n_layers;
+	__le32 first_layer;
+	__le32 n_tokens;
+	__le32 pos;
+	__le32 flags;
+	__le32 dim;
+	__le32 n_heads;
+	__le32 n_kv_heads;
+	__le32 head_dim;
+	__le32 ffn_dim;
+	__le32 n_ctx;
+	__le32 rope_dim;
+	__le32 n_vocab;
+	__le32 rms_eps;
+	__le32 rope_theta;
+	__le32 delay_ms;
+	__le32 pad;
+	__le64 in_addr;
+	__le64 out_addr;
+	__le64 reserved[4];
+	struct rk1828_prog_tensor output_norm;
+	struct rk1828_prog_tensor output;
+};
+
+_Static_assert(sizeof(struct rk1828_prog_tensor) == 16, "tensor record");
+_Static_assert(sizeof(struct rk1828_prog_layer) == RK1828_PROG_LAYER_BYTES, "layer record");
+_Static_assert(sizeof(struct rk1828_program) == RK1828_PROG_HEADER_BYTES, "program header");
+
+#endif /* RK1828_PROGRAM_H */
