@@ -20,6 +20,8 @@ COMMON_SRC := $(wildcard userspace/common/*.c)
 LIB_SRC    := $(wildcard userspace/lib/*.c)
 LLM_SRC    := $(filter-out userspace/llm/main.c,$(wildcard userspace/llm/*.c))
 EMU_SRC    := $(wildcard emulator/*.c)
+SERVER_SRC := $(filter-out userspace/server/load.c,$(wildcard userspace/server/*.c))
+FAKE_SRC   := $(wildcard tests/server/fake/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 TESTLIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 
@@ -47,6 +49,7 @@ deps:
 	@tools/install-deps
 	@tools/unpack-kernel-tools $(B)/linux-src
 	@if [ -x tools/fetch-vocab ]; then tools/fetch-vocab $(B)/vocab; fi
+	@tools/npm-deps $(B)/node
 
 userspace: $(PROGS)
 
@@ -62,6 +65,20 @@ $(B)/libllm.a: $(call obj,$(LLM_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 $(B)/libemu.a: $(call obj,$(filter-out emulator/main.c,$(EMU_SRC)))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+# The HTTP server (userspace/server): libmicrohttpd + jansson; the web UI
+# files are embedded by ui.c (.incbin), so ui.o depends on them.
+SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null) -Iuserspace/server \
+		 $(if $(wildcard userspace/llm/engine.h),-Iuserspace/llm,-Itests/server/fake)
+SERVER_LIBS := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
+$(B)/obj/userspace/server/%.o: CFLAGS += $(SERVER_CFLAGS)
+$(B)/obj/tests/server/fake/%.o: CFLAGS += $(SERVER_CFLAGS)
+$(B)/obj/userspace/server/ui.o: $(wildcard userspace/server/ui/*)
+$(B)/libserver.a: $(call obj,$(SERVER_SRC))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+# The server over the scripted test engine: host tests of the HTTP layer.
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC)) $(B)/libserver.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(LDLIBS)
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 
@@ -93,7 +110,7 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
 
-tests: $(UNIT_BINS) $(SELFTEST_BINS) $(TOOL_BINS)
+tests: $(UNIT_BINS) $(SELFTEST_BINS) $(TOOL_BINS) $(B)/tests/serve-fake
 
 # The module: built against the installed Debian 6.12 headers, W=1.
 module:

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A scripted engine for testing the HTTP layer on the host without cards
+ * (build/tests/serve-fake): it implements engine.h's calls with a thread
+ * that, every FAKE_STEP_MS, gives each active request one "token" of the
+ * text "w<i> " (i = 0, 1, ...), ends it after FAKE_LEN tokens (stop) or at
+ * max_tokens (length), honours stop strings, the slot and queue limits
+ * (-EBUSY), -E2BIG, cancel, and reports the longest common prefix with
+ * the previous request as cached tokens. Only the server's tests use it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+
+#define FAKE_STEP_MS	3
+#define FAKE_LEN	48
+#define FAKE_MAX	256
+
+struct engine_req {
+	struct engine_req *next;
+	struct engine_request r;
+	int32_t *prompt;
+	char *stop[4];
+	char text[8192];
+	size_t text_len;
+	int n_gen, cached;
+	bool active, cancel, done;
+	int refs;
+	double t_submit, t_first, t_start;
+};
+
+struct engine {
+	pthread_mutex_t mu;
+	pthread_t th;
+	bool quit;
+	struct engine_opts o;
+	struct engine_req *list;
+	int32_t last[FAKE_MAX * 64];
+	int n_last;
+	uint64_t hits, misses;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void put_locked(struct engine_req *q)
+{
+	int i;
+
+	if (--q->refs)
+		return;
+	free(q->prompt);
+	for (i = 0; i < 4; i++)
+		free(q->stop[i]);
+	free(q);
+}
+
+static void finish(struct engine *e, struct engine_req *q, enum engine_finish f)
+{
+	struct engine_event ev = { .kind = ENGINE_EV_DONE, .finish = f };
+	double t = now_ms();
+
+	ev.usage.prompt_tokens = q->r.n_prompt;
+	ev.usage.completion_tokens = q->n_gen;
+	ev.usage.cached_tokens = q->cached;
+	ev.timing.queued_ms = q->t_start - q->t_submit;
+	ev.timing.ttft_ms = q->t_first ? q->t_first - q->t_submit : 0;
+	ev.timing.total_ms = t - q->t_submit;
+	q->done = true;
+	if (f != ENGINE_FINISH_CANCELLED || q->n_gen) {
+		e->n_last = q->r.n_prompt < (int)(sizeof(e->last) / 4) ? q->r.n_prompt : 0;
+		memcpy(e->last, q->prompt, e->n_last * 4);
+	}
+	pthread_mutex_unlock(&e->mu);
+	q->r.cb(&ev, q->r.user);
+	pthread_mutex_lock(&e->mu);
+}
+
+/* One step of one active request. */
+static void step(struct engine *e, struct engine_req *q)
+{
+	char tok[32];
+	struct engine_event ev = { .kind = ENGINE_EV_TEXT };
+	int len, i;
+
+	if (q->cancel) {
+		finish(e, q, ENGINE_FINISH_CANCELLED);
+		return;
+	}
+	if (!q->r.max_tokens || (q->r.max_tokens > 0 && q->n_gen >= q->r.max_tokens) ||
+	    (uint32_t)(q->r.n_prompt + q->n_gen) >= e->o.n_ctx) {
+		finish(e, q, ENGINE_FINISH_LENGTH);
+		return;
+	}
+	if (q->n_gen >= FAKE_LEN && !q->r.ignore_eos) {
+		finish(e, q, ENGINE_FINISH_STOP);
+		return;
+	}
+	len = snprintf(tok, sizeof(tok), "w%d ", q->n_gen);
+	if (!q->n_gen)
+		q->t_first = now_ms();
+	q->n_gen++;
+	memcpy(q->text + q->text_len, tok, len);
+	q->text_len += len;
+	q->text[q->text_len] = 0;
+	for (i = 0; i < q->r.n_stop; i++) {
+		char *hit = strstr(q->text, q->stop[i]);
+
+		if (hit) {
+			size_t keep = hit - q->text, old = q->text_len - len;
+
+			if (keep > old) {
+				ev.text = q->text + old;
+				ev.len = keep - old;
+				pthread_mutex_unlock(&e->mu);
+				q->r.cb(&ev, q->r.user);
+				pthread_mutex_lock(&e->mu);
+			}
+			finish(e, q, ENGINE_FINISH_STOP);
+			return;
+		}
+	}
+	ev.text = tok;
+	ev.len = len;
+	ev.ids = &q->prompt[0];
+	ev.n_ids = 1;
+	pthread_mutex_unlock(&e->mu);
+	q->r.cb(&ev, q->r.user);
+	pthread_mutex_lock(&e->mu);
+}
+
+static void admit(struct engine *e)
+{
+	struct engine_req *q;
+	int active = 0, i;
+
+	for (q = e->list; q; q = q->next)
+		active += q->active && !q->done;
+	for (q = e->list; q && active < e->o.n_slots; q = q->next) {
+		if (q->active || q->done)
+			continue;
+		q->active = true;
+		q->t_start = now_ms();
+		for (i = 0; i < q->r.n_prompt && i < e->n_last && q->prompt[i] == e->last[i]; i++)
+			;
+		q->cached = i == q->r.n_prompt ? i - 1 : i;
+		if (q->cached < 0)
+			q->cached = 0;
+		if (q->cached)
+			e->hits++;
+		else
+			e->misses++;
+		active++;
+	}
+}
+
+static void *run(void *arg)
+{
+	struct engine *e = arg;
+	struct engine_req *q, **pp;
+
+	pthread_mutex_lock(&e->mu);
+	while (!e->quit) {
+		admit(e);
+		for (q = e->list; q; q = q->next) {
+			if (q->active && !q->done)
+				step(e, q);
+			else if (!q->active && q->cancel && !q->done)
+				finish(e, q, ENGINE_FINISH_CANCELLED);
+		}
+		for (pp = &e->list; *pp;) {
+			q = *pp;
+			if (q->done) {
+				*pp = q->next;
+				put_locked(q);
+			} else {
+				pp = &q->next;
+			}
+		}
+		pthread_mutex_unlock(&e->mu);
+		usleep(FAKE_STEP_MS * 1000);
+		pthread_mutex_lock(&e->mu);
+	}
+	for (q = e->list; q; q = q->next)
+		if (!q->done)
+			finish(e, q, ENGINE_FINISH_CANCELLED);
+	pthread_mutex_unlock(&e->mu);
+	return NULL;
+}
+
+int engine_create(struct engine **ep, const struct llm_model *m, struct rk_card *cards,
+		  int n_cards, const struct engine_opts *o, char *err, size_t errlen)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->o = *o;
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_create(&e->th, NULL, run, e);
+	*ep = e;
+	return 0;
+}
+
+void engine_destroy(struct engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	e->quit = true;
+	pthread_mutex_unlock(&e->mu);
+	pthread_join(e->th, NULL);
+	free(e);
+}
+
+int engine_submit(struct engine *e, const struct engine_request *r, struct engine_req **out)
+{
+	struct engine_req *q, **pp;
+	int waiting = 0, i;
+
+	if (r->max_tokens > 0 && (uint64_t)r->n_prompt + r->max_tokens > e->o.n_ctx)
+		return -E2BIG;
+	pthread_mutex_lock(&e->mu);
+	for (q = e->list; q; q = q->next)
+		waiting += !q->active && !q->done;
+	if (waiting >= e->o.queue_max) {
+		int active = 0;
+
+		for (q = e->list; q; q = q->next)
+			active += q->active && !q->done;
+		if (active >= e->o.n_slots) {
+			pthread_mutex_unlock(&e->mu);
+			return -EBUSY;
+		}
+	}
+	q = calloc(1, sizeof(*q));
+	q->r = *r;
+	q->prompt = malloc(r->n_prompt * sizeof(int32_t));
+	memcpy(q->prompt, r->prompt, r->n_prompt * sizeof(int32_t));
+	for (i = 0; i < r->n_stop && i < 4; i++)
+		q->stop[i] = strdup(r->stop[i]);
+	q->r.prompt = q->prompt;
+	q->refs = 2;
+	q->t_submit = now_ms();
+	for (pp = &e->list; *pp; pp = &(*pp)->next)
+		;
+	*pp = q;
+	*out = q;
+	pthread_mutex_unlock(&e->mu);
+	return 0;
+}
+
+static struct engine *the_engine;
+
+void engine_cancel(struct engine_req *q)
+{
+	pthread_mutex_lock(&the_engine->mu);
+	q->cancel = true;
+	pthread_mutex_unlock(&the_engine->mu);
+}
+
+void engine_req_put(struct engine_req *q)
+{
+	pthread_mutex_lock(&the_engine->mu);
+	put_locked(q);
+	pthread_mutex_unlock(&the_engine->mu);
+}
+
+void engine_get_stats(struct engine *e, struct engine_stats *st)
+{
+	struct engine_req *q;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&e->mu);
+	for (q = e->list; q; q = q->next) {
+		st->active += q->active && !q->done;
+		st->queued += !q->active && !q->done;
+	}
+	st->n_slots = e->o.n_slots;
+	st->prefix_hits = e->hits;
+	st->prefix_misses = e->misses;
+	st->n_cards = 2;
+	pthread_mutex_unlock(&e->mu);
+}
+
+void fake_engine_set_global(struct engine *e);
+void fake_engine_set_global(struct engine *e)
+{
+	the_engine = e;
+}

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Request validation for the three generation endpoints (api.h). Unknown
+ * fields are ignored (as llama-server does); known fields with the wrong
+ * type or out of range are a 400 naming the field.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+
+/* Sampling defaults: the runtime's (rk1828-llm run, llama-server). */
+#define DEF_TEMP	0.8f
+#define DEF_TOP_K	40
+#define DEF_TOP_P	0.95f
+#define MAX_TOP_LOGPROBS 20
+
+void api_error_set(struct api_error *e, int status, const char *type, const char *code,
+		   const char *param, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(e, 0, sizeof(*e));
+	e->status = status;
+	e->type = type;
+	e->code = code;
+	snprintf(e->param, sizeof(e->param), "%s", param ? param : "");
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+}
+
+char *api_error_json(const struct api_error *e, size_t *len)
+{
+	json_t *err = json_pack("{s:s, s:s, s:o, s:o}", "message", e->msg,
+				"type", e->type ? e->type : "invalid_request_error",
+				"param", e->param[0] ? json_string(e->param) : json_null(),
+				"code", e->code ? json_string(e->code) : json_null());
+	json_t *root = json_pack("{s:o}", "error", err);
+	char *s = json_dumps(root, JSON_COMPACT);
+
+	json_decref(root);
+	*len = s ? strlen(s) : 0;
+	return s;
+}
+
+static int bad(struct api_error *e, const char *param, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(struct api_error *e, const char *param, const char *fmt, ...)
+{
+	va_list ap;
+
+	api_error_set(e, 400, "invalid_request_error", NULL, param, "%s", "");
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A field that is absent or JSON null keeps its default. */
+static json_t *field(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return v && !json_is_null(v) ? v : NULL;
+}
+
+static int get_bool(json_t *o, const char *key, bool *out, struct api_error *e)
+{
+	json_t *v = field(o, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return bad(e, key, "'%s' must be a boolean (true or false)", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* A number in [min, max] ((min, max] with @min_open). */
+static int get_num(json_t *o, const char *key, double min, bool min_open, double max,
+		   float *out, struct api_error *e)
+{
+	json_t *v = field(o, key);
+	double d;
+
+	if (!v)
+		return 0;
+	if (!json_is_number(v))
+		return bad(e, key, "'%s' must be a number", key);
+	d = json_number_value(v);
+	if (!(d >= min && d <= max) || (min_open && d == min))
+		return bad(e, key, "'%s' must be %s %g and <= %g (got %g)", key,
+			   min_open ? ">" : ">=", min, max, d);
+	*out = (float)d;
+	return 0;
+}
+
+/* An integer (or a number with an integral value) in [min, max]. */
+static int get_int(json_t *o, const char *key, long long min, long long max, long long *out,
+		   bool *present, struct api_error *e)
+{
+	json_t *v = field(o, key);
+	long long i;
+
+	if (!v)
+		return 0;
+	if (json_is_integer(v)) {
+		i = json_integer_value(v);
+	} else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+		   fabs(json_real_value(v)) < 9e18) {
+		i = (long long)json_real_value(v);
+	} else {
+		return bad(e, key, "'%s' must be an integer", key);
+	}
+	if (i < min || i > max)
+		return bad(e, key, "'%s' must be between %lld and %lld (got %lld)", key, min, max, i);
+	*out = i;
+	if (present)
+		*present = true;
+	return 0;
+}
+
+static int parse_stop(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_t *v = field(o, "stop"), *it;
+	size_t i;
+
+	if (!v)
+		return 0;
+	if (json_is_string(v)) {
+		if (json_string_length(v))
+			p->stop[p->n_stop++] = strdup(json_string_value(v));
+		return 0;
+	}
+	if (!json_is_array(v))
+		return bad(e, "stop", "'stop' must be a string or an array of strings");
+	if (json_array_size(v) > API_MAX_STOP)
+		return bad(e, "stop", "'stop' has %zu entries; at most %d are supported",
+			   json_array_size(v), API_MAX_STOP);
+	json_array_foreach(v, i, it) {
+		if (!json_is_string(it))
+			return bad(e, "stop", "'stop[%zu]' must be a string", i);
+		if (json_string_length(it))
+			p->stop[p->n_stop++] = strdup(json_string_value(it));
+	}
+	return 0;
+}
+
+/* Fields shared by every endpoint: stream, sampling, stop, n, tools. */
+static int parse_common(json_t *o, struct api_params *p, const char *max_key,
+			struct api_error *e)
+{
+	long long v = 0;
+	bool have = false;
+	json_t *so, *t;
+
+	if (get_bool(o, "stream", &p->stream, e))
+		return -1;
+	so = field(o, "stream_options");
+	if (so) {
+		if (!json_is_object(so))
+			return bad(e, "stream_options", "'stream_options' must be an object");
+		if (get_bool(so, "include_usage", &p->include_usage, e))
+			return bad(e, "stream_options.include_usage",
+				   "'stream_options.include_usage' must be a boolean");
+	}
+	if (get_int(o, max_key, 0, 1 << 30, &v, &have, e))
+		return -1;
+	if (have)
+		p->max_tokens = (int)v;
+	if (get_num(o, "temperature", 0, false, 2, &p->s.temperature, e) ||
+	    get_num(o, "top_p", 0, true, 1, &p->s.top_p, e))
+		return -1;
+	v = p->s.top_k;
+	if (get_int(o, "top_k", 0, 1 << 30, &v, NULL, e))
+		return -1;
+	p->s.top_k = (int)v;
+	have = false;
+	if (get_int(o, "seed", INT64_MIN, INT64_MAX, &v, &have, e))
+		return -1;
+	if (have) {
+		p->s.seed = (uint64_t)v;
+		p->s.have_seed = true;
+	}
+	v = 1;
+	if (get_int(o, "n", 1, 1, &v, NULL, e))
+		return bad(e, "n", "'n' must be 1: one choice per request is supported");
+	t = field(o, "tools");
+	if (t && (!json_is_array(t) || json_array_size(t)))
+		return bad(e, "tools", "'tools' (function calling) is not supported");
+	if (field(o, "functions"))
+		return bad(e, "functions", "'functions' (function calling) is not supported");
+	return parse_stop(o, p, e);
+}
+
+/* Chat content: a string, or an array of text parts (joined, BR-23). */
+static int parse_content(json_t *c, const char *where, const char *part_type2, char **out,
+			 struct api_error *e)
+{
+	json_t *part;
+	size_t i, n = 0;
+	char *s;
+
+	if (!c) {
+		*out = strdup("");
+		return 0;
+	}
+	if (json_is_string(c)) {
+		*out = strndup(json_string_value(c), json_string_length(c));
+		return 0;
+	}
+	if (!json_is_array(c))
+		return bad(e, where, "'%s' must be a string or an array of content parts", where);
+	json_array_foreach(c, i, part) {
+		json_t *ty = json_object_get(part, "type"), *tx = json_object_get(part, "text");
+
+		if (!json_is_object(part) || !json_is_string(ty))
+			return bad(e, where, "'%s[%zu]' must be a content part object with a 'type'",
+				   where, i);
+		if (strcmp(json_string_value(ty), "text") &&
+		    (!part_type2 || strcmp(json_string_value(ty), part_type2)) &&
+		    strcmp(json_string_value(ty), "output_text"))
+			return bad(e, where, "'%s[%zu].type' is '%s': only text parts are supported",
+				   where, i, json_string_value(ty));
+		if (!json_is_string(tx))
+			return bad(e, where, "'%s[%zu].text' must be a string", where, i);
+		n += json_string_length(tx);
+	}
+	s = malloc(n + 1);
+	if (!s)
+		return bad(e, where, "out of memory");
+	n = 0;
+	json_array_foreach(c, i, part) {
+		json_t *tx = json_object_get(part, "text");
+
+		memcpy(s + n, json_string_value(tx), json_string_length(tx));
+		n += json_string_length(tx);
+	}
+	s[n] = 0;
+	*out = s;
+	return 0;
+}
+
+static const char *norm_role(const char *r)
+{
+	if (!strcmp(r, "system") || !strcmp(r, "developer"))
+		return "system";
+	if (!strcmp(r, "user"))
+		return "user";
+	if (!strcmp(r, "assistant"))
+		return "assistant";
+	return NULL;
+}
+
+/* An array of {role, content} items into p->msgs (after @n_pre slots). */
+static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int n_pre,
+		      struct api_params *p, struct api_error *e)
+{
+	json_t *m;
+	size_t i;
+
+	p->msgs = calloc(json_array_size(arr) + n_pre + 1, sizeof(*p->msgs));
+	if (!p->msgs)
+		return bad(e, name, "out of memory");
+	p->n_msgs = n_pre;
+	json_array_foreach(arr, i, m) {
+		char where[64];
+		json_t *role, *ty;
+		const char *r;
+
+		snprintf(where, sizeof(where), "%s[%zu]", name, i);
+		if (!json_is_object(m))
+			return bad(e, name, "'%s' must be an object", where);
+		ty = json_object_get(m, "type");
+		if (ty && (!json_is_string(ty) || strcmp(json_string_value(ty), "message")))
+			return bad(e, name, "'%s.type' must be \"message\": only message items are supported",
+				   where);
+		role = json_object_get(m, "role");
+		if (!json_is_string(role))
+			return bad(e, name, "'%s.role' must be a string", where);
+		r = norm_role(json_string_value(role));
+		if (!r)
+			return bad(e, name, "'%s.role' is '%s': roles are system, developer, user and assistant",
+				   where, json_string_value(role));
+		snprintf(where, sizeof(where), "%s[%zu].content", name, i);
+		if (parse_content(field(m, "content"), where, part_type2,
+				  &p->msgs[p->n_msgs].content, e))
+			return -1;
+		p->msgs[p->n_msgs++].role = r;
+	}
+	return 0;
+}
+
+static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_t *msgs = json_object_get(o, "messages"), *rf, *t;
+	bool lp = false;
+	long long top = 0;
+
+	if (!msgs)
+		return bad(e, "messages", "'messages' is required");
+	if (!json_is_array(msgs) || !json_array_size(msgs))
+		return bad(e, "messages", "'messages' must be a non-empty array");
+	if (field(o, "max_completion_tokens")) {
+		if (parse_common(o, p, "max_completion_tokens", e))
+			return -1;
+	} else if (parse_common(o, p, "max_tokens", e)) {
+		return -1;
+	}
+	if (get_bool(o, "logprobs", &lp, e) ||
+	    get_int(o, "top_logprobs", 0, MAX_TOP_LOGPROBS, &top, NULL, e))
+		return -1;
+	if (top && !lp)
+		return bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs': true");
+	p->logprobs = lp;
+	p->top_logprobs = (int)top;
+	rf = field(o, "response_format");
+	if (rf) {
+		t = json_object_get(rf, "type");
+		if (!json_is_object(rf) || !json_is_string(t))
+			return bad(e, "response_format", "'response_format' must be an object with a 'type'");
+		if (strcmp(json_string_value(t), "text"))
+			return bad(e, "response_format",
+				   "'response_format' type '%s' is not supported: only \"text\"",
+				   json_string_value(t));
+	}
+	return parse_msgs(msgs, "messages", NULL, 0, p, e);
+}
+
+static int parse_completion(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_t *pr = json_object_get(o, "prompt"), *lp;
+	bool echo = false;
+
+	if (!pr)
+		return bad(e, "prompt", "'prompt' is required");
+	if (json_is_array(pr) && json_array_size(pr) == 1 &&
+	    json_is_string(json_array_get(pr, 0)))
+		pr = json_array_get(pr, 0);
+	if (!json_is_string(pr))
+		return bad(e, "prompt", "'prompt' must be a string or an array of one string");
+	if (parse_common(o, p, "max_tokens", e) || get_bool(o, "echo", &echo, e))
+		return -1;
+	if (echo)
+		return bad(e, "echo", "'echo': true is not supported");
+	if (field(o, "suffix"))
+		return bad(e, "suffix", "'suffix' is not supported");
+	lp = field(o, "logprobs");
+	if (lp) {
+		long long n = 0;
+
+		if (get_int(o, "logprobs", 0, 5, &n, NULL, e))
+			return -1;
+		p->logprobs = true;
+		p->top_logprobs = (int)n;
+	}
+	p->prompt = strndup(json_string_value(pr), json_string_length(pr));
+	return 0;
+}
+
+static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_t *in = json_object_get(o, "input"), *ins = field(o, "instructions");
+	int pre = 0;
+
+	if (field(o, "previous_response_id"))
+		return bad(e, "previous_response_id",
+			   "'previous_response_id' is not supported: responses are not stored; send the whole conversation in 'input'");
+	if (!in)
+		return bad(e, "input", "'input' is required");
+	if (ins && !json_is_string(ins))
+		return bad(e, "instructions", "'instructions' must be a string");
+	if (parse_common(o, p, "max_output_tokens", e))
+		return -1;
+	p->include_usage = true;
+	pre = ins ? 1 : 0;
+	if (json_is_string(in)) {
+		p->msgs = calloc(2 + pre, sizeof(*p->msgs));
+		if (!p->msgs)
+			return bad(e, "input", "out of memory");
+		p->msgs[pre].role = "user";
+		p->msgs[pre].content = strndup(json_string_value(in), json_string_length(in));
+		p->n_msgs = pre + 1;
+	} else if (json_is_array(in) && json_array_size(in)) {
+		if (parse_msgs(in, "input", "input_text", pre, p, e))
+			return -1;
+	} else {
+		return bad(e, "input", "'input' must be a string or a non-empty array of message items");
+	}
+	if (ins) {
+		p->msgs[0].role = "system";
+		p->msgs[0].content = strndup(json_string_value(ins), json_string_length(ins));
+	}
+	return 0;
+}
+
+int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
+	      struct api_error *e)
+{
+	json_error_t je;
+	json_t *o;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->max_tokens = -1;
+	p->s.temperature = DEF_TEMP;
+	p->s.top_k = DEF_TOP_K;
+	p->s.top_p = DEF_TOP_P;
+	o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!o)
+		return bad(e, NULL, "invalid JSON body: %s (line %d, column %d)", je.text, je.line,
+			   je.column);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return bad(e, NULL, "the request body must be a JSON object");
+	}
+	switch (kind) {
+	case API_CHAT: ret = parse_chat(o, p, e); break;
+	case API_COMPLETION: ret = parse_completion(o, p, e); break;
+	default: ret = parse_responses(o, p, e); break;
+	}
+	if (!ret && p->s.logprobs != p->logprobs) {
+		p->s.logprobs = p->logprobs;
+		p->s.n_probs = p->top_logprobs;
+	}
+	json_decref(o);
+	return ret;
+}
+
+void api_params_free(struct api_params *p)
+{
+	int i;
+
+	for (i = 0; i < p->n_msgs; i++)
+		free(p->msgs[i].content);
+	free(p->msgs);
+	free(p->prompt);
+	for (i = 0; i < p->n_stop; i++)
+		free(p->stop[i]);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Answers of the generation endpoints in the OpenAI schema, whole (JSON)
+ * or streamed (SSE, "data: {...}\n\n", ending "data: [DONE]"; /v1/responses
+ * streams named events "event: response.output_text.delta" and has no
+ * [DONE]). Reference: the OpenAI API reference (chat.completion,
+ * chat.completion.chunk, text_completion, response objects).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t c = *cap ? *cap : 256;
+		char *nb;
+
+		while (c < *len + n + 1)
+			c *= 2;
+		nb = realloc(*buf, c);
+		if (!nb)
+			return;	/* out of memory: the delta is lost, never the heap */
+		*buf = nb;
+		*cap = c;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = 0;
+}
+
+static const char *object_name(const struct gen *g, bool chunk)
+{
+	if (g->kind == API_CHAT)
+		return chunk ? "chat.completion.chunk" : "chat.completion";
+	return "text_completion";
+}
+
+static const char *finish_name(const struct gen *g)
+{
+	return g->finish == ENGINE_FINISH_LENGTH ? "length" : "stop";
+}
+
+/* Emit "data: JSON\n\n" (or "event: NAME\ndata: ..." for responses); steals @o. */
+static void sse(struct gen *g, const char *event, json_t *o)
+{
+	char *s;
+
+	if (event) {
+		json_object_set_new(o, "sequence_number", json_integer(g->seq++));
+		gen_append(&g->out, &g->out_len, &g->out_cap, "event: ", 7);
+		gen_append(&g->out, &g->out_len, &g->out_cap, event, strlen(event));
+		gen_append(&g->out, &g->out_len, &g->out_cap, "\n", 1);
+	}
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!s)
+		return;
+	gen_append(&g->out, &g->out_len, &g->out_cap, "data: ", 6);
+	gen_append(&g->out, &g->out_len, &g->out_cap, s, strlen(s));
+	gen_append(&g->out, &g->out_len, &g->out_cap, "\n\n", 2);
+	free(s);
+}
+
+static json_t *usage_json(const struct gen *g)
+{
+	const struct engine_usage *u = &g->usage;
+
+	if (g->kind == API_RESPONSES)
+		return json_pack("{s:i, s:{s:i}, s:i, s:{s:i}, s:i}",
+				 "input_tokens", u->prompt_tokens,
+				 "input_tokens_details", "cached_tokens", u->cached_tokens,
+				 "output_tokens", u->completion_tokens,
+				 "output_tokens_details", "reasoning_tokens", 0,
+				 "total_tokens", u->prompt_tokens + u->completion_tokens);
+	return json_pack("{s:i, s:i, s:i, s:{s:i}}", "prompt_tokens", u->prompt_tokens,
+			 "completion_tokens", u->completion_tokens,
+			 "total_tokens", u->prompt_tokens + u->completion_tokens,
+			 "prompt_tokens_details", "cached_tokens", u->cached_tokens);
+}
+
+/* Our extension: the engine's timing of this request (the web UI shows it). */
+static json_t *timings_json(const struct gen *g)
+{
+	const struct engine_timing *t = &g->timing;
+	double dec = t->total_ms - t->ttft_ms;
+	int n = g->usage.completion_tokens;
+
+	return json_pack("{s:f, s:f, s:f, s:f, s:f}", "queued_ms", t->queued_ms,
+			 "ttft_ms", t->ttft_ms, "total_ms", t->total_ms,
+			 "tpot_ms", n > 1 ? dec / (n - 1) : 0.0,
+			 "decode_tokens_per_second", n > 1 && dec > 0 ? (n - 1) * 1000.0 / dec : 0.0);
+}
+
+static json_t *chunk_base(const struct gen *g)
+{
+	return json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object", object_name(g, true),
+			 "created", (json_int_t)g->created, "model", g->s->model_id,
+			 "system_fingerprint", "rk1828");
+}
+
+static json_t *response_obj(struct gen *g, const char *status)
+{
+	json_t *r = json_pack("{s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:[], s:b}",
+			      "id", g->id, "object", "response", "created_at", (json_int_t)g->created,
+			      "status", status, "model", g->s->model_id, "error", json_null(),
+			      "incomplete_details", json_null(), "previous_response_id", json_null(),
+			      "output", "parallel_tool_calls", 0);
+
+	if (!strcmp(status, "in_progress"))
+		return r;
+	json_array_append_new(json_object_get(r, "output"),
+		json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s%, s:[]}]}", "type", "message",
+			  "id", g->item_id, "status", "completed", "role", "assistant",
+			  "content", "type", "output_text", "text", g->text ? g->text : "",
+			  g->text_len, "annotations"));
+	if (g->finish == ENGINE_FINISH_LENGTH)
+		json_object_set_new(r, "incomplete_details",
+				    json_pack("{s:s}", "reason", "max_output_tokens"));
+	json_object_set_new(r, "usage", usage_json(g));
+	json_object_set_new(r, "timings", timings_json(g));
+	return r;
+}
+
+static json_t *text_part(const struct gen *g, const char *text, size_t len)
+{
+	return json_pack("{s:s, s:s%, s:[]}", "type", "output_text", "text", text, len,
+			 "annotations");
+}
+
+void fmt_start(struct gen *g)
+{
+	json_t *c;
+
+	if (!g->stream)
+		return;
+	if (g->kind == API_CHAT) {
+		c = chunk_base(g);
+		json_object_set_new(c, "choices",
+			json_pack("[{s:i, s:{s:s, s:s}, s:n, s:n}]", "index", 0, "delta", "role",
+				  "assistant", "content", "", "logprobs", "finish_reason"));
+		sse(g, NULL, c);
+	} else if (g->kind == API_RESPONSES) {
+		sse(g, "response.created", json_pack("{s:s, s:o}", "type", "response.created",
+			"response", response_obj(g, "in_progress")));
+		sse(g, "response.in_progress", json_pack("{s:s, s:o}", "type",
+			"response.in_progress", "response", response_obj(g, "in_progress")));
+		sse(g, "response.output_item.added",
+		    json_pack("{s:s, s:i, s:{s:s, s:s, s:s, s:s, s:[]}}", "type",
+			      "response.output_item.added", "output_index", 0, "item", "type",
+			      "message", "id", g->item_id, "status", "in_progress", "role",
+			      "assistant", "content"));
+		sse(g, "response.content_part.added",
+		    json_pack("{s:s, s:s, s:i, s:i, s:o}", "type", "response.content_part.added",
+			      "item_id", g->item_id, "output_index", 0, "content_index", 0,
+			      "part", text_part(g, "", 0)));
+	}
+}
+
+void fmt_delta(struct gen *g, const struct engine_event *ev)
+{
+	json_t *c;
+
+	gen_append(&g->text, &g->text_len, &g->text_cap, ev->text, ev->len);
+	if (!g->stream || !ev->len)
+		return;
+	if (g->kind == API_RESPONSES) {
+		sse(g, "response.output_text.delta",
+		    json_pack("{s:s, s:s, s:i, s:i, s:s%}", "type", "response.output_text.delta",
+			      "item_id", g->item_id, "output_index", 0, "content_index", 0,
+			      "delta", ev->text, ev->len));
+		return;
+	}
+	c = chunk_base(g);
+	if (g->kind == API_CHAT)
+		json_object_set_new(c, "choices",
+			json_pack("[{s:i, s:{s:s%}, s:n, s:n}]", "index", 0, "delta", "content",
+				  ev->text, ev->len, "logprobs", "finish_reason"));
+	else
+		json_object_set_new(c, "choices",
+			json_pack("[{s:i, s:s%, s:n, s:n}]", "index", 0, "text", ev->text, ev->len,
+				  "logprobs", "finish_reason"));
+	sse(g, NULL, c);
+}
+
+static json_t *error_obj(const struct gen *g)
+{
+	return json_pack("{s:s, s:s, s:n, s:n}", "message",
+			 g->shutdown ? "the server is shutting down" :
+			 g->error[0] ? g->error : "generation failed",
+			 "type", g->shutdown ? "unavailable_error" : "server_error", "param", "code");
+}
+
+static void fmt_done_responses(struct gen *g)
+{
+	if (g->finish == ENGINE_FINISH_ERROR || g->finish == ENGINE_FINISH_CANCELLED) {
+		json_t *r = response_obj(g, "failed");
+
+		json_object_set_new(r, "error", error_obj(g));
+		sse(g, "response.failed", json_pack("{s:s, s:o}", "type", "response.failed",
+						    "response", r));
+		return;
+	}
+	sse(g, "response.output_text.done",
+	    json_pack("{s:s, s:s, s:i, s:i, s:s%}", "type", "response.output_text.done",
+		      "item_id", g->item_id, "output_index", 0, "content_index", 0,
+		      "text", g->text ? g->text : "", g->text_len));
+	sse(g, "response.content_part.done",
+	    json_pack("{s:s, s:s, s:i, s:i, s:o}", "type", "response.content_part.done",
+		      "item_id", g->item_id, "output_index", 0, "content_index", 0,
+		      "part", text_part(g, g->text ? g->text : "", g->text_len)));
+	sse(g, "response.output_item.done",
+	    json_pack("{s:s, s:i, s:{s:s, s:s, s:s, s:s, s:[o]}}", "type",
+		      "response.output_item.done", "output_index", 0, "item", "type", "message",
+		      "id", g->item_id, "status", "completed", "role", "assistant", "content",
+		      text_part(g, g->text ? g->text : "", g->text_len)));
+	sse(g, g->finish == ENGINE_FINISH_LENGTH ? "response.incomplete" : "response.completed",
+	    json_pack("{s:s, s:o}", "type", g->finish == ENGINE_FINISH_LENGTH ?
+		      "response.incomplete" : "response.completed",
+		      "response", response_obj(g, g->finish == ENGINE_FINISH_LENGTH ?
+					       "incomplete" : "completed")));
+}
+
+void fmt_done(struct gen *g)
+{
+	json_t *c;
+
+	if (!g->stream)
+		return;
+	if (g->kind == API_RESPONSES) {
+		fmt_done_responses(g);
+		return;
+	}
+	if (g->finish == ENGINE_FINISH_ERROR || g->finish == ENGINE_FINISH_CANCELLED) {
+		sse(g, NULL, json_pack("{s:o}", "error", error_obj(g)));
+	} else {
+		c = chunk_base(g);
+		if (g->kind == API_CHAT)
+			json_object_set_new(c, "choices",
+				json_pack("[{s:i, s:{}, s:n, s:s}]", "index", 0, "delta",
+					  "logprobs", "finish_reason", finish_name(g)));
+		else
+			json_object_set_new(c, "choices",
+				json_pack("[{s:i, s:s, s:n, s:s}]", "index", 0, "text", "",
+					  "logprobs", "finish_reason", finish_name(g)));
+		if (!g->include_usage)
+			json_object_set_new(c, "timings", timings_json(g));
+		sse(g, NULL, c);
+		if (g->include_usage) {
+			c = chunk_base(g);
+			json_object_set_new(c, "choices", json_array());
+			json_object_set_new(c, "usage", usage_json(g));
+			json_object_set_new(c, "timings", timings_json(g));
+			sse(g, NULL, c);
+		}
+	}
+	gen_append(&g->out, &g->out_len, &g->out_cap, "data: [DONE]\n\n", 14);
+}
+
+char *fmt_body(struct gen *g, size_t *len)
+{
+	const char *text = g->text ? g->text : "";
+	json_t *o, *ch;
+	char *s;
+
+	if (g->kind == API_RESPONSES) {
+		o = response_obj(g, g->finish == ENGINE_FINISH_LENGTH ? "incomplete" : "completed");
+	} else {
+		o = json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object",
+			      object_name(g, false), "created", (json_int_t)g->created, "model",
+			      g->s->model_id, "system_fingerprint", "rk1828");
+		if (g->kind == API_CHAT)
+			ch = json_pack("{s:i, s:{s:s, s:s%}, s:o, s:s}", "index", 0, "message",
+				       "role", "assistant", "content", text, g->text_len,
+				       "logprobs", g->lp ? json_pack("{s:O}", "content", g->lp) :
+				       json_null(), "finish_reason", finish_name(g));
+		else
+			ch = json_pack("{s:i, s:s%, s:n, s:s}", "index", 0, "text", text,
+				       g->text_len, "logprobs", "finish_reason", finish_name(g));
+		json_object_set_new(o, "choices", json_pack("[o]", ch));
+		json_object_set_new(o, "usage", usage_json(g));
+		json_object_set_new(o, "timings", timings_json(g));
+	}
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	*len = s ? strlen(s) : 0;
+	return s;
+}

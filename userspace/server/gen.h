@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One generation request in flight between an HTTP connection and the
+ * engine. Two owners hold a reference: the HTTP side (until libmicrohttpd
+ * reports the request completed) and the engine side (until its DONE
+ * event). The engine's callback only appends to the buffers and resumes
+ * the suspended connection; the HTTP threads drain them.
+ */
+#ifndef RK_SERVER_GEN_H
+#define RK_SERVER_GEN_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api.h"
+#include "server.h"
+
+struct MHD_Connection;
+
+/**
+ * struct gen - generation state shared by an HTTP request and the engine
+ * @s: the server
+ * @mu: protects everything below that changes after submit
+ * @refs: HTTP side + engine side (freed at 0)
+ * @next, @prev: list in s->gens (under s->lock)
+ * @conn: the connection (valid while !@conn_gone)
+ * @fd: its socket (watched by the monitor for a client that left)
+ * @kind, @stream, @include_usage, @logprobs, @top_logprobs: from the request
+ * @id, @item_id: "chatcmpl-...", "cmpl-...", "resp_..." and "msg_..."
+ * @created: creation time, s since the epoch
+ * @q: the engine request (valid until engine_req_put() in gen_put())
+ * @out, @out_len, @out_off, @out_cap: SSE bytes not yet sent
+ * @text, @text_len, @text_cap: the whole generated text
+ * @lp: logprobs entries (json array) or NULL
+ * @seq: next sequence_number of a /v1/responses stream
+ * @done: DONE arrived (@finish, @usage, @timing, @error are final)
+ * @suspended: the connection is suspended waiting for output
+ * @conn_gone: libmicrohttpd completed the request (client gone or done)
+ * @cancel_sent: engine_cancel() was called
+ * @shutdown: cancelled because the server is stopping
+ */
+struct gen {
+	struct srv *s;
+	pthread_mutex_t mu;
+	int refs;
+	struct gen *next, *prev;
+	struct MHD_Connection *conn;
+	int fd;
+	enum api_kind kind;
+	bool stream, include_usage, logprobs;
+	int top_logprobs;
+	char id[48], item_id[48];
+	long long created;
+	struct engine_req *q;
+	char *out;
+	size_t out_len, out_off, out_cap;
+	char *text;
+	size_t text_len, text_cap;
+	json_t *lp;
+	int seq;
+	bool done, suspended, conn_gone, cancel_sent, shutdown;
+	enum engine_finish finish;
+	struct engine_usage usage;
+	struct engine_timing timing;
+	char error[256];
+};
+
+/* format.c: answers in the endpoint's schema (called with g->mu held). */
+void fmt_start(struct gen *g);
+void fmt_delta(struct gen *g, const struct engine_event *ev);
+void fmt_done(struct gen *g);
+char *fmt_body(struct gen *g, size_t *len);
+void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
+
+#endif

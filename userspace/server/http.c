@@ -1,0 +1,1005 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The HTTP layer (libmicrohttpd): routing, body limit, API key, the
+ * generation requests' life cycle and the per-request log line.
+ *
+ * Threads: a pool of libmicrohttpd threads runs every callback here; the
+ * engine's thread runs gen_event(); the monitor thread watches the sockets
+ * of requests waiting for the engine (a suspended connection is not polled
+ * by libmicrohttpd, so a client that leaves during a long prefill or a
+ * non-stream request would go unnoticed) and cancels theirs.
+ *
+ * Streams: the answer is a callback response (chunked); its reader copies
+ * what gen_event() appended and suspends the connection when there is
+ * nothing yet; gen_event() resumes it. Non-stream: the connection is
+ * suspended after submit and resumed by DONE, then the access handler runs
+ * again and queues the whole answer.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "gen.h"
+#include "server.h"
+#include "tmpl_fallback.h"
+#include "tokenizer.h"
+
+#define MONITOR_MS	50
+#define POOL_THREADS	4
+#define MAX_CONNS	512
+#define IDLE_TIMEOUT_S	300
+
+enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
+	     R_METRICS, R_UI };
+
+/**
+ * struct hreq - one HTTP request (libmicrohttpd's per-request pointer)
+ * @route: what the path names (R_NONE: 404)
+ * @method: the request method
+ * @path: the path, for the log line
+ * @body, @len, @cap: the request body received so far
+ * @too_big: the body passed the limit (answered 413 when complete)
+ * @status: the status queued (for the log and /metrics)
+ * @g: the generation request, if one was submitted
+ * @t0: arrival, ns
+ */
+struct hreq {
+	enum route route;
+	char method[16];
+	char path[128];
+	char *body;
+	size_t len, cap;
+	bool too_big;
+	int status;
+	struct gen *g;
+	int64_t t0;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- responses ---------------------------------------------------------- */
+
+static void add_common_headers(struct MHD_Response *r)
+{
+	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+	MHD_add_response_header(r, "Server", "rk1828-llm");
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int status,
+			     const char *type, const char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body,
+								MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	add_common_headers(r);
+	if (status == 405)
+		MHD_add_response_header(r, "Allow",
+					h->route == R_CHAT || h->route == R_COMPLETION ||
+					h->route == R_RESPONSES ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	h->status = status;
+	return ret;
+}
+
+static enum MHD_Result reply_json(struct MHD_Connection *c, struct hreq *h, int status,
+				  json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+	enum MHD_Result ret;
+
+	json_decref(o);
+	if (!s)
+		return MHD_NO;
+	ret = reply(c, h, status, "application/json", s, strlen(s));
+	free(s);
+	return ret;
+}
+
+static enum MHD_Result reply_error(struct MHD_Connection *c, struct hreq *h,
+				   const struct api_error *e)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t len;
+	char *s = api_error_json(e, &len);
+
+	if (!s)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(len, s, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	add_common_headers(r);
+	if (e->retry_after) {
+		char ra[16];
+
+		snprintf(ra, sizeof(ra), "%d", e->retry_after);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
+	if (e->status == 405)
+		MHD_add_response_header(r, "Allow",
+					h->route == R_CHAT || h->route == R_COMPLETION ||
+					h->route == R_RESPONSES ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+	if (e->status == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	ret = MHD_queue_response(c, e->status, r);
+	MHD_destroy_response(r);
+	h->status = e->status;
+	return ret;
+}
+
+static enum MHD_Result fail(struct MHD_Connection *c, struct hreq *h, int status,
+			    const char *type, const char *code, const char *fmt, const char *arg)
+{
+	struct api_error e;
+
+	api_error_set(&e, status, type, code, NULL, fmt, arg);
+	if (status == 503)
+		e.retry_after = 1;
+	return reply_error(c, h, &e);
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+static enum route route_of(const char *url)
+{
+	static const struct { const char *path; enum route r; } tab[] = {
+		{ "/health", R_HEALTH }, { "/v1/health", R_HEALTH },
+		{ "/v1/models", R_MODELS }, { "/models", R_MODELS },
+		{ "/v1/chat/completions", R_CHAT }, { "/chat/completions", R_CHAT },
+		{ "/v1/completions", R_COMPLETION }, { "/completions", R_COMPLETION },
+		{ "/v1/responses", R_RESPONSES }, { "/responses", R_RESPONSES },
+		{ "/metrics", R_METRICS },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(url, tab[i].path))
+			return tab[i].r;
+	if (!strncmp(url, "/v1/models/", 11) && url[11])
+		return R_MODEL;
+	if (ui_find(url, NULL, NULL))
+		return R_UI;
+	return R_NONE;
+}
+
+static bool is_post_route(enum route r)
+{
+	return r == R_CHAT || r == R_COMPLETION || r == R_RESPONSES;
+}
+
+/* Constant-time comparison of "Bearer KEY" with the configured key. */
+static bool auth_ok(struct srv *s, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *k = s->o.api_key;
+	size_t i, n, m;
+	unsigned char d = 0;
+
+	if (!k)
+		return true;
+	if (!h || strncasecmp(h, "Bearer ", 7))
+		return false;
+	h += 7;
+	while (*h == ' ')
+		h++;
+	n = strlen(h);
+	m = strlen(k);
+	for (i = 0; i < m; i++)
+		d |= (unsigned char)k[i] ^ (unsigned char)(i < n ? h[i] : 0);
+	return !d && n == m;
+}
+
+/* ---- simple endpoints --------------------------------------------------- */
+
+static json_t *error_obj_of(const struct api_error *e)
+{
+	size_t len;
+	char *txt = api_error_json(e, &len);
+	json_t *o = txt ? json_loads(txt, 0, NULL) : NULL;
+
+	free(txt);
+	return o ? o : json_object();
+}
+
+static enum MHD_Result do_health(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	int st = atomic_load(&s->state);
+	double prog = atomic_load(&s->load_permille) / 1000.0;
+	struct api_error e;
+	char what[64];
+	json_t *o;
+
+	if (st == SRV_READY)
+		return reply_json(c, h, 200, json_pack("{s:s}", "status", "ok"));
+	pthread_mutex_lock(&s->lock);
+	snprintf(what, sizeof(what), "%s", s->load_what);
+	pthread_mutex_unlock(&s->lock);
+	if (st == SRV_LOADING)
+		api_error_set(&e, 503, "unavailable_error", "model_loading", NULL,
+			      "loading the model: %s (%.0f%%)", what, prog * 100);
+	else
+		api_error_set(&e, 503, "unavailable_error", "shutting_down", NULL,
+			      "the server is shutting down");
+	o = error_obj_of(&e);
+	json_object_set_new(o, "status", json_string(st == SRV_LOADING ? "loading" : "stopping"));
+	if (st == SRV_LOADING) {
+		json_object_set_new(o, "progress", json_real(prog));
+		json_object_set_new(o, "stage", json_string(what));
+	}
+	return reply_json(c, h, 503, o);
+}
+
+static json_t *model_json(struct srv *s, const char *id)
+{
+	json_t *cards = json_array();
+	char *save = NULL, buf[sizeof(s->cards_desc)], *t;
+
+	snprintf(buf, sizeof(buf), "%s", s->cards_desc);
+	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		json_array_append_new(cards, json_string(t));
+	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:i, s:i}", "id", id ? id : s->model_id,
+			 "object", "model", "created", (json_int_t)s->t_start, "owned_by", "rk1828",
+			 "cards", cards, "plan", s->plan, "ctx", (int)s->n_ctx,
+			 "parallel", s->n_slots);
+}
+
+static enum MHD_Result do_models(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+				 const char *url)
+{
+	if (h->route == R_MODEL)
+		return reply_json(c, h, 200, model_json(s, url + 11));
+	return reply_json(c, h, 200, json_pack("{s:s, s:[o]}", "object", "list", "data",
+					       model_json(s, NULL)));
+}
+
+static enum MHD_Result do_metrics(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	size_t len;
+	char *txt = metrics_render(s, &len);
+	enum MHD_Result ret;
+
+	if (!txt)
+		return MHD_NO;
+	ret = reply(c, h, 200, "text/plain; version=0.0.4; charset=utf-8", txt, len);
+	free(txt);
+	return ret;
+}
+
+static enum MHD_Result do_ui(struct MHD_Connection *c, struct hreq *h, const char *url)
+{
+	const char *mime;
+	size_t len = 0;
+	const char *data = ui_find(url, &len, &mime);
+
+	return reply(c, h, 200, mime, data, len);
+}
+
+/* ---- generation --------------------------------------------------------- */
+
+static void gen_free(struct gen *g)
+{
+	if (g->q)
+		engine_req_put(g->q);
+	json_decref(g->lp);
+	free(g->out);
+	free(g->text);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+/* Drop a reference from an HTTP thread: the last one frees. */
+static void gen_put(struct gen *g)
+{
+	int left;
+
+	pthread_mutex_lock(&g->mu);
+	left = --g->refs;
+	pthread_mutex_unlock(&g->mu);
+	if (!left)
+		gen_free(g);
+}
+
+static void list_del(struct srv *s, struct gen *g)
+{
+	pthread_mutex_lock(&s->lock);
+	if (g->prev || s->gens == g) {
+		if (g->prev)
+			g->prev->next = g->next;
+		else
+			s->gens = g->next;
+		if (g->next)
+			g->next->prev = g->prev;
+		g->next = g->prev = NULL;
+		s->n_gens--;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Cancel @g's engine request once, unless it already finished. */
+static void gen_cancel(struct gen *g, bool shutdown)
+{
+	struct engine_req *q = NULL;
+
+	pthread_mutex_lock(&g->mu);
+	if (!g->done && !g->cancel_sent && g->q) {
+		g->cancel_sent = true;
+		g->shutdown = shutdown;
+		q = g->q;
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (q)
+		engine_cancel(q);
+}
+
+/*
+ * The engine's callback (engine thread; must not block): append, resume.
+ * After DONE the engine's reference is dropped; if it was the last one the
+ * gen goes to the monitor, which frees it (never free from the engine's
+ * own callback).
+ */
+static void gen_event(const struct engine_event *ev, void *user)
+{
+	struct gen *g = user;
+	struct srv *s = g->s;
+	bool last = false;
+
+	pthread_mutex_lock(&g->mu);
+	if (ev->kind == ENGINE_EV_TEXT) {
+		fmt_delta(g, ev);
+	} else {
+		g->finish = ev->finish;
+		g->usage = ev->usage;
+		g->timing = ev->timing;
+		if (ev->error)
+			snprintf(g->error, sizeof(g->error), "%s", ev->error);
+		g->done = true;
+		fmt_done(g);
+		last = --g->refs == 0;
+	}
+	if (g->suspended && !g->conn_gone) {
+		g->suspended = false;
+		MHD_resume_connection(g->conn);
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (last) {
+		pthread_mutex_lock(&s->lock);
+		g->next = s->gens;	/* reap list: s->gens entries with refs 0 */
+		g->prev = NULL;
+		g->fd = -1;
+		if (s->gens)
+			s->gens->prev = g;
+		s->gens = g;
+		s->n_gens++;
+		pthread_mutex_unlock(&s->lock);
+	}
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct gen *g = cls;
+	size_t n;
+
+	pthread_mutex_lock(&g->mu);
+	if (g->out_off < g->out_len) {
+		n = g->out_len - g->out_off;
+		if (n > max)
+			n = max;
+		memcpy(buf, g->out + g->out_off, n);
+		g->out_off += n;
+		if (g->out_off == g->out_len)
+			g->out_off = g->out_len = 0;
+		pthread_mutex_unlock(&g->mu);
+		return (ssize_t)n;
+	}
+	if (g->done) {
+		pthread_mutex_unlock(&g->mu);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	g->suspended = true;
+	MHD_suspend_connection(g->conn);
+	pthread_mutex_unlock(&g->mu);
+	return 0;
+}
+
+static void stream_free(void *cls)
+{
+	gen_put(cls);
+}
+
+static enum MHD_Result queue_stream(struct MHD_Connection *c, struct hreq *h, struct gen *g)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&g->mu);
+	g->refs++;
+	pthread_mutex_unlock(&g->mu);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, g,
+					      stream_free);
+	if (!r) {
+		gen_put(g);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "text/event-stream");
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	add_common_headers(r);
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	h->status = 200;
+	return ret;
+}
+
+/* Template (chat, responses) and tokenize; -1 with @e on failure. */
+static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		    struct api_error *e)
+{
+	char *text = p->kind == API_COMPLETION ? p->prompt :
+		     tmpl_render(s->chat_template, p->msgs, p->n_msgs);
+	int need, got;
+
+	*toks = NULL;
+	if (!text) {
+		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
+	if (strlen(text) > TOK_MAX_TEXT) {
+		api_error_set(e, 400, "invalid_request_error", NULL, NULL,
+			      "the prompt is longer than %u bytes", TOK_MAX_TEXT);
+		goto fail;
+	}
+	need = strlen(text) * 3 + 8;
+	*toks = malloc(need * sizeof(**toks));
+	got = *toks ? tok_encode(s->tok, text, s->add_bos, *toks, need) : INT32_MIN;
+	if (got < 0) {
+		api_error_set(e, 500, "server_error", NULL, NULL, "cannot tokenize the prompt");
+		goto fail;
+	}
+	if (!got) {
+		api_error_set(e, 400, "invalid_request_error", NULL,
+			      p->kind == API_COMPLETION ? "prompt" : "messages",
+			      "the prompt is empty");
+		goto fail;
+	}
+	*n = got;
+	if (text != p->prompt)
+		free(text);
+	return 0;
+fail:
+	if (text != p->prompt)
+		free(text);
+	free(*toks);
+	*toks = NULL;
+	return -1;
+}
+
+static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
+		     struct api_error *e)
+{
+	const char *key = p->kind == API_RESPONSES ? "max_output_tokens" : "max_tokens";
+
+	if ((uint32_t)n_prompt >= s->n_ctx ||
+	    (p->max_tokens > 0 && (uint64_t)n_prompt + p->max_tokens > s->n_ctx)) {
+		if (p->max_tokens > 0)
+			api_error_set(e, 400, "invalid_request_error", "context_length_exceeded",
+				      key, "context length exceeded: the prompt has %d tokens and %s is %d (%d in all), but the context is %u tokens",
+				      n_prompt, key, p->max_tokens, n_prompt + p->max_tokens,
+				      s->n_ctx);
+		else
+			api_error_set(e, 400, "invalid_request_error", "context_length_exceeded",
+				      p->kind == API_COMPLETION ? "prompt" : "messages",
+				      "context length exceeded: the prompt has %d tokens, but the context is %u tokens",
+				      n_prompt, s->n_ctx);
+		return -1;
+	}
+	return 0;
+}
+
+static void make_id(char *buf, size_t n, const char *prefix)
+{
+	static atomic_uint ctr;
+	unsigned int c = atomic_fetch_add(&ctr, 1);
+
+	snprintf(buf, n, "%s%08llx%06x", prefix, (unsigned long long)(now_ns() / 1000) & 0xffffffffULL,
+		 c & 0xffffff);
+}
+
+static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct api_params *p)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct gen *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	pthread_mutex_init(&g->mu, NULL);
+	g->s = s;
+	g->refs = 2;	/* HTTP side + engine side */
+	g->conn = c;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	g->fd = ci ? ci->connect_fd : -1;
+	g->kind = p->kind;
+	g->stream = p->stream;
+	g->include_usage = p->include_usage;
+	g->logprobs = p->logprobs;
+	g->top_logprobs = p->top_logprobs;
+	g->created = time(NULL);
+	make_id(g->id, sizeof(g->id), p->kind == API_CHAT ? "chatcmpl-" :
+		p->kind == API_COMPLETION ? "cmpl-" : "resp_");
+	make_id(g->item_id, sizeof(g->item_id), "msg_");
+	return g;
+}
+
+static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+			      const struct api_params *p, const int32_t *toks, int n)
+{
+	struct engine_request r = {
+		.prompt = toks, .n_prompt = n, .max_tokens = p->max_tokens, .s = p->s,
+		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
+	};
+	struct engine_req *q = NULL;
+	struct gen *g = gen_new(s, c, p);
+	struct api_error e;
+	int ret;
+
+	if (!g)
+		return fail(c, h, 500, "server_error", NULL, "%s", "out of memory");
+	r.user = g;
+	pthread_mutex_lock(&g->mu);
+	fmt_start(g);
+	pthread_mutex_unlock(&g->mu);
+	ret = engine_submit(s->e, &r, &q);
+	if (ret) {
+		gen_free(g);
+		if (ret == -EBUSY) {
+			api_error_set(&e, 503, "unavailable_error", "queue_full", NULL,
+				      "all %d sessions are busy and the queue (--queue %d) is full; retry later",
+				      s->n_slots, s->o.queue_max);
+			e.retry_after = 1;
+		} else if (ret == -E2BIG) {
+			api_error_set(&e, 400, "invalid_request_error", "context_length_exceeded",
+				      NULL, "context length exceeded: the prompt has %d tokens, the context is %u tokens",
+				      n, s->n_ctx);
+		} else {
+			api_error_set(&e, 500, "server_error", NULL, NULL, "the engine refused the request: %s",
+				      strerror(-ret));
+		}
+		return reply_error(c, h, &e);
+	}
+	pthread_mutex_lock(&g->mu);
+	g->q = q;
+	pthread_mutex_unlock(&g->mu);
+	h->g = g;
+	pthread_mutex_lock(&s->lock);
+	g->next = s->gens;
+	if (s->gens)
+		s->gens->prev = g;
+	s->gens = g;
+	s->n_gens++;
+	pthread_mutex_unlock(&s->lock);
+	if (atomic_load(&s->state) == SRV_STOPPING)
+		gen_cancel(g, true);
+	if (p->stream)
+		return queue_stream(c, h, g);
+	pthread_mutex_lock(&g->mu);
+	if (!g->done) {
+		g->suspended = true;
+		MHD_suspend_connection(c);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return MHD_YES;
+}
+
+/* A non-stream request resumed by DONE: queue the whole answer. */
+static enum MHD_Result finish_nonstream(struct MHD_Connection *c, struct hreq *h)
+{
+	struct gen *g = h->g;
+	enum MHD_Result ret;
+	size_t len;
+	char *body;
+
+	pthread_mutex_lock(&g->mu);
+	if (!g->done) {	/* spurious call: wait on */
+		g->suspended = true;
+		MHD_suspend_connection(c);
+		pthread_mutex_unlock(&g->mu);
+		return MHD_YES;
+	}
+	pthread_mutex_unlock(&g->mu);
+	if (g->finish == ENGINE_FINISH_CANCELLED)
+		return fail(c, h, 503, "unavailable_error", "shutting_down", "%s",
+			    "the request was cancelled: the server is shutting down");
+	if (g->finish == ENGINE_FINISH_ERROR)
+		return fail(c, h, 500, "server_error", NULL, "generation failed: %s",
+			    g->error[0] ? g->error : "engine error");
+	body = fmt_body(g, &len);
+	if (!body)
+		return MHD_NO;
+	ret = reply(c, h, 200, "application/json", body, len);
+	free(body);
+	return ret;
+}
+
+static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	enum api_kind k = h->route == R_CHAT ? API_CHAT :
+			  h->route == R_COMPLETION ? API_COMPLETION : API_RESPONSES;
+	struct api_params p;
+	struct api_error e;
+	enum MHD_Result ret;
+	int32_t *toks = NULL;
+	int n = 0;
+
+	if (api_parse(k, h->body ? h->body : "", h->len, &p, &e) ||
+	    tokenize(s, &p, &toks, &n, &e) || check_ctx(s, &p, n, &e)) {
+		api_params_free(&p);
+		free(toks);
+		return reply_error(c, h, &e);
+	}
+	ret = submit(s, c, h, &p, toks, n);
+	api_params_free(&p);
+	free(toks);	/* the engine copies the prompt at submit */
+	return ret;
+}
+
+/* ---- the access handler ------------------------------------------------- */
+
+/* First call for a request: route, method, key, state, announced size. */
+static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+				  const char *url, const char *method)
+{
+	const char *cl;
+
+	if (!strcmp(method, "OPTIONS")) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, "",
+									MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result ret;
+
+		add_common_headers(r);
+		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+		MHD_add_response_header(r, "Access-Control-Allow-Headers",
+					"Authorization, Content-Type, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
+		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
+		ret = MHD_queue_response(c, 204, r);
+		MHD_destroy_response(r);
+		h->status = 204;
+		return ret;
+	}
+	if (h->route == R_NONE || (h->route == R_UI && s->o.no_ui))
+		return fail(c, h, 404, "invalid_request_error", "not_found",
+			    "unknown path '%s'", h->path);
+	if (is_post_route(h->route) ? strcmp(method, "POST") :
+	    strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return fail(c, h, 405, "invalid_request_error", "method_not_allowed",
+			    "method not allowed on this path: use %s",
+			    is_post_route(h->route) ? "POST" : "GET");
+	if (h->route != R_HEALTH && h->route != R_UI && !auth_ok(s, c))
+		return fail(c, h, 401, "invalid_request_error", "invalid_api_key", "%s",
+			    "invalid or missing API key: send 'Authorization: Bearer KEY' (--api-key)");
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	if (cl && strtoull(cl, NULL, 10) > s->o.body_limit) {
+		char m[32];
+
+		snprintf(m, sizeof(m), "%zu", s->o.body_limit);
+		return fail(c, h, 413, "invalid_request_error", "request_too_large",
+			    "the request body is larger than the limit of %s bytes", m);
+	}
+	(void)url;
+	return MHD_YES;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+			       const char *method, const char *version, const char *upload,
+			       size_t *upload_size, void **con_cls)
+{
+	struct srv *s = cls;
+	struct hreq *h = *con_cls;
+	int st;
+
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return MHD_NO;
+		*con_cls = h;
+		h->t0 = now_ns();
+		h->route = route_of(url);
+		snprintf(h->method, sizeof(h->method), "%s", method);
+		snprintf(h->path, sizeof(h->path), "%s", url);
+		return first_call(s, c, h, url, method);
+	}
+	if (*upload_size) {
+		if (!h->too_big && h->len + *upload_size <= s->o.body_limit) {
+			gen_append(&h->body, &h->len, &h->cap, upload, *upload_size);
+		} else if (!h->too_big) {
+			h->too_big = true;
+			free(h->body);
+			h->body = NULL;
+			h->len = h->cap = 0;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (h->g)
+		return finish_nonstream(c, h);
+	if (h->too_big) {
+		char m[32];
+
+		snprintf(m, sizeof(m), "%zu", s->o.body_limit);
+		return fail(c, h, 413, "invalid_request_error", "request_too_large",
+			    "the request body is larger than the limit of %s bytes", m);
+	}
+	st = atomic_load(&s->state);
+	if (h->route == R_HEALTH)
+		return do_health(s, c, h);
+	if (h->route == R_UI)
+		return do_ui(c, h, url);
+	if (st == SRV_LOADING && h->route != R_METRICS)
+		return fail(c, h, 503, "unavailable_error", "model_loading", "%s",
+			    "the model is still loading; see GET /health");
+	if (st == SRV_STOPPING)
+		return fail(c, h, 503, "unavailable_error", "shutting_down", "%s",
+			    "the server is shutting down");
+	switch (h->route) {
+	case R_MODELS:
+	case R_MODEL:
+		return do_models(s, c, h, url);
+	case R_METRICS:
+		return do_metrics(s, c, h);
+	default:
+		return do_generate(s, c, h);
+	}
+}
+
+/* ---- completion: the log line, metrics, cancel -------------------------- */
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct srv *s = cls;
+	struct hreq *h = *con_cls;
+	struct engine_usage u = { 0 };
+	struct engine_timing t = { 0 };
+	const union MHD_ConnectionInfo *ci;
+	char addr[INET6_ADDRSTRLEN] = "?";
+	struct gen *g;
+	bool gen_done = false;
+
+	if (!h)
+		return;
+	*con_cls = NULL;
+	g = h->g;
+	if (g) {
+		pthread_mutex_lock(&g->mu);
+		g->conn_gone = true;
+		g->suspended = false;
+		gen_done = g->done;
+		u = g->usage;
+		t = g->timing;
+		pthread_mutex_unlock(&g->mu);
+		if (!gen_done)
+			gen_cancel(g, false);
+		list_del(s, g);
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr) {
+		const struct sockaddr *sa = ci->client_addr;
+
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr,
+				  sizeof(addr));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr,
+				  sizeof(addr));
+	}
+	if (!h->status)
+		h->status = 499;	/* nothing answered: the client left first */
+	fprintf(stderr, "%s %s %s %d prompt=%d gen=%d cached=%d ttft=%.1fms dur=%.1fms%s\n",
+		addr, h->method, h->path, h->status, u.prompt_tokens, u.completion_tokens,
+		u.cached_tokens, t.ttft_ms, (now_ns() - h->t0) / 1e6,
+		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" :
+		g && !gen_done ? " (client left: cancelled)" : " (connection closed early)");
+	metrics_observe(s, h->status, &u, &t, g && gen_done);
+	if (g)
+		gen_put(g);
+	free(h->body);
+	free(h);
+}
+
+/* ---- the monitor: clients that left while waiting ----------------------- */
+
+static void reap(struct srv *s)
+{
+	struct gen *g, *next, *dead = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	for (g = s->gens; g; g = next) {
+		next = g->next;
+		if (g->refs)	/* refs 0 only on the reap list entries */
+			continue;
+		if (g->prev)
+			g->prev->next = g->next;
+		else
+			s->gens = g->next;
+		if (g->next)
+			g->next->prev = g->prev;
+		s->n_gens--;
+		g->next = dead;
+		dead = g;
+	}
+	pthread_mutex_unlock(&s->lock);
+	for (; dead; dead = next) {
+		next = dead->next;
+		gen_free(dead);
+	}
+}
+
+static void *monitor(void *arg)
+{
+	struct srv *s = arg;
+
+	while (!atomic_load(&s->monitor_stop)) {
+		struct pollfd pfd[MAX_CONNS];
+		struct gen *who[MAX_CONNS], *g;
+		int n = 0, i;
+
+		reap(s);
+		pthread_mutex_lock(&s->lock);
+		for (g = s->gens; g && n < MAX_CONNS; g = g->next) {
+			pthread_mutex_lock(&g->mu);
+			if (g->refs && !g->done && !g->conn_gone && !g->cancel_sent && g->fd >= 0) {
+				g->refs++;
+				pfd[n].fd = g->fd;
+				pfd[n].events = POLLRDHUP;
+				pfd[n].revents = 0;
+				who[n++] = g;
+			}
+			pthread_mutex_unlock(&g->mu);
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (poll(pfd, n, MONITOR_MS) > 0) {
+			for (i = 0; i < n; i++) {
+				char b;
+				ssize_t r;
+
+				if (!(pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+					continue;
+				r = recv(pfd[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+				if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+					gen_cancel(who[i], false);
+			}
+		} else if (!n) {
+			usleep(MONITOR_MS * 1000);
+		}
+		for (i = 0; i < n; i++)
+			gen_put(who[i]);
+	}
+	reap(s);
+	return NULL;
+}
+
+/* ---- start / stop ------------------------------------------------------- */
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct srv *s = cls;
+
+	if (s->o.verbose) {
+		fputs("rk1828-llm: http: ", stderr);
+		vfprintf(stderr, fmt, ap);
+	}
+}
+
+int http_start(struct srv *s, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE },
+			*ai = NULL;
+	char port[16];
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	int ret;
+
+	snprintf(port, sizeof(port), "%d", s->o.port);
+	ret = getaddrinfo(s->o.host, port, &hints, &ai);
+	if (ret) {
+		snprintf(err, errlen, "--host %s: %s", s->o.host, gai_strerror(ret));
+		return -1;
+	}
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	s->d = MHD_start_daemon(flags, (uint16_t)s->o.port, NULL, NULL, handler, s,
+				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)POOL_THREADS,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+				MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
+				MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!s->d) {
+		snprintf(err, errlen, "cannot listen on %s port %d: %s", s->o.host, s->o.port,
+			 errno ? strerror(errno) : "libmicrohttpd refused the options");
+		return -1;
+	}
+	if (pthread_create(&s->monitor, NULL, monitor, s)) {
+		MHD_stop_daemon(s->d);
+		s->d = NULL;
+		snprintf(err, errlen, "cannot start the monitor thread");
+		return -1;
+	}
+	return 0;
+}
+
+void http_quiesce(struct srv *s)
+{
+	if (s->d)
+		MHD_quiesce_daemon(s->d);
+}
+
+void http_cancel_all(struct srv *s)
+{
+	struct gen *g, *list[MAX_CONNS];
+	int n = 0, i;
+
+	pthread_mutex_lock(&s->lock);
+	for (g = s->gens; g && n < MAX_CONNS; g = g->next) {
+		pthread_mutex_lock(&g->mu);
+		if (g->refs) {
+			g->refs++;
+			list[n++] = g;
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
+	pthread_mutex_unlock(&s->lock);
+	for (i = 0; i < n; i++) {
+		gen_cancel(list[i], true);
+		gen_put(list[i]);
+	}
+}
+
+int http_wait_idle(struct srv *s, int timeout_ms)
+{
+	int64_t end = now_ns() + timeout_ms * 1000000LL;
+	int n;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		n = s->n_gens;
+		pthread_mutex_unlock(&s->lock);
+		if (!n || now_ns() > end)
+			return n;
+		usleep(20000);
+	}
+}
+
+void http_stop(struct srv *s)
+{
+	if (!s->d)
+		return;
+	MHD_stop_daemon(s->d);
+	s->d = NULL;
+	atomic_store(&s->monitor_stop, true);
+	pthread_join(s->monitor, NULL);
+}

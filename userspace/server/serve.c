@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `rk1828-llm serve`: options, the load with its progress line, and the
+ * graceful stop on SIGINT/SIGTERM (stop accepting, cancel the running
+ * requests, wait for their connections to finish, free the cards, exit 0).
+ * The server listens from the start so GET /health reports the load.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+#define DEFAULT_QUEUE	16
+#define STOP_WAIT_MS	10000
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rk1828-llm serve -m MODEL [--host 127.0.0.1] [--port 8080]\n"
+		"                        [--cards all|N|LIST] [--parallel S] [--ctx N] [--bucket B]\n"
+		"                        [--api-key KEY] [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
+		"\n"
+		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
+		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
+		"  --port P       TCP port (default 8080)\n"
+		"  --cards C      all (default), N (the first N cards) or a list (\"0,2\")\n"
+		"  --parallel S   concurrent sessions, each with its own KV cache (default 4)\n"
+		"  --ctx N        context per session in tokens (default min(model, 4096))\n"
+		"  --bucket B     prefill bucket in tokens (default 128)\n"
+		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
+		"  --alias NAME   model id in the API (default: the model's file name)\n"
+		"  --queue Q      requests waiting beyond the sessions before 503 (default %d)\n"
+		"  --no-ui        do not serve the web UI\n"
+		"  -v             verbose\n"
+		"\n"
+		"Stops on SIGINT/SIGTERM: running requests are cancelled, exit status 0.\n"
+		"exit status: 0 stopped by a signal; 1 runtime failure (model, cards, port);\n"
+		"2 usage error\n", DEFAULT_QUEUE);
+}
+
+static int parse_int(const char *s, const char *opt, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min || v > max) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (%ld..%ld)\n", opt, s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct srv_opts *o)
+{
+	enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_ALIAS,
+	       O_QUEUE, O_NOUI };
+	static const struct option opts[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "port", required_argument, NULL, O_PORT },
+		{ "cards", required_argument, NULL, O_CARDS },
+		{ "parallel", required_argument, NULL, O_PARALLEL },
+		{ "ctx", required_argument, NULL, O_CTX },
+		{ "bucket", required_argument, NULL, O_BUCKET },
+		{ "api-key", required_argument, NULL, O_KEY },
+		{ "alias", required_argument, NULL, O_ALIAS },
+		{ "queue", required_argument, NULL, O_QUEUE },
+		{ "no-ui", no_argument, NULL, O_NOUI },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->host = "127.0.0.1";
+	o->port = 8080;
+	o->cards = "all";
+	o->queue_max = DEFAULT_QUEUE;
+	o->body_limit = SRV_BODY_LIMIT;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm': o->model = optarg; break;
+		case O_HOST: o->host = optarg; break;
+		case O_PORT:
+			if (parse_int(optarg, "--port", 1, 65535, &v))
+				return -1;
+			o->port = (int)v;
+			break;
+		case O_CARDS: o->cards = optarg; break;
+		case O_PARALLEL:
+			if (parse_int(optarg, "--parallel", 1, 64, &v))
+				return -1;
+			o->n_slots = (int)v;
+			break;
+		case O_CTX:
+			if (parse_int(optarg, "--ctx", 1, 1 << 24, &v))
+				return -1;
+			o->n_ctx = (uint32_t)v;
+			break;
+		case O_BUCKET:
+			if (parse_int(optarg, "--bucket", 1, 1 << 16, &v))
+				return -1;
+			o->bucket = (uint32_t)v;
+			break;
+		case O_KEY:
+			if (!*optarg) {
+				fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
+				return -1;
+			}
+			o->api_key = optarg;
+			break;
+		case O_ALIAS:
+			if (!*optarg || strlen(optarg) > 200) {
+				fprintf(stderr, "rk1828-llm: --alias: 1..200 characters\n");
+				return -1;
+			}
+			o->alias = optarg;
+			break;
+		case O_QUEUE:
+			if (parse_int(optarg, "--queue", 0, 4096, &v))
+				return -1;
+			o->queue_max = (int)v;
+			break;
+		case O_NOUI: o->no_ui = true; break;
+		case 'v': o->verbose++; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rk1828-llm: serve: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	if (!o->model) {
+		fprintf(stderr, "rk1828-llm: serve: no model given (-m MODEL)\n");
+		return -1;
+	}
+	return 0;
+}
+
+void srv_set_progress(struct srv *s, int permille, const char *what)
+{
+	pthread_mutex_lock(&s->lock);
+	snprintf(s->load_what, sizeof(s->load_what), "%s", what);
+	pthread_mutex_unlock(&s->lock);
+	atomic_store(&s->load_permille, permille);
+}
+
+struct loader {
+	struct srv *s;
+	int ret;
+	atomic_bool finished;
+	char err[1024];
+};
+
+static void *load_thread(void *arg)
+{
+	struct loader *L = arg;
+
+	L->ret = srv_load(L->s, L->err, sizeof(L->err));
+	atomic_store(&L->finished, true);
+	return NULL;
+}
+
+/* The progress line: rewritten in place on a terminal, one line per stage otherwise. */
+static void progress(struct srv *s, char *last, size_t n, bool tty)
+{
+	char what[64], line[128];
+	int pm = atomic_load(&s->load_permille);
+
+	pthread_mutex_lock(&s->lock);
+	snprintf(what, sizeof(what), "%s", s->load_what);
+	pthread_mutex_unlock(&s->lock);
+	snprintf(line, sizeof(line), "loading %s: %3d%% %s", s->o.model, pm / 10, what);
+	if (!strcmp(line, last))
+		return;
+	snprintf(last, n, "%s", line);
+	if (tty)
+		fprintf(stderr, "\r\033[K%s", line);
+	else
+		fprintf(stderr, "%s\n", line);
+}
+
+/* Wait for the load while watching for a signal; returns the signal or 0. */
+static int wait_load(struct srv *s, struct loader *L, const sigset_t *set)
+{
+	struct timespec ts = { 0, 100 * 1000000L };
+	bool tty = isatty(2);
+	char last[128] = "";
+	int sig;
+
+	while (!atomic_load(&L->finished)) {
+		progress(s, last, sizeof(last), tty);
+		sig = sigtimedwait(set, NULL, &ts);
+		if (sig > 0) {
+			fprintf(stderr, "%srk1828-llm: %s while loading: stopping after the load step\n",
+				tty ? "\n" : "", strsignal(sig));
+			return sig;
+		}
+	}
+	progress(s, last, sizeof(last), tty);
+	if (tty)
+		fputc('\n', stderr);
+	return 0;
+}
+
+static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
+{
+	struct timespec ts = { 0, 0 };
+	int left;
+
+	fprintf(stderr, "rk1828-llm: %s: stopping (no new connections, cancelling %d running request%s)\n",
+		strsignal(sig), s->n_gens, s->n_gens == 1 ? "" : "s");
+	atomic_store(&s->state, SRV_STOPPING);
+	http_quiesce(s);
+	http_cancel_all(s);
+	left = http_wait_idle(s, STOP_WAIT_MS);
+	if (left)
+		fprintf(stderr, "rk1828-llm: %d request%s still open after %d s: closing them\n",
+			left, left == 1 ? "" : "s", STOP_WAIT_MS / 1000);
+	(void)sigtimedwait(set, NULL, &ts);
+	http_stop(s);
+}
+
+int serve_main(int argc, char **argv)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	struct loader L = { .s = s };
+	char err[512];
+	pthread_t lt;
+	sigset_t set;
+	int sig = 0;
+
+	if (!s)
+		return EXIT_RUNTIME;
+	if (parse_opts(argc, argv, &s->o)) {
+		free(s);
+		return EXIT_USAGE;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->t_start = time(NULL);
+	atomic_store(&s->state, SRV_LOADING);
+	srv_set_progress(s, 0, "starting");
+	/* Every thread inherits the mask: only sigtimedwait() below sees them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (http_start(s, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		free(s);
+		return EXIT_RUNTIME;
+	}
+	fprintf(stderr, "rk1828-llm: listening on http://%s:%d/ (GET /health answers 503 until the model is loaded)\n",
+		strchr(s->o.host, ':') ? "[::]" : s->o.host, s->o.port);
+	if (pthread_create(&lt, NULL, load_thread, &L)) {
+		http_stop(s);
+		free(s);
+		return EXIT_RUNTIME;
+	}
+	sig = wait_load(s, &L, &set);
+	pthread_join(lt, NULL);
+	if (L.ret) {
+		fprintf(stderr, "rk1828-llm: %s\n", L.err);
+		http_stop(s);
+		srv_unload(s);
+		free(s);
+		return EXIT_RUNTIME;
+	}
+	if (!sig) {
+		atomic_store(&s->state, SRV_READY);
+		fprintf(stderr, "rk1828-llm: ready: model %s, %d session%s of %u tokens, plan %s\n"
+			"rk1828-llm: %s http://%s:%d/  (OpenAI API at /v1, metrics at /metrics)\n",
+			s->model_id, s->n_slots, s->n_slots == 1 ? "" : "s", s->n_ctx, s->plan,
+			s->o.no_ui ? "API" : "web UI", strchr(s->o.host, ':') ? "[::]" : s->o.host,
+			s->o.port);
+		do
+			sig = sigwaitinfo(&set, NULL);
+		while (sig < 0 && errno == EINTR);
+	}
+	shutdown_server(s, &set, sig);
+	srv_unload(s);
+	fprintf(stderr, "rk1828-llm: stopped\n");
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return 0;
+}

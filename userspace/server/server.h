@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rk1828-llm serve: the OpenAI-compatible HTTP server (libmicrohttpd +
+ * jansson) over the engine (userspace/llm/engine.h). The server parses,
+ * validates, templates, tokenizes and streams; the engine owns every
+ * session, KV cache and card. See Documentation/accel/rk1828/server.rst.
+ */
+#ifndef RK_SERVER_H
+#define RK_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+struct gguf_file;
+struct tokenizer;
+struct MHD_Daemon;
+struct gen;
+
+/** Default request body limit (413 beyond it), bytes. */
+#define SRV_BODY_LIMIT (8u << 20)
+
+/**
+ * struct srv_opts - `rk1828-llm serve` options
+ * @model: GGUF path (-m)
+ * @host: listen address (numeric IPv4/IPv6 or a name), default 127.0.0.1
+ * @port: TCP port, default 8080
+ * @cards: --cards spec ("all", a count or a list), default "all"
+ * @n_slots: --parallel, 0 = engine default (4)
+ * @n_ctx: --ctx per slot, 0 = min(model context, 4096)
+ * @bucket: --bucket, 0 = default (128)
+ * @queue_max: --queue, requests waiting beyond the slots (default 16)
+ * @api_key: --api-key; NULL = no authentication
+ * @alias: --alias, the model id in the API; NULL = the file name
+ * @no_ui: --no-ui: GET / answers 404
+ * @body_limit: request body limit in bytes
+ * @verbose: -v
+ */
+struct srv_opts {
+	const char *model, *host, *cards, *api_key, *alias;
+	int port, n_slots, queue_max, verbose;
+	uint32_t n_ctx, bucket;
+	bool no_ui;
+	size_t body_limit;
+};
+
+enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
+
+/* Histogram buckets (ms) for TTFT and TPOT in /metrics. */
+#define SRV_HIST_N 12
+
+/**
+ * struct srv_hist - a Prometheus histogram (cumulative at output time)
+ * @count: observations per bucket (non-cumulative), last = +Inf
+ * @sum: sum of the observations, seconds
+ * @n: number of observations
+ */
+struct srv_hist {
+	uint64_t count[SRV_HIST_N + 1];
+	double sum;
+	uint64_t n;
+};
+
+/**
+ * struct srv_metrics - counters kept by the HTTP layer (under srv.lock)
+ * @status: requests by final HTTP status class index (see metrics.c)
+ * @prompt_tokens, @generated_tokens, @cached_tokens: sums over requests
+ * @ttft, @tpot: per-request time to first token and time per output token
+ */
+struct srv_metrics {
+	uint64_t by_status[600];
+	uint64_t prompt_tokens, generated_tokens, cached_tokens;
+	struct srv_hist ttft, tpot;
+};
+
+/**
+ * struct srv - one running server
+ * @o: options
+ * @state: enum srv_state
+ * @load_permille: loading progress 0..1000 (for /health and the log)
+ * @load_what: what is being loaded now (under @lock)
+ * @d: the HTTP daemon
+ * @e: the engine (NULL until loaded)
+ * @gf, @tok: the model file and its tokenizer (read-only once loaded)
+ * @model_id: the id in the API (alias or file name)
+ * @plan, @cards_desc: the segment plan and "card0,card1" for /v1/models
+ * @n_cards, @n_ctx, @n_slots: what the engine runs with
+ * @chat_template: tokenizer.chat_template ("" when the model has none)
+ * @add_bos: prepend BOS to every prompt
+ * @lock: protects @gens, @metrics, @load_what
+ * @gens: generation requests in flight (watched for clients that left)
+ * @n_gens: length of @gens
+ * @metrics: HTTP-side counters
+ * @monitor: thread polling the sockets of @gens
+ * @monitor_stop: ends @monitor
+ * @t_start: start time (s since the epoch) for "created" fields
+ */
+struct srv {
+	struct srv_opts o;
+	atomic_int state;
+	atomic_int load_permille;
+	char load_what[64];
+	struct MHD_Daemon *d;
+	struct engine *e;
+	struct gguf_file *gf;
+	struct tokenizer *tok;
+	char model_id[256];
+	char plan[512], cards_desc[128];
+	int n_cards, n_slots;
+	uint32_t n_ctx;
+	char *chat_template;
+	bool add_bos;
+	pthread_mutex_t lock;
+	struct gen *gens;
+	int n_gens;
+	struct srv_metrics metrics;
+	pthread_t monitor;
+	atomic_bool monitor_stop;
+	long long t_start;
+};
+
+/* serve.c: the `serve` subcommand; argv[0] is "serve". */
+int serve_main(int argc, char **argv);
+
+/* load.c: model, tokenizer, cards and engine; progress in s->load_*. */
+int srv_load(struct srv *s, char *err, size_t errlen);
+void srv_unload(struct srv *s);
+void srv_set_progress(struct srv *s, int permille, const char *what);
+
+/* http.c */
+int http_start(struct srv *s, char *err, size_t errlen);
+void http_quiesce(struct srv *s);
+void http_cancel_all(struct srv *s);
+int http_wait_idle(struct srv *s, int timeout_ms);
+void http_stop(struct srv *s);
+
+/* metrics.c */
+void metrics_observe(struct srv *s, int status, const struct engine_usage *u,
+		     const struct engine_timing *t, bool generated);
+char *metrics_render(struct srv *s, size_t *len);
+
+/* ui.c: embedded web UI files; NULL when @path is not one of them. */
+const char *ui_find(const char *path, size_t *len, const char **mime);
+
+#endif
