@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "tokenizer.h"
 
 void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
 {
@@ -159,13 +160,84 @@ void fmt_start(struct gen *g)
 	}
 }
 
+static json_t *token_json(const struct gen *g, int32_t id, float lp, bool top)
+{
+	char piece[256];
+	int n = tok_piece(g->s->tok, id, piece, sizeof(piece));
+	json_t *bytes = json_array(), *o;
+	int i;
+
+	if (n < 0)
+		n = 0;
+	for (i = 0; i < n; i++)
+		json_array_append_new(bytes, json_integer((unsigned char)piece[i]));
+	/* A piece may be part of a UTF-8 character: then "token" is lossy, "bytes" exact. */
+	o = json_pack("{s:s%, s:f, s:o}", "token", piece, (size_t)n, "logprob", (double)lp,
+		      "bytes", bytes);
+	if (!o) {
+		o = json_pack("{s:s, s:f, s:o}", "token", "\ufffd", (double)lp, "bytes", bytes);
+	}
+	if (top)
+		json_object_set_new(o, "top_logprobs", json_array());
+	return o;
+}
+
+/* Chat logprobs entries ({token, logprob, bytes, top_logprobs}) of one event. */
+static json_t *logprobs_json(const struct gen *g, const struct engine_event *ev)
+{
+	json_t *arr = json_array();
+	int i, k;
+
+	for (i = 0; ev->logprobs && i < ev->n_ids; i++) {
+		const struct engine_logprob *l = &ev->logprobs[i];
+		json_t *e = token_json(g, l->id, l->logprob, true);
+
+		for (k = 0; k < l->n_top; k++)
+			json_array_append_new(json_object_get(e, "top_logprobs"),
+					      token_json(g, l->top[k].id, l->top[k].logprob, false));
+		json_array_append_new(arr, e);
+	}
+	return arr;
+}
+
+/* Completions logprobs ({tokens, token_logprobs, top_logprobs, text_offset}). */
+static json_t *legacy_logprobs(const json_t *entries, size_t text_off)
+{
+	json_t *o = json_pack("{s:[], s:[], s:[], s:[]}", "tokens", "token_logprobs",
+			      "top_logprobs", "text_offset"), *e, *t;
+	size_t i, k;
+
+	json_array_foreach(entries, i, e) {
+		json_t *top = json_object();
+
+		json_array_append(json_object_get(o, "tokens"), json_object_get(e, "token"));
+		json_array_append(json_object_get(o, "token_logprobs"), json_object_get(e, "logprob"));
+		json_array_foreach(json_object_get(e, "top_logprobs"), k, t)
+			json_object_set(top, json_string_value(json_object_get(t, "token")),
+					json_object_get(t, "logprob"));
+		json_array_append_new(json_object_get(o, "top_logprobs"), top);
+		json_array_append_new(json_object_get(o, "text_offset"), json_integer(text_off));
+		text_off += json_array_size(json_object_get(e, "bytes"));
+	}
+	return o;
+}
+
 void fmt_delta(struct gen *g, const struct engine_event *ev)
 {
-	json_t *c;
+	json_t *c, *lp = NULL;
+	size_t off = g->text_len;
 
 	gen_append(&g->text, &g->text_len, &g->text_cap, ev->text, ev->len);
-	if (!g->stream || !ev->len)
+	if (g->logprobs && ev->logprobs && ev->n_ids) {
+		lp = logprobs_json(g, ev);
+		if (!g->lp)
+			g->lp = json_array();
+		json_array_extend(g->lp, lp);
+	}
+	if (!g->stream || (!ev->len && !lp)) {
+		json_decref(lp);
 		return;
+	}
 	if (g->kind == API_RESPONSES) {
 		sse(g, "response.output_text.delta",
 		    json_pack("{s:s, s:s, s:i, s:i, s:s%}", "type", "response.output_text.delta",
@@ -176,12 +248,16 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 	c = chunk_base(g);
 	if (g->kind == API_CHAT)
 		json_object_set_new(c, "choices",
-			json_pack("[{s:i, s:{s:s%}, s:n, s:n}]", "index", 0, "delta", "content",
-				  ev->text, ev->len, "logprobs", "finish_reason"));
+			json_pack("[{s:i, s:{s:s%}, s:o, s:n}]", "index", 0, "delta", "content",
+				  ev->text, ev->len, "logprobs",
+				  lp ? json_pack("{s:O}", "content", lp) : json_null(),
+				  "finish_reason"));
 	else
 		json_object_set_new(c, "choices",
-			json_pack("[{s:i, s:s%, s:n, s:n}]", "index", 0, "text", ev->text, ev->len,
-				  "logprobs", "finish_reason"));
+			json_pack("[{s:i, s:s%, s:o, s:n}]", "index", 0, "text", ev->text, ev->len,
+				  "logprobs", lp ? legacy_logprobs(lp, off) : json_null(),
+				  "finish_reason"));
+	json_decref(lp);
 	sse(g, NULL, c);
 }
 
@@ -277,8 +353,9 @@ char *fmt_body(struct gen *g, size_t *len)
 				       "logprobs", g->lp ? json_pack("{s:O}", "content", g->lp) :
 				       json_null(), "finish_reason", finish_name(g));
 		else
-			ch = json_pack("{s:i, s:s%, s:n, s:s}", "index", 0, "text", text,
-				       g->text_len, "logprobs", "finish_reason", finish_name(g));
+			ch = json_pack("{s:i, s:s%, s:o, s:s}", "index", 0, "text", text,
+				       g->text_len, "logprobs", g->lp ? legacy_logprobs(g->lp, 0) :
+				       json_null(), "finish_reason", finish_name(g));
 		json_object_set_new(o, "choices", json_pack("[o]", ch));
 		json_object_set_new(o, "usage", usage_json(g));
 		json_object_set_new(o, "timings", timings_json(g));

@@ -37,6 +37,8 @@
 #define POOL_THREADS	4
 #define MAX_CONNS	512
 #define IDLE_TIMEOUT_S	300
+/* Bodies over the limit are read and dropped up to this size, then 413. */
+#define DISCARD_MAX	(256ull << 20)
 
 enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
 	     R_METRICS, R_UI };
@@ -260,9 +262,9 @@ static json_t *model_json(struct srv *s, const char *id)
 	snprintf(buf, sizeof(buf), "%s", s->cards_desc);
 	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
 		json_array_append_new(cards, json_string(t));
-	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:i, s:i}", "id", id ? id : s->model_id,
+	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:i, s:i, s:i}", "id", id ? id : s->model_id,
 			 "object", "model", "created", (json_int_t)s->t_start, "owned_by", "rk1828",
-			 "cards", cards, "plan", s->plan, "ctx", (int)s->n_ctx,
+			 "cards", cards, "plan", s->plan, "ctx", (int)s->n_ctx, "queue", s->o.queue_max,
 			 "parallel", s->n_slots);
 }
 
@@ -370,6 +372,8 @@ static void gen_event(const struct engine_event *ev, void *user)
 	if (ev->kind == ENGINE_EV_TEXT) {
 		fmt_delta(g, ev);
 	} else {
+		if (ev->len)	/* the held-back rest, flushed at the end */
+			fmt_delta(g, ev);
 		g->finish = ev->finish;
 		g->usage = ev->usage;
 		g->timing = ev->timing;
@@ -562,6 +566,7 @@ static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hr
 	struct engine_req *q = NULL;
 	struct gen *g = gen_new(s, c, p);
 	struct api_error e;
+	char msg[256] = "";
 	int ret;
 
 	if (!g)
@@ -570,7 +575,7 @@ static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hr
 	pthread_mutex_lock(&g->mu);
 	fmt_start(g);
 	pthread_mutex_unlock(&g->mu);
-	ret = engine_submit(s->e, &r, &q);
+	ret = engine_submit(s->e, &r, &q, msg, sizeof(msg));
 	if (ret) {
 		gen_free(g);
 		if (ret == -EBUSY) {
@@ -580,11 +585,17 @@ static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hr
 			e.retry_after = 1;
 		} else if (ret == -E2BIG) {
 			api_error_set(&e, 400, "invalid_request_error", "context_length_exceeded",
-				      NULL, "context length exceeded: the prompt has %d tokens, the context is %u tokens",
-				      n, s->n_ctx);
+				      NULL, "context length exceeded: %s", msg[0] ? msg :
+				      "the prompt and max_tokens do not fit in the context");
+		} else if (ret == -EINVAL) {
+			api_error_set(&e, 400, "invalid_request_error", NULL, NULL, "%s",
+				      msg[0] ? msg : "the engine refused the request");
+		} else if (ret == -ESHUTDOWN) {
+			api_error_set(&e, 503, "unavailable_error", "shutting_down", NULL,
+				      "the server is shutting down");
 		} else {
 			api_error_set(&e, 500, "server_error", NULL, NULL, "the engine refused the request: %s",
-				      strerror(-ret));
+				      msg[0] ? msg : strerror(-ret));
 		}
 		return reply_error(c, h, &e);
 	}
@@ -628,6 +639,10 @@ static enum MHD_Result finish_nonstream(struct MHD_Connection *c, struct hreq *h
 		return MHD_YES;
 	}
 	pthread_mutex_unlock(&g->mu);
+	if (g->finish == ENGINE_FINISH_CANCELLED && !g->shutdown) {
+		h->status = 499;	/* the client left: nobody to answer */
+		return MHD_NO;
+	}
 	if (g->finish == ENGINE_FINISH_CANCELLED)
 		return fail(c, h, 503, "unavailable_error", "shutting_down", "%s",
 			    "the request was cancelled: the server is shutting down");
@@ -670,7 +685,7 @@ static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, stru
 static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struct hreq *h,
 				  const char *url, const char *method)
 {
-	const char *cl;
+	const char *cl, *expect;
 
 	if (!strcmp(method, "OPTIONS")) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, "",
@@ -698,8 +713,17 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 	if (h->route != R_HEALTH && h->route != R_UI && !auth_ok(s, c))
 		return fail(c, h, 401, "invalid_request_error", "invalid_api_key", "%s",
 			    "invalid or missing API key: send 'Authorization: Bearer KEY' (--api-key)");
+	/*
+	 * An announced body over the limit: answer at once when the client
+	 * waits for "100 Continue" or the body is huge; otherwise read and
+	 * drop it first, so that a client that writes the whole body before
+	 * reading (most do) sees the 413 rather than a reset connection.
+	 */
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-	if (cl && strtoull(cl, NULL, 10) > s->o.body_limit) {
+	expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+	if (cl && strtoull(cl, NULL, 10) > s->o.body_limit &&
+	    ((expect && !strcasecmp(expect, "100-continue")) ||
+	     strtoull(cl, NULL, 10) > DISCARD_MAX)) {
 		char m[32];
 
 		snprintf(m, sizeof(m), "%zu", s->o.body_limit);
@@ -784,7 +808,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	const union MHD_ConnectionInfo *ci;
 	char addr[INET6_ADDRSTRLEN] = "?";
 	struct gen *g;
-	bool gen_done = false;
+	bool gen_done = false, left = false;
 
 	if (!h)
 		return;
@@ -795,6 +819,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		g->conn_gone = true;
 		g->suspended = false;
 		gen_done = g->done;
+		left = g->cancel_sent && !g->shutdown;
 		u = g->usage;
 		t = g->timing;
 		pthread_mutex_unlock(&g->mu);
@@ -818,8 +843,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	fprintf(stderr, "%s %s %s %d prompt=%d gen=%d cached=%d ttft=%.1fms dur=%.1fms%s\n",
 		addr, h->method, h->path, h->status, u.prompt_tokens, u.completion_tokens,
 		u.cached_tokens, t.ttft_ms, (now_ns() - h->t0) / 1e6,
-		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" :
-		g && !gen_done ? " (client left: cancelled)" : " (connection closed early)");
+		(g && !gen_done) || left ? " (client left: cancelled)" :
+		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
 	metrics_observe(s, h->status, &u, &t, g && gen_done);
 	if (g)
 		gen_put(g);

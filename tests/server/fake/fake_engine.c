@@ -18,8 +18,9 @@
 
 #include "engine.h"
 
-#define FAKE_STEP_MS	3
-#define FAKE_LEN	48
+/* Defaults; RK1828_FAKE_STEP_MS and RK1828_FAKE_LEN override them. */
+static int FAKE_STEP_MS = 3;
+static int FAKE_LEN = 48;
 #define FAKE_MAX	256
 
 struct engine_req {
@@ -71,6 +72,7 @@ static void finish(struct engine *e, struct engine_req *q, enum engine_finish f)
 	struct engine_event ev = { .kind = ENGINE_EV_DONE, .finish = f };
 	double t = now_ms();
 
+	ev.text = "";
 	ev.usage.prompt_tokens = q->r.n_prompt;
 	ev.usage.completion_tokens = q->n_gen;
 	ev.usage.cached_tokens = q->cached;
@@ -199,14 +201,22 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int engine_create(struct engine **ep, const struct llm_model *m, struct rk_card *cards,
-		  int n_cards, const struct engine_opts *o, char *err, size_t errlen)
+const double engine_hist_le_ms[ENGINE_HIST_BUCKETS] = { 1, 2, 5, 10, 20, 50, 100, 200, 500,
+							  1000, 2000, 5000 };
+
+int engine_create(struct engine **ep, const struct llm_model *m, const struct tokenizer *tok,
+		  struct rk_card *cards, const int *card_idx, int n_cards,
+		  const struct engine_opts *o, char *err, size_t errlen)
 {
 	struct engine *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return -ENOMEM;
 	e->o = *o;
+	if (getenv("RK1828_FAKE_STEP_MS"))
+		FAKE_STEP_MS = atoi(getenv("RK1828_FAKE_STEP_MS"));
+	if (getenv("RK1828_FAKE_LEN"))
+		FAKE_LEN = atoi(getenv("RK1828_FAKE_LEN"));
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_create(&e->th, NULL, run, e);
 	*ep = e;
@@ -222,7 +232,8 @@ void engine_destroy(struct engine *e)
 	free(e);
 }
 
-int engine_submit(struct engine *e, const struct engine_request *r, struct engine_req **out)
+int engine_submit(struct engine *e, const struct engine_request *r, struct engine_req **out,
+		  char *err, size_t errlen)
 {
 	struct engine_req *q, **pp;
 	int waiting = 0, i;
@@ -290,6 +301,23 @@ void engine_get_stats(struct engine *e, struct engine_stats *st)
 	st->prefix_misses = e->misses;
 	st->n_cards = 2;
 	pthread_mutex_unlock(&e->mu);
+}
+
+void engine_get_info(const struct engine *e, struct engine_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->n_slots = e->o.n_slots;
+	info->n_ctx = e->o.n_ctx;
+	info->queue_max = e->o.queue_max;
+	info->n_cards = 2;
+	snprintf(info->plan, sizeof(info->plan), "card0: blk 0-2, card1: blk 3-4 + output (scripted)");
+}
+
+const char *engine_finish_name(enum engine_finish f)
+{
+	static const char *const n[] = { "stop", "length", "cancelled", "error" };
+
+	return n[f];
 }
 
 void fake_engine_set_global(struct engine *e);

@@ -35,7 +35,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 			   strndup(t.s, t.len) : strdup("");
 	srv_set_progress(s, 500, "starting the scripted engine");
 	usleep(300000);
-	if (engine_create(&s->e, NULL, NULL, 0, &eo, err, errlen))
+	if (engine_create(&s->e, NULL, s->tok, NULL, NULL, 2, &eo, err, errlen))
 		return -1;
 	fake_engine_set_global(s->e);
 	base = strrchr(s->o.model, '/');

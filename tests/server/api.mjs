@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+// API tests with the official openai SDK against a running server
+// (RK1828_SERVER_URL, RK1828_API_KEY): models, chat/completions/responses
+// (stream and not), usage, the prefix cache, every error rule through the
+// SDK's error classes, abort mid-stream, queue full. Prints TAP.
+import { BASE, KEY, ok, eq, check, done, client, raw, require, waitIdle, sleep } from './lib.mjs';
+
+const OpenAI = require('openai');
+const c = client();
+const greedy = { temperature: 0, max_tokens: 24 };
+const msgs = [{ role: 'user', content: 'Once upon a time' }];
+let model;
+
+async function expectErr(name, cls, status, fn, test) {
+  try {
+    await fn();
+    ok(false, name, 'no error');
+  } catch (e) {
+    ok(e instanceof cls && e.status === status && (!test || test(e)), name,
+       `${e.constructor.name} status ${e.status}: ${e.message}`);
+  }
+}
+
+await check('models.list', async () => {
+  const page = await c.models.list();
+  model = page.data[0];
+  ok(page.data.length === 1 && typeof model.id === 'string' && model.owned_by === 'rk1828' &&
+     Array.isArray(model.cards) && model.cards.length >= 1 && /card\d/.test(model.plan) && model.ctx > 0,
+     'models.list: one model with owned_by, cards, plan, ctx', model);
+  if (process.env.RK1828_MODEL_ID) eq(model.id, process.env.RK1828_MODEL_ID, 'models.list: id is the alias');
+});
+
+let whole;
+await check('chat non-stream', async () => {
+  whole = await c.chat.completions.create({ model: 'any-name', messages: msgs, ...greedy });
+  const ch = whole.choices[0], u = whole.usage;
+  ok(whole.object === 'chat.completion' && ch.message.role === 'assistant' &&
+     typeof ch.message.content === 'string' && ch.message.content.length > 0 &&
+     ['stop', 'length'].includes(ch.finish_reason), 'chat.completions.create: an assistant message and a finish_reason', whole);
+  ok(u.prompt_tokens > 0 && u.completion_tokens > 0 && u.completion_tokens <= 24 &&
+     u.total_tokens === u.prompt_tokens + u.completion_tokens &&
+     typeof u.prompt_tokens_details.cached_tokens === 'number', 'chat usage: prompt, completion, total, cached_tokens', u);
+  ok(whole.model === model.id, 'a request naming another model is served by the loaded one', whole.model);
+});
+
+await check('chat stream', async () => {
+  const s = await c.chat.completions.create({ messages: msgs, ...greedy, stream: true, stream_options: { include_usage: true } });
+  let text = '', finish = null, usage = null, n = 0, roleFirst = false, afterUsage = 0;
+  for await (const ch of s) {
+    if (usage) afterUsage++;
+    if (ch.usage) { usage = ch.usage; ok(ch.choices.length === 0, 'stream: the usage chunk has choices []'); continue; }
+    if (n++ === 0) roleFirst = ch.choices[0].delta.role === 'assistant';
+    text += ch.choices[0].delta.content || '';
+    if (ch.choices[0].finish_reason) finish = ch.choices[0].finish_reason;
+  }
+  ok(roleFirst && n >= 2, 'stream: the first chunk carries the role, content follows');
+  eq(text, whole.choices[0].message.content, 'stream: concatenated deltas equal the non-stream content (greedy)');
+  eq(finish, whole.choices[0].finish_reason, 'stream: same finish_reason');
+  ok(usage && usage.completion_tokens === whole.usage.completion_tokens && usage.prompt_tokens === whole.usage.prompt_tokens && afterUsage === 0,
+     'stream include_usage: the last chunk has the same usage', usage);
+});
+
+await check('chat text parts and prefill', async () => {
+  const a = await c.chat.completions.create({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Once upon ' }, { type: 'text', text: 'a time' }] }], ...greedy });
+  eq(a.choices[0].message.content, whole.choices[0].message.content, 'content parts are joined (BR-23)');
+  const b = await c.chat.completions.create({ messages: [...msgs, { role: 'assistant', content: 'there' }], ...greedy, max_tokens: 4 });
+  ok(b.usage.prompt_tokens > whole.usage.prompt_tokens, 'a trailing assistant message is a prefill (longer prompt)', b.usage);
+});
+
+await check('completions', async () => {
+  const a = await c.completions.create({ model: 'x', prompt: 'Once upon a time', ...greedy });
+  ok(a.object === 'text_completion' && a.choices[0].text.length > 0 && a.usage.total_tokens === a.usage.prompt_tokens + a.usage.completion_tokens,
+     'completions.create: text and usage', a);
+  const s = await c.completions.create({ prompt: ['Once upon a time'], ...greedy, stream: true, stream_options: { include_usage: true } });
+  let t = '', u = null;
+  for await (const ch of s) { if (ch.usage) u = ch.usage; else t += ch.choices[0].text; }
+  eq(t, a.choices[0].text, 'completions stream equals non-stream (prompt as an array of one string)');
+  ok(u && u.completion_tokens === a.usage.completion_tokens, 'completions stream usage', u);
+});
+
+await check('responses', async () => {
+  const r = await c.responses.create({ input: 'Once upon a time', instructions: '', temperature: 0, max_output_tokens: 24 });
+  ok(r.object === 'response' && ['completed', 'incomplete'].includes(r.status) && r.output_text.length > 0 &&
+     r.usage.input_tokens > 0 && r.usage.output_tokens > 0, 'responses.create: output_text and usage', r);
+  const s = await c.responses.create({ input: [{ role: 'user', content: [{ type: 'input_text', text: 'Once upon a time' }] }], instructions: '', temperature: 0, max_output_tokens: 24, stream: true });
+  const types = new Set(); let t = '';
+  for await (const ev of s) { types.add(ev.type); if (ev.type === 'response.output_text.delta') t += ev.delta; }
+  ok(types.has('response.created') && types.has('response.output_text.delta') && (types.has('response.completed') || types.has('response.incomplete')),
+     'responses stream: created, output_text.delta, completed events', [...types]);
+  eq(t, r.output_text, 'responses stream deltas equal output_text');
+  await expectErr('previous_response_id is refused with a 400', OpenAI.BadRequestError, 400,
+    () => c.responses.create({ input: 'x', previous_response_id: 'resp_1' }), (e) => e.param === 'previous_response_id');
+});
+
+await check('max_tokens 0', async () => {
+  const z = await c.chat.completions.create({ messages: msgs, max_tokens: 0 });
+  ok(z.choices[0].message.content === '' && z.usage.completion_tokens === 0 && z.choices[0].finish_reason === 'length',
+     'max_tokens 0: no tokens, finish_reason length', z);
+});
+
+await check('stop strings', async () => {
+  const full = whole.choices[0].message.content;
+  const words = full.split(' ').filter((w) => w.length > 2);
+  const stop = words[Math.min(2, words.length - 1)];
+  const a = await c.chat.completions.create({ messages: msgs, ...greedy, stop: [stop] });
+  const s = await c.chat.completions.create({ messages: msgs, ...greedy, stop, stream: true });
+  let t = '';
+  for await (const ch of s) t += ch.choices[0]?.delta?.content || '';
+  ok(a.choices[0].finish_reason === 'stop' && full.startsWith(a.choices[0].message.content) && !a.choices[0].message.content.includes(stop),
+     `stop "${stop}": text ends before it, finish_reason stop`, a.choices[0]);
+  eq(t, a.choices[0].message.content, 'stop: streamed text equals the non-stream text (BR-22)');
+});
+
+await check('prefix cache', async () => {
+  const long = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the sun. One day, she saw a big red ball in the park. '.repeat(2);
+  const a = await c.completions.create({ prompt: long, temperature: 0, max_tokens: 16 });
+  const b = await c.completions.create({ prompt: long, temperature: 0, max_tokens: 16 });
+  ok(b.usage.prompt_tokens_details.cached_tokens > 0 && b.usage.prompt_tokens_details.cached_tokens < b.usage.prompt_tokens,
+     'prefix cache: the same long prompt again reports 0 < cached_tokens < prompt_tokens', b.usage);
+  eq(b.choices[0].text, a.choices[0].text, 'prefix cache: identical text with and without the hit (BR-29)');
+});
+
+// ---- errors --------------------------------------------------------------
+const B = OpenAI.BadRequestError;
+const bad = [
+  ['"stream":"false"', { messages: msgs, stream: 'false' }, 'stream'],
+  ['"temperature":"hot"', { messages: msgs, temperature: 'hot' }, 'temperature'],
+  ['max_tokens < 0', { messages: msgs, max_tokens: -1 }, 'max_tokens'],
+  ['temperature < 0', { messages: msgs, temperature: -0.5 }, 'temperature'],
+  ['temperature > 2', { messages: msgs, temperature: 2.5 }, 'temperature'],
+  ['top_p 0', { messages: msgs, top_p: 0 }, 'top_p'],
+  ['top_p > 1', { messages: msgs, top_p: 1.5 }, 'top_p'],
+  ['missing messages', { max_tokens: 3 }, 'messages'],
+  ['n 2', { messages: msgs, n: 2 }, 'n'],
+  ['5 stop strings', { messages: msgs, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
+  ['image part', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages'],
+  ['unknown role', { messages: [{ role: 'wizard', content: 'x' }] }, 'messages'],
+  ['response_format json_object', { messages: msgs, response_format: { type: 'json_object' } }, 'response_format'],
+  ['top_logprobs without logprobs', { messages: msgs, top_logprobs: 3 }, 'top_logprobs'],
+];
+for (const [name, body, param] of bad)
+  await expectErr(`400 ${name} (BadRequestError, param ${param})`, B, 400,
+    () => c.chat.completions.create(body), (e) => e.param?.startsWith(param) && e.error?.type === 'invalid_request_error');
+await expectErr('400 completions: missing prompt', B, 400, () => c.completions.create({ max_tokens: 3 }), (e) => e.param === 'prompt');
+await expectErr('400 completions: echo true', B, 400, () => c.completions.create({ prompt: 'x', echo: true }), (e) => e.param === 'echo');
+await expectErr('400 context length exceeded, with the numbers', B, 400,
+  () => c.chat.completions.create({ messages: msgs, max_tokens: model.ctx + 1 }),
+  (e) => e.code === 'context_length_exceeded' && e.message.includes(String(model.ctx)) && e.message.includes(String(model.ctx + 1)));
+await check('invalid JSON', async () => {
+  const r = await raw('POST', '/v1/chat/completions', '{"messages": [', { 'Content-Type': 'application/json' });
+  ok(r.status === 400 && r.json?.error?.type === 'invalid_request_error' && /invalid JSON/.test(r.json.error.message),
+     '400 invalid JSON, OpenAI envelope', r.text);
+  const { APIError } = OpenAI;
+  const e = APIError.generate(r.status, r.json, r.json.error.message, new Headers());
+  ok(e instanceof B, 'invalid JSON maps to the SDK BadRequestError');
+});
+if (KEY) {
+  await expectErr('401 wrong API key (AuthenticationError)', OpenAI.AuthenticationError, 401,
+    () => client({ apiKey: 'wrong' }).models.list(), (e) => e.code === 'invalid_api_key');
+  await check('401 missing key', async () => {
+    const r = await raw('GET', '/v1/models', undefined, { Authorization: '' });
+    ok(r.status === 401 && r.json?.error?.code === 'invalid_api_key', '401 missing API key, OpenAI envelope', r.text);
+  });
+}
+await expectErr('404 unknown path (NotFoundError)', OpenAI.NotFoundError, 404, () => c.get('/nothing-here'),
+  (e) => e.error?.type === 'invalid_request_error');
+await expectErr('405 wrong method (APIError 405)', OpenAI.APIError, 405, () => c.get('/chat/completions'),
+  (e) => e.headers.get('allow')?.includes('POST'));
+await expectErr('413 body over 8 MiB (APIError 413)', OpenAI.APIError, 413,
+  () => c.chat.completions.create({ messages: [{ role: 'user', content: 'a'.repeat(9 << 20) }] }),
+  (e) => e.code === 'request_too_large');
+
+// ---- abort and queue -----------------------------------------------------
+await check('abort mid-stream', async () => {
+  const ac = new AbortController();
+  const s = await c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: model.ctx - 16, stream: true }, { signal: ac.signal });
+  let n = 0;
+  try { for await (const ch of s) { if (ch.choices[0]?.delta?.content && ++n === 3) ac.abort(); } } catch (e) {
+    ok(e instanceof OpenAI.APIUserAbortError || e.name === 'AbortError', 'abort: the SDK reports the user abort', e.constructor.name);
+  }
+  const t0 = Date.now();
+  const next = await c.chat.completions.create({ messages: msgs, ...greedy, max_tokens: 4 });
+  ok(next.usage.completion_tokens > 0 && next.timings.queued_ms < 2000, 'a request right after the abort runs at once', next.timings);
+  const m = await waitIdle(5000);
+  ok(!m.rk1828_sessions_active && !m.rk1828_sessions_queued, 'the aborted request freed its session', m);
+  void t0;
+});
+
+await check('queue full', async () => {
+  const n = model.parallel + (model.queue ?? 16) + 4;
+  const acs = [], results = [];
+  for (let i = 0; i < n; i++) {
+    const ac = new AbortController(); acs.push(ac);
+    results.push(c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: 64, stream: true }, { signal: ac.signal })
+      .then((s) => ({ s }), (e) => ({ e })));
+    await sleep(5);
+  }
+  const r = await Promise.all(results);
+  const busy = r.filter((x) => x.e instanceof OpenAI.InternalServerError && x.e.status === 503);
+  ok(busy.length >= 1 && busy.every((x) => x.e.headers.get('retry-after') && x.e.code === 'queue_full'),
+     `queue full: ${busy.length} of ${n} got 503 with Retry-After`, r.filter((x) => x.e).map((x) => x.e.message));
+  for (const ac of acs) ac.abort();
+  for (const x of r) if (x.s) { try { for await (const _ of x.s) ; } catch { /* aborted */ } }
+  const m = await waitIdle(20000);
+  ok(!m.rk1828_sessions_active && !m.rk1828_sessions_queued, 'queue full: every session freed after the aborts', m);
+});
+
+await check('health after', async () => {
+  const h = await raw('GET', '/health');
+  eq(h.json, { status: 'ok' }, 'GET /health is {"status":"ok"} after the tests');
+  const m = await raw('GET', '/metrics');
+  ok(/rk1828_requests_total\{status="400"\} \d+/.test(m.text) && /rk1828_ttft_seconds_bucket/.test(m.text) &&
+     /rk1828_prefix_cache_hits_total [1-9]/.test(m.text), '/metrics: requests by status, TTFT histogram, prefix hits', m.text.slice(0, 400));
+});
+void BASE;
+done();

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// Fuzzed bodies: a few hundred malformed or mistyped requests (truncated
+// JSON, deep nesting, huge numbers, invalid UTF-8, wrong types, a 100 MB
+// streamed body) must each get a 4xx in the OpenAI envelope, and the
+// server must stay up. Prints TAP.
+import { ok, done, raw, check } from './lib.mjs';
+
+const good = JSON.stringify({ messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 2, temperature: 0, stop: ['x'] });
+const bodies = [];
+for (let i = 0; i < good.length; i++) bodies.push(['truncated at ' + i, good.slice(0, i)]);
+bodies.push(['deep arrays', '['.repeat(100000)]);
+bodies.push(['deep objects', '{"a":'.repeat(50000)]);
+bodies.push(['deep messages', JSON.stringify({ messages: [{ role: 'user', content: 'x' }] }).replace('"x"', '['.repeat(3000) + ']'.repeat(3000))]);
+bodies.push(['huge exponent', '{"messages":[{"role":"user","content":"x"}],"temperature":1e999}']);
+bodies.push(['huge integer', '{"messages":[{"role":"user","content":"x"}],"max_tokens":123456789012345678901234567890}']);
+bodies.push(['max_tokens 1e12', '{"messages":[{"role":"user","content":"x"}],"max_tokens":1e12}']);
+bodies.push(['seed 2^70', '{"messages":[{"role":"user","content":"x"}],"seed":1180591620717411303424}']);
+bodies.push(['NaN', '{"messages":[{"role":"user","content":"x"}],"temperature":NaN}']);
+bodies.push(['empty', '']);
+bodies.push(['null', 'null']);
+bodies.push(['array', '[]']);
+bodies.push(['string', '"hello"']);
+bodies.push(['number', '42']);
+bodies.push(['duplicate key', '{"messages":[],"messages":[]}']);
+bodies.push(['NUL escape', '{"messages":[{"role":"user","content":"a\\u0000b"}]}']);
+bodies.push(['lone surrogate', '{"messages":[{"role":"user","content":"\\ud800"}]}']);
+for (const b of [[0xff], [0xc3], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xc0, 0xaf], [0xe2, 0x82]]) {
+  bodies.push(['invalid UTF-8 ' + b.map((x) => x.toString(16)).join(' '),
+    Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"a'), Buffer.from(b), Buffer.from('"}]}')])]);
+}
+const m = [{ role: 'user', content: 'x' }];
+const typed = {
+  messages: [{}, 'x', 1, true, [], [1], ['x'], [{ role: 1, content: 'x' }], [{ role: 'user', content: 5 }],
+    [{ role: 'user', content: [{ type: 'text', text: 5 }] }], [{ role: 'user', content: [{ text: 'x' }] }],
+    [{ role: 'user', content: [1] }], [{ role: 'tool', content: 'x' }], [{ content: 'x' }]],
+  stream: ['false', 1, 0, [], {}],
+  stream_options: ['x', 1, [], { include_usage: 'yes' }],
+  max_tokens: [-1, -1e9, 1.5, 'x', true, [], {}, 2 ** 31],
+  max_completion_tokens: [-1, 'x', 0.5],
+  temperature: ['hot', -0.1, 2.01, true, [], {}, -1e300],
+  top_p: [0, -1, 1.01, 'x', false],
+  top_k: [-1, 'x', 1.5],
+  seed: ['x', 1.5, true],
+  stop: [1, [1], ['a', 'b', 'c', 'd', 'e'], {}, [null]],
+  n: [0, 2, 'x', -1],
+  logprobs: ['x', 1],
+  top_logprobs: [-1, 21, 'x'],
+  response_format: ['text', 1, {}, { type: 'json_object' }, { type: 1 }],
+  tools: [[{ type: 'function', function: { name: 'f' } }], 'x'],
+};
+for (const [k, vals] of Object.entries(typed))
+  for (const v of vals)
+    bodies.push([`chat ${k}=${JSON.stringify(v)}`, JSON.stringify(k === 'messages' ? { messages: v } : { messages: m, [k]: v })]);
+for (const v of [1, null, [], [1, 2], ['a', 'b'], {}, true])
+  bodies.push([`completions prompt=${JSON.stringify(v)}`, JSON.stringify({ prompt: v }), '/v1/completions']);
+for (const v of [1, [], [{}], [{ role: 'user', content: [{ type: 'input_image' }] }], [{ type: 'function_call' }]])
+  bodies.push([`responses input=${JSON.stringify(v)}`, JSON.stringify({ input: v }), '/v1/responses']);
+bodies.push(['responses instructions=1', JSON.stringify({ input: 'x', instructions: 1 }), '/v1/responses']);
+bodies.push(['completions echo', JSON.stringify({ prompt: 'x', echo: true }), '/v1/completions']);
+bodies.push(['completions suffix', JSON.stringify({ prompt: 'x', suffix: 'y' }), '/v1/completions']);
+bodies.push(['completions logprobs 6', JSON.stringify({ prompt: 'x', logprobs: 6 }), '/v1/completions']);
+let seed = 1;
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+for (let i = 0; i < 60; i++) {
+  const b = Buffer.from(good);
+  for (let j = 0; j < 1 + (i % 5); j++) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);
+  bodies.push(['mutated ' + i, b]);
+}
+
+let all4xx = 0, envelope = 0, results = [];
+for (const [name, body, path] of bodies) {
+  let r;
+  try { r = await raw('POST', path || '/v1/chat/completions', body, { 'Content-Type': 'application/json' }); } catch (e) { r = { status: 0, text: String(e) }; }
+  const is4xx = r.status >= 400 && r.status < 500;
+  // A random mutation may still be valid JSON with valid fields: then 200 is right.
+  const fine = is4xx || (name.startsWith('mutated') && r.status === 200);
+  if (fine) all4xx++; else results.push(`${name}: ${r.status} ${r.text.slice(0, 200)}`);
+  if (!is4xx || (r.json?.error && typeof r.json.error.message === 'string' && 'param' in r.json.error && 'code' in r.json.error)) envelope++;
+  else results.push(`${name}: no envelope: ${r.text.slice(0, 200)}`);
+}
+ok(all4xx === bodies.length, `${bodies.length} fuzzed bodies get a 4xx`, results.join('\n'));
+ok(envelope === bodies.length, 'every 4xx is an OpenAI error envelope', results.join('\n'));
+
+await check('100 MB streamed body', async () => {
+  const r = await raw('POST', '/v1/chat/completions', (req) => {
+    const chunk = Buffer.alloc(1 << 20, 0x61);
+    let sent = 0;
+    req.write('{"messages":[{"role":"user","content":"');
+    const pump = () => {
+      while (sent < 100) {
+        sent++;
+        if (!req.write(chunk)) { req.once('drain', pump); return; }
+      }
+      req.end('"}]}');
+    };
+    pump();
+  }, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+  ok(r.status === 413 && r.json?.error?.code === 'request_too_large', '100 MB chunked body: 413 request_too_large', r.text.slice(0, 200));
+});
+const h = await raw('GET', '/health');
+ok(h.status === 200 && h.json?.status === 'ok', 'the server is still healthy after the fuzzing', h.text);
+const g = await raw('POST', '/v1/completions', JSON.stringify({ prompt: 'Once upon a time', max_tokens: 3, temperature: 0 }), { 'Content-Type': 'application/json' });
+ok(g.status === 200 && g.json?.usage?.completion_tokens > 0, 'and still generates', g.text.slice(0, 200));
+done();
