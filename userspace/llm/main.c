@@ -13,6 +13,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +21,9 @@
 #include <time.h>
 
 #include "drm/rk1828_accel.h"
+#include "engine.h"
 #include "gguf.h"
 #include "model.h"
-#include "pipeline.h"
 #include "planner.h"
 #include "rk1828.h"
 #include "sampler.h"
@@ -91,10 +92,6 @@ static void usage(FILE *f)
 		"(unknown command or option, bad option value, bad --cards, missing -m/-p)\n");
 }
 
-static double now_ms(void)
-{
-	return rk_now_ns() / 1e6;
-}
 
 static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out)
 {
@@ -612,21 +609,91 @@ static int dump_logits(const char *path, const int32_t *toks, int n, const float
 	return 0;
 }
 
+/* What cmd_run() learns from the engine's events (engine thread). */
+struct run_out {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done, first;
+	struct engine *e;
+	struct engine_event last;	/* the DONE event (text fields cleared) */
+	struct engine_stats at_first;	/* stats when the first text arrived */
+	char error[384];
+};
+
+static void run_event(const struct engine_event *ev, void *user)
+{
+	struct run_out *ro = user;
+
+	if (ev->len)
+		fwrite(ev->text, 1, ev->len, stdout);
+	fflush(stdout);
+	if (ev->kind == ENGINE_EV_TEXT && !ro->first) {
+		ro->first = true;
+		engine_get_stats(ro->e, &ro->at_first);
+	}
+	if (ev->kind != ENGINE_EV_DONE)
+		return;
+	pthread_mutex_lock(&ro->mu);
+	ro->last = *ev;
+	ro->last.text = NULL;
+	ro->last.ids = NULL;
+	ro->last.logprobs = NULL;
+	ro->last.error = NULL;
+	if (ev->error)
+		snprintf(ro->error, sizeof(ro->error), "%s", ev->error);
+	ro->done = true;
+	pthread_cond_signal(&ro->cv);
+	pthread_mutex_unlock(&ro->mu);
+}
+
+static void run_stats(const struct args *a, const struct session *S, struct run_out *ro,
+		      int n_prompt)
+{
+	const struct engine_event *ev = &ro->last;
+	int n_gen = ev->usage.completion_tokens;
+	/* Decode forwards: one per token after the first, and one for the EOS. */
+	int steps = ev->finish == ENGINE_FINISH_STOP ? n_gen : (n_gen ? n_gen - 1 : 0);
+	double ttft = ev->timing.ttft_ms, dec = ev->timing.decode_ms;
+	double tpot = steps ? dec / steps : 0.0;
+
+	if (ev->finish == ENGINE_FINISH_LENGTH && (a->n_predict < 0 || n_gen < a->n_predict))
+		fprintf(stderr, "rk1828-llm: context full (%u tokens); use --ctx to raise it\n",
+			S->sizes.n_ctx);
+	fprintf(stderr,
+		"stats: TTFT %.1f ms, TPOT %.1f ms, prefill %.1f tok/s, decode %.1f tok/s, "
+		"prompt %d tok, gen %d tok, plan %s\n",
+		ttft, tpot, ttft > 0 ? n_prompt * 1000.0 / ttft : 0.0,
+		steps && dec > 0 ? steps * 1000.0 / dec : 0.0, n_prompt, n_gen, S->plan_str);
+	if (a->verbose) {
+		struct engine_stats st;
+		const struct engine_stats *p0 = &ro->at_first;
+
+		engine_get_stats(ro->e, &st);
+		fprintf(stderr, "host: %llu forwards, %llu jobs, %.3f ms/forward host work, %.3f ms/forward waiting\n",
+			(unsigned long long)st.steps, (unsigned long long)st.jobs,
+			st.steps ? st.host_ns / 1e6 / st.steps : 0.0,
+			st.steps ? st.wait_ns / 1e6 / st.steps : 0.0);
+		/* Decode steps alone: the totals minus those at the first token. */
+		fprintf(stderr, "host decode: %d steps, %.3f ms/step host work, %.3f ms/step waiting\n",
+			steps,
+			steps ? (st.host_ns - p0->host_ns) / 1e6 / steps : 0.0,
+			steps ? (st.wait_ns - p0->wait_ns) / 1e6 / steps : 0.0);
+	}
+}
+
 static int cmd_run(const struct args *a)
 {
-	struct sampler_params sp = { .temp = a->temp, .top_k = a->top_k, .top_p = a->top_p };
-	struct pipe_opts po = { 0 };
-	struct pipeline *pipe = NULL;
-	struct sampler *smp = NULL;
+	struct engine_opts eo = { .n_slots = 1, .queue_max = -1, .strict_slots = true };
+	struct engine_request rq = { 0 };
+	struct run_out ro = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	struct engine_req *q = NULL;
+	struct engine *e = NULL;
 	struct tokenizer *tok = NULL;
 	struct session S;
-	int32_t *toks = NULL, cur, eos;
+	int32_t *toks = NULL;
 	float *logits = NULL;
-	double t0, t_first = 0, t_end;
-	char err[768], piece[256];
-	int n_prompt, n_gen = 0, steps = 0, pos, rc = EXIT_RUNTIME;
-	bool ctx_full = false;
-	struct pipe_stats ps_prefill = { 0 };
+	char err[768];
+	int n_prompt, rc = EXIT_RUNTIME, ret;
 
 	if (session_open(&S, a, false))
 		goto out;
@@ -659,104 +726,54 @@ static int cmd_run(const struct args *a)
 			n_prompt, S.sizes.n_ctx);
 		goto out;
 	}
-	if (!a->have_seed) {
-		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		sp.seed = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	} else {
-		sp.seed = a->seed;
-	}
-	smp = sampler_new(&sp, S.m.n_vocab);
-	if (!smp) {
-		fprintf(stderr, "rk1828-llm: cannot create the sampler\n");
-		goto out;
-	}
-
-	po.n_ctx = S.sizes.n_ctx;
-	po.bucket = S.sizes.bucket;
-	po.verbose = a->verbose;
+	eo.n_ctx = S.sizes.n_ctx;
+	eo.bucket = S.sizes.bucket;
+	eo.verbose = a->verbose;
 	if (a->verbose)
 		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u; plan %s\n",
-			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, po.n_ctx,
-			po.bucket, S.plan_str);
-	if (pipe_create(&pipe, &S.m, S.cards, &S.plan, &po, err, sizeof(err))) {
+			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, eo.n_ctx,
+			eo.bucket, S.plan_str);
+	ret = engine_create(&e, &S.m, tok, S.cards, S.sel, S.n_sel, &eo, err, sizeof(err));
+	if (ret) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		goto out;
 	}
-
-	eos = tok_eos(tok);
-	t0 = now_ms();
-	if (pipe_forward(pipe, toks, n_prompt, 0, logits, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: prefill: %s\n", err);
+	ro.e = e;
+	rq.prompt = toks;
+	rq.n_prompt = n_prompt;
+	/* -n beyond the context: generate until it is full, as before. */
+	rq.max_tokens = (uint64_t)n_prompt + a->n_predict > S.sizes.n_ctx ? -1 : a->n_predict;
+	rq.s.temperature = a->temp;
+	rq.s.top_k = a->top_k;
+	rq.s.top_p = a->top_p;
+	rq.s.seed = a->seed;
+	rq.s.have_seed = a->have_seed;
+	rq.prompt_logits = a->dump_logits ? logits : NULL;
+	rq.cb = run_event;
+	rq.user = &ro;
+	ret = engine_submit(e, &rq, &q, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		goto out;
+	}
+	pthread_mutex_lock(&ro.mu);
+	while (!ro.done)
+		pthread_cond_wait(&ro.cv, &ro.mu);
+	pthread_mutex_unlock(&ro.mu);
+	printf("\n");
+	fflush(stdout);
+	if (ro.last.finish == ENGINE_FINISH_ERROR) {
+		fprintf(stderr, "rk1828-llm: %s\n", ro.error);
 		goto out;
 	}
 	if (a->dump_logits && dump_logits(a->dump_logits, toks, n_prompt, logits, S.m.n_vocab))
 		goto out;
-	if (a->verbose)
-		pipe_get_stats(pipe, &ps_prefill);
-	cur = sampler_sample(smp, logits);
-	t_first = now_ms();
-	pos = n_prompt;
-	for (;;) {
-		int len;
-
-		if (cur == eos || n_gen >= a->n_predict)
-			break;
-		len = tok_piece(tok, cur, piece, sizeof(piece));
-		if (len > 0)
-			fwrite(piece, 1, len, stdout);
-		fflush(stdout);
-		n_gen++;
-		if (n_gen >= a->n_predict)
-			break;
-		if ((uint32_t)pos >= S.sizes.n_ctx) {
-			ctx_full = true;
-			break;
-		}
-		if (pipe_forward(pipe, &cur, 1, pos, logits, err, sizeof(err))) {
-			printf("\n");
-			fprintf(stderr, "rk1828-llm: decode at position %d: %s\n", pos, err);
-			goto out;
-		}
-		pos++;
-		steps++;
-		cur = sampler_sample(smp, logits);
-	}
-	t_end = now_ms();
-	printf("\n");
-	fflush(stdout);
-	if (ctx_full)
-		fprintf(stderr, "rk1828-llm: context full (%u tokens); use --ctx to raise it\n",
-			S.sizes.n_ctx);
-	{
-		double ttft = t_first - t0, dec = t_end - t_first;
-		double tpot = steps ? dec / steps : 0.0;
-
-		fprintf(stderr,
-			"stats: TTFT %.1f ms, TPOT %.1f ms, prefill %.1f tok/s, decode %.1f tok/s, "
-			"prompt %d tok, gen %d tok, plan %s\n",
-			ttft, tpot, ttft > 0 ? n_prompt * 1000.0 / ttft : 0.0,
-			steps && dec > 0 ? steps * 1000.0 / dec : 0.0, n_prompt, n_gen, S.plan_str);
-	}
-	if (a->verbose) {
-		struct pipe_stats ps;
-
-		pipe_get_stats(pipe, &ps);
-		fprintf(stderr, "host: %llu forwards, %llu jobs, %.3f ms/forward host work, %.3f ms/forward waiting\n",
-			(unsigned long long)ps.forwards, (unsigned long long)ps.jobs,
-			ps.forwards ? ps.host_ns / 1e6 / ps.forwards : 0.0,
-			ps.forwards ? ps.wait_ns / 1e6 / ps.forwards : 0.0);
-		/* Decode steps alone: the totals minus those after the prefill. */
-		fprintf(stderr, "host decode: %d steps, %.3f ms/step host work, %.3f ms/step waiting\n",
-			steps,
-			steps ? (ps.host_ns - ps_prefill.host_ns) / 1e6 / steps : 0.0,
-			steps ? (ps.wait_ns - ps_prefill.wait_ns) / 1e6 / steps : 0.0);
-	}
+	run_stats(a, &S, &ro, n_prompt);
 	rc = 0;
 out:
-	pipe_destroy(pipe);
-	sampler_free(smp);
+	engine_req_put(q);
+	engine_destroy(e);
 	if (tok)
 		tok_free(tok);
 	free(toks);

@@ -45,6 +45,7 @@
 #define MAX_SLOTS	8
 #define STAGING_BUFS	2
 #define STAGING_MAX	(8ULL << 20)
+#define MAX_BATCH_V1	4096
 
 /* One contiguous piece of a weights image: @size bytes from @src at @off. */
 struct piece {
@@ -79,6 +80,10 @@ struct pipeline {
 	int nslot;		/* buffer slots per stage (plan_slots()) */
 	long n_buckets;		/* buckets queued so far; bucket i uses slot i % nslot */
 	struct pipe_stats stats;
+	/* Micro-batches submitted but not collected (v1: already computed). */
+	int n_flight, flight_head;
+	int flight_rows[MAX_SLOTS];
+	float *flight_logits[MAX_SLOTS];	/* n_vocab floats each */
 	char failed[384];	/* first job failure; the pipeline is unusable after it */
 };
 
@@ -345,6 +350,8 @@ void pipe_destroy(struct pipeline *p)
 		return;
 	for (k = 0; k < p->n_stages; k++)
 		stage_free(&p->st[k]);
+	for (k = 0; k < MAX_SLOTS; k++)
+		free(p->flight_logits[k]);
 	free(p->st);
 	free(p);
 }
@@ -467,7 +474,7 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 	int k;
 
 	*pp = NULL;
-	if (!plan->n_segs || !o->bucket || !o->n_ctx || o->bucket > o->n_ctx)
+	if (!plan->n_segs || !o->bucket || !o->n_ctx || o->bucket > o->n_ctx || o->n_seq > 1)
 		return perr(err, errlen, NULL, "pipeline: bad plan or options");
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -479,7 +486,12 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 	p->n_stages = plan->n_segs;
 	p->nslot = (int)plan_slots(p->n_stages);
 	p->st = calloc(p->n_stages, sizeof(*p->st));
-	if (!p->st) {
+	for (k = 0; p->st && k < MAX_SLOTS; k++) {
+		p->flight_logits[k] = malloc((size_t)m->n_vocab * sizeof(float));
+		if (!p->flight_logits[k])
+			break;
+	}
+	if (!p->st || k < MAX_SLOTS) {
 		pipe_destroy(p);
 		return perr(err, errlen, NULL, "out of host memory");
 	}
@@ -727,4 +739,70 @@ static int forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 	}
 	memcpy(logits, last->out_host[s].map, (size_t)m->n_vocab * sizeof(float));
 	return 0;
+}
+
+int pipe_n_stages(const struct pipeline *p)
+{
+	return p->n_stages;
+}
+
+int pipe_depth(const struct pipeline *p)
+{
+	return p->n_stages > 1 ? p->n_stages : 2;
+}
+
+int pipe_in_flight(const struct pipeline *p)
+{
+	return p->n_flight;
+}
+
+/*
+ * Micro-batches of one sequence with contiguous positions run through
+ * forward(); the logits of the last token (the only one that may ask for
+ * them) wait in the flight ring until collected.
+ */
+int pipe_submit(struct pipeline *p, const struct pipe_tok *t, int n,
+		char *err, size_t errlen)
+{
+	int32_t toks[MAX_BATCH_V1];
+	int i, slot, ret;
+
+	if (p->failed[0])
+		return perr(err, errlen, NULL, "pipeline unusable after an earlier job failure: %s",
+			    p->failed);
+	if (n < 1 || n > (int)p->o.bucket || n > MAX_BATCH_V1)
+		return perr(err, errlen, NULL, "micro-batch of %d tokens (bucket %u)", n,
+			    p->o.bucket);
+	if (p->n_flight >= pipe_depth(p))
+		return perr(err, errlen, NULL, "%d micro-batches already in flight", p->n_flight);
+	for (i = 0; i < n; i++) {
+		if (t[i].seq != 0 || t[i].pos != t[0].pos + i ||
+		    (i < n - 1 && (t[i].flags & PIPE_TOK_LOGITS)))
+			return perr(err, errlen, NULL,
+				    "micro-batch layout not supported by this pipeline");
+		toks[i] = t[i].token;
+	}
+	slot = (p->flight_head + p->n_flight) % MAX_SLOTS;
+	ret = pipe_forward(p, toks, n, t[0].pos, p->flight_logits[slot], err, errlen);
+	if (ret)
+		return ret;
+	p->flight_rows[slot] = (t[n - 1].flags & PIPE_TOK_LOGITS) ? 1 : 0;
+	p->n_flight++;
+	return 0;
+}
+
+int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err, size_t errlen)
+{
+	int slot = p->flight_head, rows;
+
+	if (!p->n_flight)
+		return perr(err, errlen, NULL, "no micro-batch in flight");
+	rows = p->flight_rows[slot];
+	if (rows > max_rows)
+		return perr(err, errlen, NULL, "room for %d logits rows, %d needed", max_rows, rows);
+	if (rows)
+		memcpy(logits, p->flight_logits[slot], (size_t)p->m->n_vocab * sizeof(float));
+	p->flight_head = (slot + 1) % MAX_SLOTS;
+	p->n_flight--;
+	return rows;
 }

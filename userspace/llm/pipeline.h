@@ -31,16 +31,24 @@
 
 /**
  * struct pipe_opts - pipeline parameters
- * @n_ctx: KV cache rows (maximum sequence length)
- * @bucket: tokens per prefill bucket (>= 1)
+ * @n_ctx: KV cache rows (maximum sequence length) of each sequence
+ * @bucket: tokens per prefill bucket and per micro-batch (>= 1)
+ * @n_seq: sequences (the engine's session slots) with their own KV caches
+ *	on every card; 0 means 1
  * @timeout_ms: per-wait timeout, ms (a card that stalls longer is an error)
  * @verbose: log buffer sizes and uploads to stderr
+ * @progress: optional, called during the weight upload with the bytes
+ *	uploaded so far and the total over all cards
+ * @progress_user: passed to @progress
  */
 struct pipe_opts {
 	uint32_t n_ctx;
 	uint32_t bucket;
+	uint32_t n_seq;
 	uint32_t timeout_ms;
 	int verbose;
+	void (*progress)(void *user, uint64_t done, uint64_t total);
+	void *progress_user;
 };
 
 struct pipeline;
@@ -80,6 +88,74 @@ void pipe_destroy(struct pipeline *p);
  */
 int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		 float *logits, char *err, size_t errlen);
+
+/* Most sequences (struct pipe_opts.n_seq) this pipeline supports. */
+#define PIPE_MAX_SEQ		1
+
+/* struct pipe_tok.flags: return this token's logits. */
+#define PIPE_TOK_LOGITS		0x1u
+
+/**
+ * struct pipe_tok - one token of a micro-batch
+ * @token: token id (< n_vocab)
+ * @pos: its position in its sequence (< n_ctx); its KV row
+ * @seq: its sequence (< n_seq), whose KV cache it reads and writes
+ * @flags: PIPE_TOK_*
+ */
+struct pipe_tok {
+	int32_t token;
+	int32_t pos;
+	uint32_t seq;
+	uint32_t flags;
+};
+
+/**
+ * pipe_submit() - queue one micro-batch on every stage without waiting
+ * for its result
+ * @p: pipeline
+ * @t: @n tokens (1..bucket); within one sequence positions must be
+ *	distinct, and the KV rows below each token's position must have been
+ *	written by this or earlier micro-batches (attention of a token at
+ *	position q reads rows 0..q of its sequence)
+ * @n: tokens
+ * @err, @errlen: reason on failure
+ *
+ * Micro-batches run on each card in submission order, so a micro-batch
+ * sees the KV rows written by every earlier one. At most pipe_depth()
+ * micro-batches may be uncollected at a time.
+ *
+ * Return: 0, or -1: bad arguments (nothing queued, the pipeline stays
+ * usable) or a failed submit (the pipeline is unusable, as after a failed
+ * job).
+ */
+int pipe_submit(struct pipeline *p, const struct pipe_tok *t, int n,
+		char *err, size_t errlen);
+
+/**
+ * pipe_collect() - wait for the oldest uncollected micro-batch
+ * @p: pipeline
+ * @logits: out, one row of n_vocab floats per token of that micro-batch
+ *	with PIPE_TOK_LOGITS, in token order
+ * @max_rows: rows @logits has room for
+ * @err, @errlen: the failed card and job
+ * Return: rows written (>= 0), or -1 (nothing uncollected, too little room,
+ * or a failed job: then the pipeline is unusable).
+ */
+int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err,
+		 size_t errlen);
+
+/** pipe_in_flight() - micro-batches submitted and not yet collected. */
+int pipe_in_flight(const struct pipeline *p);
+
+/**
+ * pipe_depth() - how many micro-batches may be in flight at once: the
+ * number of stages (one per card); a single-card pipeline allows 2 so the
+ * host prepares the next micro-batch while the card runs one
+ */
+int pipe_depth(const struct pipeline *p);
+
+/** pipe_n_stages() - cards in the pipeline. */
+int pipe_n_stages(const struct pipeline *p);
 
 /**
  * struct pipe_stats - host-side accounting since pipe_create()

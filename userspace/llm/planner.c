@@ -281,6 +281,19 @@ static uint32_t slots_of(const struct plan_sizes *s)
 	return s->slots ? s->slots : 2;
 }
 
+static uint32_t seqs_of(const struct plan_sizes *s)
+{
+	return s->n_seq ? s->n_seq : 1;
+}
+
+/* Logits rows of one micro-batch: one per sequence, at most a bucket. */
+static uint32_t logit_rows(const struct plan_sizes *s)
+{
+	uint32_t n = seqs_of(s);
+
+	return s->bucket && s->bucket < n ? s->bucket : n;
+}
+
 uint64_t plan_prog_bytes(uint32_t n_layers)
 {
 	return sizeof(struct rk1828_program) +
@@ -309,14 +322,14 @@ uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 	w += talign(llm_tensor_card_bytes(L->ffn_down, false));
 	/* Its entry in each slot's program. */
 	w += slots_of(s) * sizeof(struct rk1828_prog_layer);
-	return w + llm_kv_bytes(m, s->n_ctx);
+	return w + seqs_of(s) * llm_kv_bytes(m, s->n_ctx);
 }
 
 uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s)
 {
 	return talign(llm_tensor_card_bytes(m->output_norm, true)) +
 	       talign(llm_tensor_card_bytes(m->output, false)) +
-	       slots_of(s) * plan_align((uint64_t)m->n_vocab * sizeof(float));
+	       slots_of(s) * plan_align((uint64_t)logit_rows(s) * m->n_vocab * sizeof(float));
 }
 
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s)

@@ -108,11 +108,15 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  * @bucket: tokens per prefill bucket
  * @slots: activation buffer slots per card; 0: plan_slots() of the
  *	number of cards used
+ * @n_seq: sequences (session slots) whose KV caches every card holds, and
+ *	the most logits rows one micro-batch returns (one per sequence, at
+ *	most @bucket); 0 means 1
  */
 struct plan_sizes {
 	uint32_t n_ctx;
 	uint32_t bucket;
 	uint32_t slots;
+	uint32_t n_seq;
 };
 
 /**
@@ -132,15 +136,15 @@ uint64_t plan_align(uint64_t x);
 /**
  * plan_block_bytes() - card bytes of block @l: its tensors laid out at
  * PLAN_TENSOR_ALIGN (norms and biases as F32), its K and V caches
- * (F32 [n_ctx][n_kv_heads * head_dim] each) and its entry in each slot's
- * program
+ * (F32 [n_seq][n_ctx][n_kv_heads * head_dim] each) and its entry in each
+ * slot's program
  */
 uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 			  const struct plan_sizes *s);
 
 /**
  * plan_head_bytes() - output_norm (F32) + output + one logits buffer
- * (F32 [n_vocab]) per slot, card bytes
+ * (F32 [min(n_seq, bucket)][n_vocab]) per slot, card bytes
  */
 uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s);
 

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Scheduler tests (userspace/llm/sched.c): the prefix-cache slot choice
+ * (longest common prefix, LRU tie-break, at least the last prompt token
+ * re-evaluated, a shorter prompt sharing a cached prefix, busy slots
+ * skipped) and micro-batch building (decode groups of ceil(S / N), oldest
+ * ready first, prefill chunks of at most a bucket in admission order,
+ * positions, slots and the logits flag of the last prompt token, decode
+ * never starved by a long prompt). Output: TAP.
+ */
+#include "../../userspace/llm/sched.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tap.h"
+
+static int32_t rec[4][64];
+
+static void set_slot(struct sched_slot *s, int i, const int32_t *t, int n, uint64_t used,
+		     bool busy)
+{
+	memcpy(rec[i], t, (size_t)n * sizeof(*t));
+	s->toks = rec[i];
+	s->n_toks = n;
+	s->last_used = used;
+	s->busy = busy;
+}
+
+static void test_pick(void)
+{
+	struct sched_slot sl[4];
+	const int32_t a[] = { 1, 10, 11, 12, 13, 14 };
+	const int32_t b[] = { 1, 20, 21 };
+	const int32_t c[] = { 1, 10, 11, 30 };
+	int reuse, s;
+
+	set_slot(&sl[0], 0, a, 6, 5, false);
+	set_slot(&sl[1], 1, b, 3, 1, false);
+	set_slot(&sl[2], 2, c, 4, 2, false);
+	set_slot(&sl[3], 3, NULL, 0, 0, false);
+	{
+		const int32_t p[] = { 1, 10, 11, 12, 99 };
+
+		s = sched_pick_slot(sl, 4, p, 5, &reuse);
+		tap_ok(s == 0 && reuse == 4, "pick: longest common prefix wins (slot %d, reuse %d)",
+		       s, reuse);
+	}
+	{
+		const int32_t p[] = { 1, 10, 11, 12, 13, 14 };
+
+		s = sched_pick_slot(sl, 4, p, 6, &reuse);
+		tap_ok(s == 0 && reuse == 5, "pick: identical prompt re-evaluates its last token (reuse %d)",
+		       reuse);
+	}
+	{
+		const int32_t p[] = { 1, 10, 11 };
+
+		s = sched_pick_slot(sl, 4, p, 3, &reuse);
+		tap_ok((s == 0 || s == 2) && reuse == 2,
+		       "pick: shorter prompt sharing a cached prefix reuses n_prompt - 1 (reuse %d)", reuse);
+		tap_ok(s == 2, "pick: equal prefixes go to the least recently used slot (slot %d)", s);
+	}
+	{
+		const int32_t p[] = { 7, 8 };
+
+		s = sched_pick_slot(sl, 4, p, 2, &reuse);
+		tap_ok(s == 3 && reuse == 0, "pick: no common prefix: the LRU slot, nothing reused (slot %d)",
+		       s);
+	}
+	{
+		const int32_t p[] = { 1 };
+
+		s = sched_pick_slot(sl, 4, p, 1, &reuse);
+		tap_ok(reuse == 0, "pick: a one-token prompt is always evaluated");
+	}
+	sl[0].busy = true;
+	{
+		const int32_t p[] = { 1, 10, 11, 12, 13, 14 };
+
+		s = sched_pick_slot(sl, 4, p, 6, &reuse);
+		tap_ok(s == 2 && reuse == 3, "pick: a busy slot is skipped (slot %d, reuse %d)", s, reuse);
+	}
+	sl[1].busy = sl[2].busy = sl[3].busy = true;
+	{
+		const int32_t p[] = { 1 };
+
+		tap_ok(sched_pick_slot(sl, 4, p, 1, &reuse) == -1, "pick: -1 when every slot is busy");
+	}
+	tap_ok(sched_lcp(a, 6, c, 4) == 3 && sched_lcp(a, 0, c, 4) == 0 && sched_lcp(a, 6, a, 3) == 3,
+	       "lcp: common prefix lengths");
+}
+
+/* A decoding sequence in slot @slot at position @pos, ready since @since. */
+static void dec(struct sched_seq *s, int slot, int pos, uint64_t since, uint64_t order)
+{
+	static const int32_t one[] = { 5 };
+
+	memset(s, 0, sizeof(*s));
+	s->slot = slot;
+	s->prompt = one;
+	s->n_prompt = 1;
+	s->next = 1;
+	s->pos = pos;
+	s->next_tok = 100 + slot;
+	s->ready = true;
+	s->ready_since = since;
+	s->order = order;
+}
+
+static void test_decode_groups(void)
+{
+	struct sched_seq q[4], *v[4] = { &q[0], &q[1], &q[2], &q[3] };
+	struct sched_tok t[16];
+	int n, n2, n3;
+
+	dec(&q[0], 0, 10, 3, 0);
+	dec(&q[1], 1, 20, 1, 1);
+	dec(&q[2], 2, 30, 2, 2);
+	dec(&q[3], 3, 40, 0, 3);
+	n = sched_build(v, 4, 16, 2, t);
+	tap_ok(n == 2 && t[0].slot == 3 && t[1].slot == 1,
+	       "decode: 4 sessions on 2 cards: groups of 2, oldest ready first (n %d, slots %d %d)",
+	       n, t[0].slot, t[1].slot);
+	tap_ok(t[0].pos == 40 && t[0].token == 103 && (t[0].flags & SCHED_TOK_LOGITS) &&
+	       q[3].pos == 41 && q[3].waiting && !q[3].ready,
+	       "decode: token, position and logits flag; the session waits for its logits");
+	n2 = sched_build(v, 4, 16, 2, t);
+	tap_ok(n2 == 2 && t[0].slot == 2 && t[1].slot == 0, "decode: the second group goes next");
+	n3 = sched_build(v, 4, 16, 2, t);
+	tap_ok(n3 == 0, "decode: nothing while every session waits");
+	q[1].waiting = false;
+	q[1].ready = true;
+	n = sched_build(v, 4, 16, 2, t);
+	tap_ok(n == 1 && t[0].slot == 1, "decode: a session that got its logits back goes at once");
+
+	dec(&q[0], 0, 1, 0, 0);
+	dec(&q[1], 1, 1, 0, 1);
+	dec(&q[2], 2, 1, 0, 2);
+	n = sched_build(v, 3, 16, 1, t);
+	tap_ok(n == 3, "decode: one card batches every ready session (%d)", n);
+	dec(&q[0], 0, 1, 0, 0);
+	dec(&q[1], 1, 1, 0, 1);
+	dec(&q[2], 2, 1, 0, 2);
+	n = sched_build(v, 3, 16, 4, t);
+	tap_ok(n == 1, "decode: more cards than sessions: one session per micro-batch");
+}
+
+static void test_prefill(void)
+{
+	int32_t pa[40], pb[5];
+	struct sched_seq q[3], *v[3] = { &q[0], &q[1], &q[2] };
+	struct sched_tok t[8];
+	int i, n, total = 0, last_flags = 0, ok_pos = 1;
+
+	for (i = 0; i < 40; i++)
+		pa[i] = 200 + i;
+	for (i = 0; i < 5; i++)
+		pb[i] = 300 + i;
+	memset(q, 0, sizeof(q));
+	q[0] = (struct sched_seq){ .slot = 2, .prompt = pa, .n_prompt = 40, .next = 3, .pos = 3,
+				   .order = 5 };
+	q[1] = (struct sched_seq){ .slot = 0, .prompt = pb, .n_prompt = 5, .order = 6 };
+	dec(&q[2], 1, 7, 0, 1);
+	n = sched_build(v, 3, 8, 2, t);
+	tap_ok(n == 8 && t[0].slot == 1 && t[0].pos == 7 && t[1].slot == 2 && t[1].pos == 3 &&
+	       t[1].token == 203 && !(t[1].flags & SCHED_TOK_LOGITS),
+	       "prefill: decode token first, then the oldest prompt from its reused prefix");
+	tap_ok(q[0].next == 10 && q[0].pos == 10 && !q[0].waiting,
+	       "prefill: 7 prompt tokens fill the bucket of 8");
+	/* Drain the long prompt; the decode session becomes ready each step. */
+	while ((n = sched_build(v, 3, 8, 2, t)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (t[i].slot == 2) {
+				ok_pos &= t[i].pos == t[i].token - 200;
+				total++;
+				last_flags = t[i].flags;
+			}
+		}
+		q[2].waiting = false;
+		q[2].ready = true;
+		q[2].next_tok = 101;
+		if (q[0].waiting)
+			break;
+	}
+	tap_ok(ok_pos && total == 30 && (last_flags & SCHED_TOK_LOGITS) && q[0].waiting,
+	       "prefill: the rest in chunks, positions follow tokens, only the last wants logits");
+	tap_ok(q[1].next == 5 && q[1].waiting, "prefill: the second prompt follows in FIFO order");
+}
+
+int main(void)
+{
+	test_pick();
+	test_decode_groups();
+	test_prefill();
+	return tap_done();
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Engine internals shared by engine.c (requests, thread), engine_setup.c
+ * (planning, create/free) and engine_token.c (micro-batches, sampling,
+ * text, finishing). Not a public header: the server uses engine.h only.
+ */
+#ifndef RK_LLM_ENGINE_INT_H
+#define RK_LLM_ENGINE_INT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "pipeline.h"
+#include "planner.h"
+#include "sampler.h"
+#include "sched.h"
+#include "textout.h"
+
+/* Micro-batches the engine tracks at most (>= pipe_depth()). */
+#define ENG_MAX_FLIGHT	8
+
+/**
+ * enum rq_state - where a request is
+ * @RQ_QUEUED: waiting for a slot (in the queue, or admitted and not started)
+ * @RQ_ACTIVE: running in a slot
+ * @RQ_DONE: DONE delivered
+ */
+enum rq_state { RQ_QUEUED, RQ_ACTIVE, RQ_DONE };
+
+/**
+ * struct engine_req - one request (engine.h's handle)
+ * @e: its engine
+ * @refs: caller's + engine's references (atomic)
+ * @cancel: engine_cancel() was called (atomic)
+ * @state: enum rq_state (engine thread)
+ * @engine_ref_dropped: the engine's reference is gone
+ * @n_flight: its tokens in micro-batches not yet collected
+ * @next: queue / list link
+ * @prompt, @n_prompt, @max_tokens, @s, @ignore_eos, @prompt_logits, @cb,
+ *	@user: copied from struct engine_request
+ * @slot: its session slot once admitted, else -1
+ * @cached: prompt tokens reused from the slot (prefix cache)
+ * @sq: scheduling state
+ * @smp: its sampler
+ * @txo: its text stream
+ * @n_gen: tokens generated (EOS not counted)
+ * @lp: log-probabilities per generated token (with s.logprobs), @cap_lp
+ * @got_first: the first token was sampled
+ * @t_submit, @t_start, @t_first: times, ms (eng_now_ms())
+ */
+struct engine_req {
+	struct engine *e;
+	int refs;
+	bool cancel;
+	enum rq_state state;
+	bool engine_ref_dropped;
+	int n_flight;
+	struct engine_req *next;
+
+	int32_t *prompt;
+	int n_prompt;
+	int max_tokens;
+	struct engine_sampling s;
+	bool ignore_eos;
+	float *prompt_logits;
+	engine_event_fn cb;
+	void *user;
+
+	int slot, cached;
+	struct sched_seq sq;
+	struct sampler *smp;
+	struct txo txo;
+	int n_gen;
+	struct engine_logprob *lp;
+	int cap_lp;
+	bool got_first;
+	double t_submit, t_start, t_first;
+};
+
+/**
+ * struct eng_flight - a micro-batch in flight
+ * @n: tokens
+ * @t: the tokens (bucket entries)
+ * @rq: the request of each token
+ */
+struct eng_flight {
+	int n;
+	struct sched_tok *t;
+	struct engine_req **rq;
+};
+
+/**
+ * struct engine - see engine.h
+ * @m, @tok: model and tokenizer
+ * @o: options as given (defaults filled in)
+ * @info: what was settled
+ * @plan: the segment plan (card indices into the caller's array)
+ * @pipe: the card pipeline
+ * @eos: end-of-sequence token id (-1: none)
+ * @thr, @thread_started: the engine thread
+ * @mu, @cv: protect and signal everything below up to @stats
+ * @stopping: engine_destroy() was called
+ * @dead: a card job failed; @dead_msg why
+ * @kick: a submit or cancel happened since the thread last looked
+ * @q_head, @q_tail, @n_queued: the FIFO of requests waiting for a slot
+ * @n_busy: slots held by requests (admitted)
+ * @stats: counters (engine_get_stats())
+ * @busy_ns: per card, EXEC time observed, ns
+ * @t_created: engine_create() time, ms
+ * @slots: engine thread from here on: the prefix-cache record per slot
+ * @run: the running request of each slot, or NULL
+ * @n_running: non-NULL entries of @run
+ * @order: admission counter
+ * @step: scheduler steps
+ * @mb: the micro-batch being built (bucket entries)
+ * @ptok: its pipeline form
+ * @fl, @fl_head, @n_flight: ring of micro-batches in flight, oldest at
+ *	@fl_head
+ * @logits: collected logits rows, @max_rows of n_vocab floats
+ * @piece: token text buffer
+ * @ev_ids, @ev_lp, @cap_ev: event scratch
+ */
+struct engine {
+	const struct llm_model *m;
+	const struct tokenizer *tok;
+	struct engine_opts o;
+	struct engine_info info;
+	struct plan plan;
+	struct pipeline *pipe;
+	int32_t eos;
+	pthread_t thr;
+	bool thread_started;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stopping, dead, kick;
+	char dead_msg[384];
+	struct engine_req *q_head, *q_tail;
+	int n_queued, n_busy;
+	struct engine_stats stats;
+	int64_t busy_ns[ENGINE_MAX_CARDS];
+	double t_created;
+
+	struct sched_slot *slots;
+	struct engine_req **run;
+	int n_running;
+	uint64_t order, step;
+	struct sched_tok *mb;
+	struct pipe_tok *ptok;
+	struct eng_flight fl[ENG_MAX_FLIGHT];
+	int fl_head, n_flight;
+	float *logits;
+	int max_rows;
+	char piece[512];
+	int32_t *ev_ids;
+	struct engine_logprob *ev_lp;
+	int cap_ev;
+};
+
+double eng_now_ms(void);
+/* Drop the engine's reference of a DONE request with nothing in flight. */
+void eng_req_release(struct engine_req *q);
+/* Engine thread entry (engine.c); 0 or -1. */
+int eng_start_thread(struct engine *e);
+/* Free everything of an engine whose thread is gone (engine_setup.c). */
+void eng_free(struct engine *e);
+
+/* engine_token.c */
+int eng_start(struct engine *e, struct engine_req *q);
+void eng_finish(struct engine *e, struct engine_req *q, enum engine_finish f,
+		const char *msg);
+int eng_build(struct engine *e);
+int eng_submit_batch(struct engine *e, int n, char *err, size_t errlen);
+int eng_collect(struct engine *e, char *err, size_t errlen);
+void eng_drop_flight(struct engine *e);
+
+#endif
