@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Scheduler tests (userspace/llm/sched.c): the prefix-cache slot choice
+ * Scheduler tests (userspace/llm/scheduler.c): the prefix-cache slot choice
  * (longest common prefix, LRU tie-break, at least the last prompt token
  * re-evaluated, a shorter prompt sharing a cached prefix, busy slots
  * skipped) and micro-batch building (decode groups of ceil(S / N), oldest
@@ -8,7 +8,7 @@
  * positions, slots and the logits flag of the last prompt token, decode
  * never starved by a long prompt). Output: TAP.
  */
-#include "../../userspace/llm/sched.h"
+#include "../../userspace/llm/scheduler.h"
 
 #include <stdio.h>
 #include <string.h>

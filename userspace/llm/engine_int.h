@@ -16,7 +16,7 @@
 #include "pipeline.h"
 #include "planner.h"
 #include "sampler.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "textout.h"
 
 /* Micro-batches the engine tracks at most (>= pipe_depth()). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Engine, per-token work on the engine thread: starting a request in its
- * slot, building and submitting micro-batches (sched.h), collecting their
+ * slot, building and submitting micro-batches (scheduler.h), collecting their
  * logits, sampling, log-probabilities, text deltas (textout.h) and
  * finishing requests with their DONE event.
  */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Engine scheduler: prefix-cache slot choice and micro-batch building
- * (see sched.h for the rules).
+ * (see scheduler.h for the rules).
  */
-#include "sched.h"
+#include "scheduler.h"
 
 #include <stddef.h>
 

@@ -3,7 +3,7 @@
  * Scheduler of the engine (engine.h): which session slot a new request
  * takes (the prefix cache) and which tokens go into the next micro-batch
  * (continuous batching). Pure logic over the structs below, so the rules
- * are unit-tested on the host (tests/unit/test_sched.c).
+ * are unit-tested on the host (tests/unit/test_scheduler.c).
  *
  * Prefix cache (DESIGN.md section 9): every slot remembers the tokens
  * whose KV rows it holds on the cards. A new request takes the free slot
@@ -28,8 +28,8 @@
  * its decode token), so a micro-batch asks for at most one logits row per
  * session.
  */
-#ifndef RK_LLM_SCHED_H
-#define RK_LLM_SCHED_H
+#ifndef RK_LLM_SCHEDULER_H
+#define RK_LLM_SCHEDULER_H
 
 #include <stdbool.h>
 #include <stdint.h>
