@@ -30,8 +30,8 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 PROGS := $(B)/rk1828-llm $(B)/rk1828-emu
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all help deps module userspace tests check demo bench checkpatch clean \
-	dkms-install dkms-uninstall
+.PHONY: all help deps module userspace tests selftests selftests-install check \
+	demo bench checkpatch clean dkms-install dkms-uninstall
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
 all: userspace module tests
@@ -43,6 +43,7 @@ help:
 	@echo "make check      run every test (host + guest)"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
+	@echo "make selftests-install KTREE=DIR  kselftests into a kernel tree"
 	@echo "make dkms-install  install the module with DKMS (real machines)"
 
 deps:
@@ -93,14 +94,39 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
 
-# Guest (kselftest) tests.
-SELFTEST_SRC := $(wildcard tests/selftests/*.c)
-SELFTEST_BINS := $(patsubst tests/selftests/%.c,$(B)/tests/%,$(SELFTEST_SRC))
-$(B)/tests/rk1828_%: tests/selftests/rk1828_%.c $(B)/linux-src/.stamp $(B)/librk1828.a $(B)/libcommon.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I$(B)/linux-src/tools/testing/selftests -o $@ $< $(B)/librk1828.a $(B)/libcommon.a $(shell pkg-config --libs libdrm) $(LDLIBS)
+# Guest (kselftest) tests: tests/selftests is a kselftest directory on
+# lib.mk (tools/testing/selftests/drivers/accel/rk1828 in a kernel tree),
+# built here with the kselftest files unpacked into $(B)/linux-src and our
+# own uapi and program headers. It uses libdrm only (no librk1828).
+KSFT_DIR := $(CURDIR)/$(B)/linux-src/tools/testing/selftests
+SELFTEST_HDRS := $(CURDIR)/uapi/drm/rk1828_accel.h \
+	$(wildcard $(CURDIR)/include/rk1828/*.h $(CURDIR)/kernel/rk1828_hif.h)
+SELFTEST_MAKE = $(MAKE) -C tests/selftests KSFT_DIR=$(KSFT_DIR) \
+	OUTPUT=$(CURDIR)/$(B)/tests RK1828_HDRS="$(SELFTEST_HDRS)" \
+	RK1828_INCLUDES="-I$(CURDIR)/uapi -I$(CURDIR)/include -I$(CURDIR)/kernel"
+selftests: $(KSFT_DIR)/lib.mk
+	@mkdir -p $(B)/tests
+	+@$(SELFTEST_MAKE)
 
-$(B)/linux-src/.stamp:
+# Install the selftests into a kernel source tree KTREE (an unpacked
+# linux-source, `tools/unpack-kernel-source DIR` makes one) the way they
+# would live upstream: the tests in
+# tools/testing/selftests/drivers/accel/rk1828/ with the segment-program
+# headers next to them, the uapi header in include/uapi/drm/. Then
+#   make -C $(KTREE)/tools/testing/selftests TARGETS=drivers/accel/rk1828 run_tests
+KSFT_RK1828 = $(KTREE)/tools/testing/selftests/drivers/accel/rk1828
+selftests-install:
+	@test -n "$(KTREE)" -a -f "$(KTREE)/tools/testing/selftests/lib.mk" || \
+		{ echo "KTREE=... must be a kernel source tree"; exit 1; }
+	mkdir -p $(KSFT_RK1828) $(KTREE)/include/uapi/drm
+	cp tests/selftests/Makefile tests/selftests/config tests/selftests/settings \
+		tests/selftests/*.c tests/selftests/*.h $(KSFT_RK1828)/
+	if [ -d include/rk1828 ]; then mkdir -p $(KSFT_RK1828)/rk1828 && \
+		cp include/rk1828/*.h $(KSFT_RK1828)/rk1828/; \
+	else cp kernel/rk1828_hif.h $(KSFT_RK1828)/; fi
+	cp uapi/drm/rk1828_accel.h $(KTREE)/include/uapi/drm/
+
+$(B)/linux-src/.stamp $(KSFT_DIR)/lib.mk:
 	@tools/unpack-kernel-tools $(B)/linux-src
 
 # Test tools: one binary per tests/tools/*.c (e.g. the reference logits check).
@@ -110,7 +136,7 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
 
-tests: $(UNIT_BINS) $(SELFTEST_BINS) $(TOOL_BINS) $(B)/tests/serve-fake
+tests: $(UNIT_BINS) selftests $(TOOL_BINS) $(B)/tests/serve-fake
 
 # The module: built against the installed Debian 6.12 headers, W=1.
 module:
