@@ -100,10 +100,10 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a
 # own uapi and program headers. It uses libdrm only (no librk1828).
 KSFT_DIR := $(CURDIR)/$(B)/linux-src/tools/testing/selftests
 SELFTEST_HDRS := $(CURDIR)/uapi/drm/rk1828_accel.h \
-	$(wildcard $(CURDIR)/include/rk1828/*.h $(CURDIR)/kernel/rk1828_hif.h)
+	$(wildcard $(CURDIR)/include/rk1828/*.h)
 SELFTEST_MAKE = $(MAKE) -C tests/selftests KSFT_DIR=$(KSFT_DIR) \
 	OUTPUT=$(CURDIR)/$(B)/tests RK1828_HDRS="$(SELFTEST_HDRS)" \
-	RK1828_INCLUDES="-I$(CURDIR)/uapi -I$(CURDIR)/include -I$(CURDIR)/kernel"
+	RK1828_INCLUDES="-I$(CURDIR)/uapi -I$(CURDIR)/include"
 selftests: $(KSFT_DIR)/lib.mk
 	@mkdir -p $(B)/tests
 	+@$(SELFTEST_MAKE)
@@ -118,12 +118,12 @@ KSFT_RK1828 = $(KTREE)/tools/testing/selftests/drivers/accel/rk1828
 selftests-install:
 	@test -n "$(KTREE)" -a -f "$(KTREE)/tools/testing/selftests/lib.mk" || \
 		{ echo "KTREE=... must be a kernel source tree"; exit 1; }
+	rm -rf $(KSFT_RK1828)
 	mkdir -p $(KSFT_RK1828) $(KTREE)/include/uapi/drm
 	cp tests/selftests/Makefile tests/selftests/config tests/selftests/settings \
 		tests/selftests/*.c tests/selftests/*.h $(KSFT_RK1828)/
-	if [ -d include/rk1828 ]; then mkdir -p $(KSFT_RK1828)/rk1828 && \
-		cp include/rk1828/*.h $(KSFT_RK1828)/rk1828/; \
-	else cp kernel/rk1828_hif.h $(KSFT_RK1828)/; fi
+	mkdir -p $(KSFT_RK1828)/rk1828
+	cp include/rk1828/*.h $(KSFT_RK1828)/rk1828/
 	cp uapi/drm/rk1828_accel.h $(KTREE)/include/uapi/drm/
 
 $(B)/linux-src/.stamp $(KSFT_DIR)/lib.mk:

@@ -32,17 +32,17 @@
 /* setjmp in the harness's TEST_F wrapper; its locals are not reused. */
 #pragma GCC diagnostic ignored "-Wclobbered"
 
-#define RK_PARAM_DIR	"/sys/module/rk1828/parameters"
-#define RK_TIMEOUT_FILE	RK_PARAM_DIR "/job_timeout_ms"
+#define RKT_PARAM_DIR	"/sys/module/rk1828/parameters"
+#define RKT_TIMEOUT_FILE	RKT_PARAM_DIR "/job_timeout_ms"
 
 /**
- * rk_write_file() - write a string to a sysfs file
+ * rkt_write_file() - write a string to a sysfs file
  * @path: file
  * @s: text
  *
  * Return: 0 or -errno.
  */
-static int rk_write_file(const char *path, const char *s)
+static int rkt_write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	ssize_t n;
@@ -60,7 +60,7 @@ static int rk_write_file(const char *path, const char *s)
 }
 
 /**
- * rk_usb_dev_of() - the USB device directory behind an accel node
+ * rkt_usb_dev_of() - the USB device directory behind an accel node
  * @idx: accel minor
  * @out: output path, PATH_MAX bytes
  *
@@ -69,7 +69,7 @@ static int rk_write_file(const char *path, const char *s)
  *
  * Return: 0 or -ENOENT.
  */
-static int rk_usb_dev_of(int idx, char *out)
+static int rkt_usb_dev_of(int idx, char *out)
 {
 	char path[PATH_MAX], probe[PATH_MAX + 32];
 	char *p;
@@ -93,35 +93,35 @@ static int rk_usb_dev_of(int idx, char *out)
 }
 
 /**
- * rk_wait_cards() - wait until exactly @n accel nodes exist
+ * rkt_wait_cards() - wait until exactly @n accel nodes exist
  * @n: wanted count
  * @ms: timeout
  *
  * Return: the count seen last.
  */
-static int rk_wait_cards(int n, int ms)
+static int rkt_wait_cards(int n, int ms)
 {
-	int idx[RK_MAX_CARDS], have = 0;
-	int64_t end = rk_now_ns() + ms * RK_MS;
+	int idx[RKT_MAX_CARDS], have = 0;
+	int64_t end = rkt_now_ns() + ms * RKT_MS;
 
 	do {
-		have = rk_card_indices(idx);
+		have = rkt_card_indices(idx);
 		if (have == n)
 			break;
-		rk_sleep_ms(100);
-	} while (rk_now_ns() < end);
+		rkt_sleep_ms(100);
+	} while (rkt_now_ns() < end);
 	return have;
 }
 
 /**
- * rk_sync_file_status() - poll a sync_file and read its status
+ * rkt_sync_file_status() - poll a sync_file and read its status
  * @sfd: sync_file fd
  * @ms: poll timeout
  * @status: output: 1 signalled, 0 still active, < 0 fence error
  *
  * Return: 0 or -errno.
  */
-static int rk_sync_file_status(int sfd, int ms, int *status)
+static int rkt_sync_file_status(int sfd, int ms, int *status)
 {
 	struct sync_file_info info = { 0 };
 	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
@@ -152,7 +152,7 @@ FIXTURE_TEARDOWN(sys)
 TEST_F_TIMEOUT(sys, job_timeout_resets_and_spares_others, 120)
 {
 	unsigned long long tmo;
-	struct rk_bo guilty, innocent;
+	struct rkt_bo guilty, innocent;
 	int64_t t0, elapsed;
 	int fd_a, fd_b, ret, status, sfd;
 	uint32_t so;
@@ -160,42 +160,42 @@ TEST_F_TIMEOUT(sys, job_timeout_resets_and_spares_others, 120)
 
 	if (access("/dev/accel/accel0", F_OK))
 		SKIP(return, "no /dev/accel/accel0");
-	ret = rk_read_param_file(RK_TIMEOUT_FILE, &tmo);
+	ret = rkt_read_param_file(RKT_TIMEOUT_FILE, &tmo);
 	if (ret)
-		SKIP(return, "cannot read %s (%d)", RK_TIMEOUT_FILE, ret);
+		SKIP(return, "cannot read %s (%d)", RKT_TIMEOUT_FILE, ret);
 	if (tmo > 10000)
 		SKIP(return, "job_timeout_ms=%llu too long for a test; load with job_timeout_ms=2000",
 		     tmo);
-	fd_a = rk_open_card(0);
-	fd_b = rk_open_card(0);
+	fd_a = rkt_open_card(0);
+	fd_b = rkt_open_card(0);
 	ASSERT_LE(0, fd_a);
 	ASSERT_LE(0, fd_b);
 	ASSERT_EQ(0, drmSyncobjCreate(fd_a, 0, &so));
 
 	/* A: a DELAY well over the timeout; B: a short DELAY queued behind it */
-	t0 = rk_now_ns();
-	ASSERT_EQ(0, rk_delay_job(fd_a, (uint32_t)tmo + 3000, &guilty, so));
-	ASSERT_EQ(0, rk_delay_job(fd_b, 100, &innocent, 0));
+	t0 = rkt_now_ns();
+	ASSERT_EQ(0, rkt_delay_job(fd_a, (uint32_t)tmo + 3000, &guilty, so));
+	ASSERT_EQ(0, rkt_delay_job(fd_b, 100, &innocent, 0));
 
-	ASSERT_EQ(0, rk_bo_wait(fd_a, guilty.handle, rk_now_ns() + (tmo + 60000) * RK_MS,
+	ASSERT_EQ(0, rkt_bo_wait(fd_a, guilty.handle, rkt_now_ns() + (tmo + 60000) * RKT_MS,
 				&st));
-	elapsed = rk_now_ns() - t0;
+	elapsed = rkt_now_ns() - t0;
 	TH_LOG("job_timeout_ms=%llu: guilty job status %d after %lld ms", tmo, st,
-	       (long long)(elapsed / RK_MS));
+	       (long long)(elapsed / RKT_MS));
 	EXPECT_EQ(-ETIMEDOUT, st);
-	EXPECT_LE((int64_t)tmo * RK_MS, elapsed);
+	EXPECT_LE((int64_t)tmo * RKT_MS, elapsed);
 	ASSERT_EQ(0, drmSyncobjExportSyncFile(fd_a, so, &sfd));
-	ASSERT_EQ(0, rk_sync_file_status(sfd, 0, &status));
+	ASSERT_EQ(0, rkt_sync_file_status(sfd, 0, &status));
 	EXPECT_EQ(-ETIMEDOUT, status);
 	close(sfd);
 
 	/* the innocent job queued behind the guilty one still succeeds */
-	ASSERT_EQ(0, rk_bo_wait(fd_b, innocent.handle, rk_now_ns() + 30 * RK_NS, &st));
+	ASSERT_EQ(0, rkt_bo_wait(fd_b, innocent.handle, rkt_now_ns() + 30 * RKT_NS, &st));
 	EXPECT_EQ(0, st);
 	/* and the card works for B afterwards */
-	EXPECT_EQ(0, rk_round_trip(fd_b, 1 << 20, 7));
-	ASSERT_EQ(0, rk_delay_job(fd_b, 50, &innocent, 0));
-	ASSERT_EQ(0, rk_bo_wait(fd_b, innocent.handle, rk_now_ns() + 30 * RK_NS, &st));
+	EXPECT_EQ(0, rkt_round_trip(fd_b, 1 << 20, 7));
+	ASSERT_EQ(0, rkt_delay_job(fd_b, 50, &innocent, 0));
+	ASSERT_EQ(0, rkt_bo_wait(fd_b, innocent.handle, rkt_now_ns() + 30 * RKT_NS, &st));
 	EXPECT_EQ(0, st);
 	close(fd_a);
 	close(fd_b);
@@ -229,94 +229,94 @@ static void *waiter_fn(void *arg)
 {
 	struct waiter *w = arg;
 
-	w->ret = rk_bo_wait(w->fd, w->handle, rk_now_ns() + 60 * RK_NS, &w->status);
-	w->done_ns = rk_now_ns();
+	w->ret = rkt_bo_wait(w->fd, w->handle, rkt_now_ns() + 60 * RKT_NS, &w->status);
+	w->done_ns = rkt_now_ns();
 	return NULL;
 }
 
 TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 {
 	char usbdev[PATH_MAX], auth[PATH_MAX + 16];
-	int idx[RK_MAX_CARDS], n, n_after, last, fd, fd0, sfd, status, i;
-	struct rk_bo host, card, prog;
+	int idx[RKT_MAX_CARDS], n, n_after, last, fd, fd0, sfd, status, i;
+	struct rkt_bo host, card, prog;
 	struct waiter w = { 0 };
-	struct rk_bo bo;
+	struct rkt_bo bo;
 	uint64_t v;
 	pthread_t th;
 	uint32_t so;
 	int64_t t_unplug;
 
-	n = rk_card_indices(idx);
+	n = rkt_card_indices(idx);
 	if (n < 2)
 		SKIP(return, "needs two cards (found %d)", n);
 	last = idx[n - 1];
-	ASSERT_EQ(0, rk_usb_dev_of(last, usbdev)) {
+	ASSERT_EQ(0, rkt_usb_dev_of(last, usbdev)) {
 		TH_LOG("no USB device behind accel%d", last);
 	}
 	snprintf(auth, sizeof(auth), "%s/authorized", usbdev);
 	TH_LOG("unplugging accel%d at %s", last, usbdev);
 
-	fd = rk_open_card(last);
+	fd = rkt_open_card(last);
 	ASSERT_LE(0, fd);
-	fd0 = rk_open_card(idx[0]);
+	fd0 = rkt_open_card(idx[0]);
 	ASSERT_LE(0, fd0);
-	ASSERT_EQ(0, rk_host_bo(fd, 1 << 20, &host));
-	ASSERT_EQ(0, rk_bo_create(fd, 1 << 20, DRM_RK1828_BO_CARD, &card));
+	ASSERT_EQ(0, rkt_host_bo(fd, 1 << 20, &host));
+	ASSERT_EQ(0, rkt_bo_create(fd, 1 << 20, DRM_RK1828_BO_CARD, &card));
 	ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &so));
-	rk_fill(host.map, 1 << 20, 3);
+	rkt_fill(host.map, 1 << 20, 3);
 
 	/* queue ~6 s of work on both queues */
 	for (i = 0; i < 20; i++) {
-		ASSERT_EQ(0, rk_delay_job(fd, 300, &prog, 0));
-		ASSERT_EQ(0, rk_copy(fd, host.handle, 0, card.handle, 0, 1 << 20, 0, 0));
-		ASSERT_EQ(0, rk_copy(fd, card.handle, 0, host.handle, 0, 1 << 20, 0, 0));
+		ASSERT_EQ(0, rkt_delay_job(fd, 300, &prog, 0));
+		ASSERT_EQ(0, rkt_copy(fd, host.handle, 0, card.handle, 0, 1 << 20, 0, 0));
+		ASSERT_EQ(0, rkt_copy(fd, card.handle, 0, host.handle, 0, 1 << 20, 0, 0));
 	}
-	ASSERT_EQ(0, rk_delay_job(fd, 300, &prog, so));
+	ASSERT_EQ(0, rkt_delay_job(fd, 300, &prog, so));
 	ASSERT_EQ(0, drmSyncobjExportSyncFile(fd, so, &sfd));
 	w.fd = fd;
 	w.handle = prog.handle;
 	ASSERT_EQ(0, pthread_create(&th, NULL, waiter_fn, &w));
-	rk_sleep_ms(300);
+	rkt_sleep_ms(300);
 
-	t_unplug = rk_now_ns();
-	ASSERT_EQ(0, rk_write_file(auth, "0"));
+	t_unplug = rkt_now_ns();
+	ASSERT_EQ(0, rkt_write_file(auth, "0"));
 
 	/* the blocked waiter wakes up with an error, well before its deadline */
 	pthread_join(th, NULL);
 	TH_LOG("waiter: BO_WAIT %d, job status %d, %lld ms after the unplug",
-	       w.ret, w.status, (long long)((w.done_ns - t_unplug) / RK_MS));
+	       w.ret, w.status, (long long)((w.done_ns - t_unplug) / RKT_MS));
 	EXPECT_TRUE(w.ret == -ENODEV || (w.ret == 0 && w.status < 0)) {
 		TH_LOG("BO_WAIT across unplug: ret %d status %d", w.ret, w.status);
 	}
-	EXPECT_GT(t_unplug + 20 * RK_NS, w.done_ns);
+	EXPECT_GT(t_unplug + 20 * RKT_NS, w.done_ns);
 	/* the last job's fence is signalled with an error */
-	ASSERT_EQ(0, rk_sync_file_status(sfd, 20000, &status));
+	ASSERT_EQ(0, rkt_sync_file_status(sfd, 20000, &status));
 	EXPECT_GT(0, status);
 	close(sfd);
 
 	/* every ioctl now fails with -ENODEV; close still works */
-	EXPECT_EQ(-ENODEV, rk_get_param(fd, DRM_RK1828_PARAM_CARD_MEM_SIZE, &v));
-	EXPECT_EQ(-ENODEV, rk_bo_create(fd, 4096, DRM_RK1828_BO_HOST, &bo));
-	EXPECT_EQ(-ENODEV, rk_bo_create(fd, 4096, DRM_RK1828_BO_CARD, &bo));
-	EXPECT_EQ(-ENODEV, rk_copy(fd, host.handle, 0, card.handle, 0, 4096, 0, 0));
-	EXPECT_EQ(-ENODEV, rk_bo_wait(fd, card.handle, rk_now_ns() + RK_NS, NULL));
+	EXPECT_EQ(-ENODEV, rkt_get_param(fd, DRM_RK1828_PARAM_CARD_MEM_SIZE, &v));
+	EXPECT_EQ(-ENODEV, rkt_bo_create(fd, 4096, DRM_RK1828_BO_HOST, &bo));
+	EXPECT_EQ(-ENODEV, rkt_bo_create(fd, 4096, DRM_RK1828_BO_CARD, &bo));
+	EXPECT_EQ(-ENODEV, rkt_copy(fd, host.handle, 0, card.handle, 0, 4096, 0, 0));
+	EXPECT_EQ(-ENODEV, rkt_bo_wait(fd, card.handle, rkt_now_ns() + RKT_NS, NULL));
 	munmap(host.map, host.size);
 	EXPECT_EQ(0, close(fd));
 
 	/* the other cards keep working */
-	EXPECT_EQ(0, rk_round_trip(fd0, 1 << 20, 4));
-	EXPECT_EQ(0, rk_get_param(fd0, DRM_RK1828_PARAM_CARD_MEM_SIZE, &v));
+	EXPECT_EQ(0, rkt_round_trip(fd0, 1 << 20, 4));
+	EXPECT_EQ(0, rkt_get_param(fd0, DRM_RK1828_PARAM_CARD_MEM_SIZE, &v));
 
 	/* re-authorize: the card comes back as an accel node */
-	ASSERT_EQ(0, rk_write_file(auth, "1"));
-	n_after = rk_wait_cards(n, 30000);
+	ASSERT_EQ(0, rkt_write_file(auth, "1"));
+	n_after = rkt_wait_cards(n, 30000);
 	ASSERT_EQ(n, n_after);
-	rk_card_indices(idx);
+	rkt_card_indices(idx);
 	for (i = 0; i < n; i++) {
-		int f = rk_open_card(idx[i]);
+		int f = rkt_open_card(idx[i]);
 
 		ASSERT_LE(0, f);
-		EXPECT_EQ(0, rk_round_trip(f, 65536, 10 + i)) {
+		EXPECT_EQ(0, rkt_round_trip(f, 65536, 10 + i)) {
 			TH_LOG("accel%d after re-plug", idx[i]);
 		}
 		close(f);
@@ -327,10 +327,10 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 /* ----------------------------------------------------------- unload/reload */
 
 /**
- * rk_module_path() - where rk1828.ko is
+ * rkt_module_path() - where rk1828.ko is
  * @out: output, PATH_MAX bytes
  */
-static void rk_module_path(char *out)
+static void rkt_module_path(char *out)
 {
 	char exe[PATH_MAX];
 	const char *env = getenv("RK1828_KO");
@@ -347,13 +347,13 @@ static void rk_module_path(char *out)
 }
 
 /**
- * rk_insmod() - load @path with @params through finit_module(2)
+ * rkt_insmod() - load @path with @params through finit_module(2)
  * @path: module file
  * @params: parameter string
  *
  * Return: 0 or -errno.
  */
-static int rk_insmod(const char *path, const char *params)
+static int rkt_insmod(const char *path, const char *params)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int ret;
@@ -366,11 +366,11 @@ static int rk_insmod(const char *path, const char *params)
 }
 
 /**
- * rk_rmmod() - delete_module(2) without waiting
+ * rkt_rmmod() - delete_module(2) without waiting
  *
  * Return: 0 or -errno (-EWOULDBLOCK while the module is in use).
  */
-static int rk_rmmod(void)
+static int rkt_rmmod(void)
 {
 	return syscall(SYS_delete_module, "rk1828", O_NONBLOCK) ? -errno : 0;
 }
@@ -380,61 +380,61 @@ TEST_F_TIMEOUT(sys, unload_reload, 120)
 	char ko[PATH_MAX], params[256];
 	const char *env = getenv("RK1828_MODULE_PARAMS");
 	unsigned long long tmo = 0, tmo_after;
-	int idx[RK_MAX_CARDS], n, fd, i, rm_busy, rm, ins, gone_nodes;
+	int idx[RKT_MAX_CARDS], n, fd, i, rm_busy, rm, ins, gone_nodes;
 	bool have_tmo;
 
 	if (access("/sys/module/rk1828", F_OK))
 		SKIP(return, "rk1828 is not loaded");
-	rk_module_path(ko);
+	rkt_module_path(ko);
 	if (access(ko, R_OK))
 		SKIP(return, "no module file %.200s (set RK1828_KO)", ko);
-	have_tmo = rk_read_param_file(RK_TIMEOUT_FILE, &tmo) == 0;
+	have_tmo = rkt_read_param_file(RKT_TIMEOUT_FILE, &tmo) == 0;
 	if (env)
 		snprintf(params, sizeof(params), "%s", env);
 	else if (have_tmo)
 		snprintf(params, sizeof(params), "job_timeout_ms=%llu", tmo);
 	else
 		params[0] = '\0';
-	n = rk_card_indices(idx);
+	n = rkt_card_indices(idx);
 	ASSERT_LT(0, n);
 
 	/* an open file pins the module */
-	fd = rk_open_card(idx[0]);
+	fd = rkt_open_card(idx[0]);
 	ASSERT_LE(0, fd);
-	rm_busy = rk_rmmod();
+	rm_busy = rkt_rmmod();
 	close(fd);
 	EXPECT_TRUE(rm_busy == -EWOULDBLOCK || rm_busy == -EBUSY) {
 		TH_LOG("rmmod with an open fd: %d", rm_busy);
 	}
 	if (rm_busy == 0)
-		ASSERT_EQ(0, rk_insmod(ko, params));
+		ASSERT_EQ(0, rkt_insmod(ko, params));
 	ASSERT_EQ(0, access("/sys/module/rk1828", F_OK));
 
 	/* no open files: unload, check it is gone, load again */
-	rm = rk_rmmod();
+	rm = rkt_rmmod();
 	for (i = 0; rm == -EWOULDBLOCK && i < 50; i++) {
 		/* the last fd's release may still be running */
-		rk_sleep_ms(100);
-		rm = rk_rmmod();
+		rkt_sleep_ms(100);
+		rm = rkt_rmmod();
 	}
-	gone_nodes = rk_card_indices(idx);
+	gone_nodes = rkt_card_indices(idx);
 	EXPECT_EQ(0, rm);
 	EXPECT_NE(0, access("/sys/module/rk1828", F_OK));
 	EXPECT_EQ(0, gone_nodes);
-	ins = rm ? 0 : rk_insmod(ko, params);
+	ins = rm ? 0 : rkt_insmod(ko, params);
 	ASSERT_EQ(0, ins) {
 		TH_LOG("insmod %s %s", ko, params);
 	}
-	ASSERT_EQ(n, rk_wait_cards(n, 30000));
+	ASSERT_EQ(n, rkt_wait_cards(n, 30000));
 	if (have_tmo && !env) {
-		ASSERT_EQ(0, rk_read_param_file(RK_TIMEOUT_FILE, &tmo_after));
+		ASSERT_EQ(0, rkt_read_param_file(RKT_TIMEOUT_FILE, &tmo_after));
 		EXPECT_EQ(tmo, tmo_after);
 	}
-	rk_card_indices(idx);
+	rkt_card_indices(idx);
 	for (i = 0; i < n; i++) {
-		fd = rk_open_card(idx[i]);
+		fd = rkt_open_card(idx[i]);
 		ASSERT_LE(0, fd);
-		EXPECT_EQ(0, rk_round_trip(fd, 65536, 20 + i)) {
+		EXPECT_EQ(0, rkt_round_trip(fd, 65536, 20 + i)) {
 			TH_LOG("accel%d after reload", idx[i]);
 		}
 		close(fd);

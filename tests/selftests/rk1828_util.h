@@ -6,7 +6,9 @@
  *
  * Every helper talks to the driver through raw ioctls (drmIoctl) so that
  * the tests exercise the ABI of uapi/drm/rk1828_accel.h itself, not a
- * library on top of it. Helpers that can fail return 0 or a negative errno
+ * library on top of it. They carry the rkt_ prefix ("rk1828 test"), so
+ * they are never mistaken for librk1828's rk_ API, whose functions have
+ * other signatures. Helpers that can fail return 0 or a negative errno
  * and never abort, so the callers can assert on the exact error.
  */
 #ifndef RK1828_SELFTEST_UTIL_H
@@ -29,112 +31,111 @@
 #include <xf86drm.h>
 
 #include "drm/rk1828_accel.h"
-#include "rk1828_hif.h"
 #include "rk1828/program.h"
 
-/** RK_MAX_CARDS - highest number of accel nodes the tests look at */
-#define RK_MAX_CARDS		16
-/** RK_CARD_ALIGN - card BO size granularity (uapi: rounded up to 4 KiB) */
-#define RK_CARD_ALIGN		4096ULL
-/** RK_NS - nanoseconds per second */
-#define RK_NS			1000000000LL
-/** RK_MS - nanoseconds per millisecond */
-#define RK_MS			1000000LL
+/** RKT_MAX_CARDS - highest number of accel nodes the tests look at */
+#define RKT_MAX_CARDS		16
+/** RKT_CARD_ALIGN - card BO size granularity (uapi: rounded up to 4 KiB) */
+#define RKT_CARD_ALIGN		4096ULL
+/** RKT_NS - nanoseconds per second */
+#define RKT_NS			1000000000LL
+/** RKT_MS - nanoseconds per millisecond */
+#define RKT_MS			1000000LL
 
 /**
- * rk_now_ns() - current CLOCK_MONOTONIC time
+ * rkt_now_ns() - current CLOCK_MONOTONIC time
  *
  * Return: nanoseconds; the clock BO_WAIT and drmSyncobjWait deadlines use.
  */
-static inline int64_t rk_now_ns(void)
+static inline int64_t rkt_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * RK_NS + ts.tv_nsec;
+	return (int64_t)ts.tv_sec * RKT_NS + ts.tv_nsec;
 }
 
 /**
- * rk_sleep_ms() - sleep
+ * rkt_sleep_ms() - sleep
  * @ms: milliseconds
  */
-static inline void rk_sleep_ms(unsigned int ms)
+static inline void rkt_sleep_ms(unsigned int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * RK_MS };
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * RKT_MS };
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
 
 /**
- * rk_ioctl() - drmIoctl returning a negative errno
+ * rkt_ioctl() - drmIoctl returning a negative errno
  * @fd: DRM fd
  * @req: ioctl request
  * @arg: argument struct
  *
  * Return: 0 or -errno (drmIoctl already restarts on EINTR and EAGAIN).
  */
-static inline int rk_ioctl(int fd, unsigned long req, void *arg)
+static inline int rkt_ioctl(int fd, unsigned long req, void *arg)
 {
 	return drmIoctl(fd, req, arg) ? -errno : 0;
 }
 
 /**
- * rk_accel_path() - path of /dev/accel/accelN
+ * rkt_accel_path() - path of /dev/accel/accelN
  * @buf: output, at least 32 bytes
  * @idx: minor index N
  *
  * Return: @buf.
  */
-static inline char *rk_accel_path(char *buf, int idx)
+static inline char *rkt_accel_path(char *buf, int idx)
 {
 	snprintf(buf, 32, "/dev/accel/accel%d", idx);
 	return buf;
 }
 
 /**
- * rk_open_card() - open an accel node
+ * rkt_open_card() - open an accel node
  * @idx: minor index N of /dev/accel/accelN
  *
  * Return: the fd, or -errno (-ENOENT when the node does not exist).
  */
-static inline int rk_open_card(int idx)
+static inline int rkt_open_card(int idx)
 {
 	char path[32];
-	int fd = open(rk_accel_path(path, idx), O_RDWR | O_CLOEXEC);
+	int fd = open(rkt_accel_path(path, idx), O_RDWR | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }
 
 /**
- * rk_card_indices() - list the accel nodes that exist, in ascending order
- * @idx: output, up to RK_MAX_CARDS minor indices
+ * rkt_card_indices() - list the accel nodes that exist, in ascending order
+ * @idx: output, up to RKT_MAX_CARDS minor indices
  *
  * Return: number of nodes found.
  */
-static inline int rk_card_indices(int *idx)
+static inline int rkt_card_indices(int *idx)
 {
 	char path[32];
 	int i, n = 0;
 
-	for (i = 0; i < RK_MAX_CARDS * 4 && n < RK_MAX_CARDS; i++)
-		if (access(rk_accel_path(path, i), F_OK) == 0)
+	for (i = 0; i < RKT_MAX_CARDS * 4 && n < RKT_MAX_CARDS; i++)
+		if (access(rkt_accel_path(path, i), F_OK) == 0)
 			idx[n++] = i;
 	return n;
 }
 
 /**
- * rk_get_param() - DRM_IOCTL_RK1828_GET_PARAM
+ * rkt_get_param() - DRM_IOCTL_RK1828_GET_PARAM
  * @fd: accel fd
  * @param: DRM_RK1828_PARAM_*
  * @value: output
  *
  * Return: 0 or -errno.
  */
-static inline int rk_get_param(int fd, uint32_t param, uint64_t *value)
+static inline int rkt_get_param(int fd, uint32_t param, uint64_t *value)
 {
 	struct drm_rk1828_get_param gp = { .param = param };
-	int ret = rk_ioctl(fd, DRM_IOCTL_RK1828_GET_PARAM, &gp);
+	int ret = rkt_ioctl(fd, DRM_IOCTL_RK1828_GET_PARAM, &gp);
 
 	if (!ret)
 		*value = gp.value;
@@ -142,28 +143,28 @@ static inline int rk_get_param(int fd, uint32_t param, uint64_t *value)
 }
 
 /**
- * rk_mem_free() - free card memory in bytes
+ * rkt_mem_free() - free card memory in bytes
  * @fd: accel fd
  *
  * Return: DRM_RK1828_PARAM_CARD_MEM_FREE, or UINT64_MAX on error.
  */
-static inline uint64_t rk_mem_free(int fd)
+static inline uint64_t rkt_mem_free(int fd)
 {
 	uint64_t v;
 
-	return rk_get_param(fd, DRM_RK1828_PARAM_CARD_MEM_FREE, &v) ? UINT64_MAX : v;
+	return rkt_get_param(fd, DRM_RK1828_PARAM_CARD_MEM_FREE, &v) ? UINT64_MAX : v;
 }
 
 /**
- * struct rk_bo - a buffer object created by a test
+ * struct rkt_bo - a buffer object created by a test
  * @handle: GEM handle
  * @flags: DRM_RK1828_BO_HOST or DRM_RK1828_BO_CARD
  * @size: rounded-up size in bytes
  * @card_addr: card address (card BOs)
  * @mmap_offset: fake mmap offset (host BOs)
- * @map: CPU mapping of a host BO after rk_bo_map(), else NULL
+ * @map: CPU mapping of a host BO after rkt_bo_map(), else NULL
  */
-struct rk_bo {
+struct rkt_bo {
 	uint32_t handle;
 	uint32_t flags;
 	uint64_t size;
@@ -173,7 +174,7 @@ struct rk_bo {
 };
 
 /**
- * rk_bo_create() - DRM_IOCTL_RK1828_BO_CREATE
+ * rkt_bo_create() - DRM_IOCTL_RK1828_BO_CREATE
  * @fd: accel fd
  * @size: requested size in bytes
  * @flags: DRM_RK1828_BO_*
@@ -181,14 +182,14 @@ struct rk_bo {
  *
  * Return: 0 or -errno.
  */
-static inline int rk_bo_create(int fd, uint64_t size, uint32_t flags,
-			       struct rk_bo *bo)
+static inline int rkt_bo_create(int fd, uint64_t size, uint32_t flags,
+			       struct rkt_bo *bo)
 {
 	struct drm_rk1828_bo_create c = { .size = size, .flags = flags };
 	int ret;
 
 	memset(bo, 0, sizeof(*bo));
-	ret = rk_ioctl(fd, DRM_IOCTL_RK1828_BO_CREATE, &c);
+	ret = rkt_ioctl(fd, DRM_IOCTL_RK1828_BO_CREATE, &c);
 	if (ret)
 		return ret;
 	bo->handle = c.handle;
@@ -200,13 +201,13 @@ static inline int rk_bo_create(int fd, uint64_t size, uint32_t flags,
 }
 
 /**
- * rk_bo_map() - mmap a host BO read/write into @bo->map
+ * rkt_bo_map() - mmap a host BO read/write into @bo->map
  * @fd: accel fd
  * @bo: host BO
  *
  * Return: 0 or -errno.
  */
-static inline int rk_bo_map(int fd, struct rk_bo *bo)
+static inline int rkt_bo_map(int fd, struct rkt_bo *bo)
 {
 	void *p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		       (off_t)bo->mmap_offset);
@@ -218,28 +219,28 @@ static inline int rk_bo_map(int fd, struct rk_bo *bo)
 }
 
 /**
- * rk_host_bo() - create and map a host BO
+ * rkt_host_bo() - create and map a host BO
  * @fd: accel fd
  * @size: bytes
  * @bo: output
  *
  * Return: 0 or -errno.
  */
-static inline int rk_host_bo(int fd, uint64_t size, struct rk_bo *bo)
+static inline int rkt_host_bo(int fd, uint64_t size, struct rkt_bo *bo)
 {
-	int ret = rk_bo_create(fd, size, DRM_RK1828_BO_HOST, bo);
+	int ret = rkt_bo_create(fd, size, DRM_RK1828_BO_HOST, bo);
 
-	return ret ? ret : rk_bo_map(fd, bo);
+	return ret ? ret : rkt_bo_map(fd, bo);
 }
 
 /**
- * rk_gem_close() - unmap (host BOs) and DRM_IOCTL_GEM_CLOSE a handle
+ * rkt_gem_close() - unmap (host BOs) and DRM_IOCTL_GEM_CLOSE a handle
  * @fd: accel fd
  * @bo: the BO; its handle is cleared
  *
  * Return: 0 or -errno.
  */
-static inline int rk_gem_close(int fd, struct rk_bo *bo)
+static inline int rkt_gem_close(int fd, struct rkt_bo *bo)
 {
 	struct drm_gem_close gc = { .handle = bo->handle };
 
@@ -247,27 +248,27 @@ static inline int rk_gem_close(int fd, struct rk_bo *bo)
 		munmap(bo->map, bo->size);
 	bo->map = NULL;
 	bo->handle = 0;
-	return rk_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &gc);
+	return rkt_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &gc);
 }
 
 /**
- * rk_bo_info() - DRM_IOCTL_RK1828_BO_INFO
+ * rkt_bo_info() - DRM_IOCTL_RK1828_BO_INFO
  * @fd: accel fd
  * @handle: GEM handle
  * @info: output
  *
  * Return: 0 or -errno.
  */
-static inline int rk_bo_info(int fd, uint32_t handle,
+static inline int rkt_bo_info(int fd, uint32_t handle,
 			     struct drm_rk1828_bo_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->handle = handle;
-	return rk_ioctl(fd, DRM_IOCTL_RK1828_BO_INFO, info);
+	return rkt_ioctl(fd, DRM_IOCTL_RK1828_BO_INFO, info);
 }
 
 /**
- * rk_bo_wait() - DRM_IOCTL_RK1828_BO_WAIT
+ * rkt_bo_wait() - DRM_IOCTL_RK1828_BO_WAIT
  * @fd: accel fd
  * @handle: GEM handle
  * @deadline_ns: absolute CLOCK_MONOTONIC deadline
@@ -275,13 +276,13 @@ static inline int rk_bo_info(int fd, uint32_t handle,
  *
  * Return: 0 or -errno (-ETIMEDOUT when the deadline passed first).
  */
-static inline int rk_bo_wait(int fd, uint32_t handle, int64_t deadline_ns,
+static inline int rkt_bo_wait(int fd, uint32_t handle, int64_t deadline_ns,
 			     int32_t *job_status)
 {
 	struct drm_rk1828_bo_wait w = {
 		.handle = handle, .timeout_ns = deadline_ns, .job_status = 1,
 	};
-	int ret = rk_ioctl(fd, DRM_IOCTL_RK1828_BO_WAIT, &w);
+	int ret = rkt_ioctl(fd, DRM_IOCTL_RK1828_BO_WAIT, &w);
 
 	if (job_status)
 		*job_status = ret ? 1 : w.job_status;
@@ -289,7 +290,7 @@ static inline int rk_bo_wait(int fd, uint32_t handle, int64_t deadline_ns,
 }
 
 /**
- * rk_copy_args() - fill a COPY submit with no syncobjs
+ * rkt_copy_args() - fill a COPY submit with no syncobjs
  * @s: output
  * @src: source handle
  * @src_off: byte offset in @src
@@ -297,7 +298,7 @@ static inline int rk_bo_wait(int fd, uint32_t handle, int64_t deadline_ns,
  * @dst_off: byte offset in @dst
  * @size: bytes
  */
-static inline void rk_copy_args(struct drm_rk1828_submit *s, uint32_t src,
+static inline void rkt_copy_args(struct drm_rk1828_submit *s, uint32_t src,
 				uint64_t src_off, uint32_t dst,
 				uint64_t dst_off, uint64_t size)
 {
@@ -312,19 +313,19 @@ static inline void rk_copy_args(struct drm_rk1828_submit *s, uint32_t src,
 }
 
 /**
- * rk_submit() - DRM_IOCTL_RK1828_SUBMIT
+ * rkt_submit() - DRM_IOCTL_RK1828_SUBMIT
  * @fd: accel fd
  * @s: filled submit struct
  *
  * Return: 0 or -errno.
  */
-static inline int rk_submit(int fd, struct drm_rk1828_submit *s)
+static inline int rkt_submit(int fd, struct drm_rk1828_submit *s)
 {
-	return rk_ioctl(fd, DRM_IOCTL_RK1828_SUBMIT, s);
+	return rkt_ioctl(fd, DRM_IOCTL_RK1828_SUBMIT, s);
 }
 
 /**
- * rk_copy() - submit one COPY with optional single in/out binary syncobjs
+ * rkt_copy() - submit one COPY with optional single in/out binary syncobjs
  * @fd: accel fd
  * @src: source handle
  * @src_off: offset in @src
@@ -336,7 +337,7 @@ static inline int rk_submit(int fd, struct drm_rk1828_submit *s)
  *
  * Return: 0 or -errno of the submit ioctl.
  */
-static inline int rk_copy(int fd, uint32_t src, uint64_t src_off, uint32_t dst,
+static inline int rkt_copy(int fd, uint32_t src, uint64_t src_off, uint32_t dst,
 			  uint64_t dst_off, uint64_t size, uint32_t in_sync,
 			  uint32_t out_sync)
 {
@@ -344,7 +345,7 @@ static inline int rk_copy(int fd, uint32_t src, uint64_t src_off, uint32_t dst,
 	struct drm_rk1828_sync out = { .handle = out_sync };
 	struct drm_rk1828_submit s;
 
-	rk_copy_args(&s, src, src_off, dst, dst_off, size);
+	rkt_copy_args(&s, src, src_off, dst, dst_off, size);
 	if (in_sync) {
 		s.in_syncs = (uintptr_t)&in;
 		s.in_sync_count = 1;
@@ -353,11 +354,11 @@ static inline int rk_copy(int fd, uint32_t src, uint64_t src_off, uint32_t dst,
 		s.out_syncs = (uintptr_t)&out;
 		s.out_sync_count = 1;
 	}
-	return rk_submit(fd, &s);
+	return rkt_submit(fd, &s);
 }
 
 /**
- * rk_copy_sync() - COPY and wait for it with BO_WAIT on @dst
+ * rkt_copy_sync() - COPY and wait for it with BO_WAIT on @dst
  * @fd: accel fd
  * @src: source handle
  * @src_off: offset in @src
@@ -368,20 +369,20 @@ static inline int rk_copy(int fd, uint32_t src, uint64_t src_off, uint32_t dst,
  * Return: 0 when the job ran successfully, the submit or wait -errno, or
  * the job's negative status.
  */
-static inline int rk_copy_sync(int fd, uint32_t src, uint64_t src_off,
+static inline int rkt_copy_sync(int fd, uint32_t src, uint64_t src_off,
 			       uint32_t dst, uint64_t dst_off, uint64_t size)
 {
 	int32_t st;
-	int ret = rk_copy(fd, src, src_off, dst, dst_off, size, 0, 0);
+	int ret = rkt_copy(fd, src, src_off, dst, dst_off, size, 0, 0);
 
 	if (ret)
 		return ret;
-	ret = rk_bo_wait(fd, dst, rk_now_ns() + 30 * RK_NS, &st);
+	ret = rkt_bo_wait(fd, dst, rkt_now_ns() + 30 * RKT_NS, &st);
 	return ret ? ret : st;
 }
 
 /**
- * rk_exec() - submit an EXEC of the program in card BO @prog
+ * rkt_exec() - submit an EXEC of the program in card BO @prog
  * @fd: accel fd
  * @prog: program card BO handle
  * @size: program bytes
@@ -392,7 +393,7 @@ static inline int rk_copy_sync(int fd, uint32_t src, uint64_t src_off,
  *
  * Return: 0 or -errno of the submit ioctl.
  */
-static inline int rk_exec(int fd, uint32_t prog, uint64_t size,
+static inline int rkt_exec(int fd, uint32_t prog, uint64_t size,
 			  const uint32_t *bos, uint32_t n_bos,
 			  uint32_t in_sync, uint32_t out_sync)
 {
@@ -415,16 +416,16 @@ static inline int rk_exec(int fd, uint32_t prog, uint64_t size,
 		s.out_syncs = (uintptr_t)&out;
 		s.out_sync_count = 1;
 	}
-	return rk_submit(fd, &s);
+	return rkt_submit(fd, &s);
 }
 
 /**
- * rk_fill() - deterministic test pattern
+ * rkt_fill() - deterministic test pattern
  * @p: buffer
  * @n: bytes
  * @seed: pattern seed; different seeds give different patterns
  */
-static inline void rk_fill(uint8_t *p, size_t n, uint32_t seed)
+static inline void rkt_fill(uint8_t *p, size_t n, uint32_t seed)
 {
 	uint32_t x = seed * 2654435761u + 0x9e3779b9u;
 	size_t i;
@@ -438,14 +439,14 @@ static inline void rk_fill(uint8_t *p, size_t n, uint32_t seed)
 }
 
 /**
- * rk_check() - compare a buffer with rk_fill()'s pattern
+ * rkt_check() - compare a buffer with rkt_fill()'s pattern
  * @p: buffer
  * @n: bytes
  * @seed: pattern seed
  *
  * Return: index of the first differing byte, or -1 when equal.
  */
-static inline long rk_check(const uint8_t *p, size_t n, uint32_t seed)
+static inline long rkt_check(const uint8_t *p, size_t n, uint32_t seed)
 {
 	uint8_t *ref = malloc(n ? n : 1);
 	long bad = -1;
@@ -453,7 +454,7 @@ static inline long rk_check(const uint8_t *p, size_t n, uint32_t seed)
 
 	if (!ref)
 		return 0;
-	rk_fill(ref, n, seed);
+	rkt_fill(ref, n, seed);
 	for (i = 0; i < n; i++) {
 		if (p[i] != ref[i]) {
 			bad = (long)i;
@@ -465,7 +466,7 @@ static inline long rk_check(const uint8_t *p, size_t n, uint32_t seed)
 }
 
 /**
- * rk_upload() - copy @len bytes into card BO @card through a temporary
+ * rkt_upload() - copy @len bytes into card BO @card through a temporary
  * host BO and wait for it
  * @fd: accel fd
  * @card: destination card BO handle
@@ -474,21 +475,21 @@ static inline long rk_check(const uint8_t *p, size_t n, uint32_t seed)
  *
  * Return: 0 or a negative errno (submit, wait or job status).
  */
-static inline int rk_upload(int fd, uint32_t card, const void *data, size_t len)
+static inline int rkt_upload(int fd, uint32_t card, const void *data, size_t len)
 {
-	struct rk_bo h;
-	int ret = rk_host_bo(fd, len, &h);
+	struct rkt_bo h;
+	int ret = rkt_host_bo(fd, len, &h);
 
 	if (ret)
 		return ret;
 	memcpy(h.map, data, len);
-	ret = rk_copy_sync(fd, h.handle, 0, card, 0, len);
-	rk_gem_close(fd, &h);
+	ret = rkt_copy_sync(fd, h.handle, 0, card, 0, len);
+	rkt_gem_close(fd, &h);
 	return ret;
 }
 
 /**
- * rk_download() - read @len bytes of card BO @card at @off into @data
+ * rkt_download() - read @len bytes of card BO @card at @off into @data
  * @fd: accel fd
  * @card: source card BO handle
  * @off: byte offset in @card
@@ -497,27 +498,27 @@ static inline int rk_upload(int fd, uint32_t card, const void *data, size_t len)
  *
  * Return: 0 or a negative errno (submit, wait or job status).
  */
-static inline int rk_download(int fd, uint32_t card, uint64_t off, void *data,
+static inline int rkt_download(int fd, uint32_t card, uint64_t off, void *data,
 			      size_t len)
 {
-	struct rk_bo h;
-	int ret = rk_host_bo(fd, len, &h);
+	struct rkt_bo h;
+	int ret = rkt_host_bo(fd, len, &h);
 
 	if (ret)
 		return ret;
-	ret = rk_copy_sync(fd, card, off, h.handle, 0, len);
+	ret = rkt_copy_sync(fd, card, off, h.handle, 0, len);
 	if (!ret)
 		memcpy(data, h.map, len);
-	rk_gem_close(fd, &h);
+	rkt_gem_close(fd, &h);
 	return ret;
 }
 
 /**
- * rk_delay_prog() - build a RK1828_PROG_OP_DELAY program
+ * rkt_delay_prog() - build a RK1828_PROG_OP_DELAY program
  * @p: output, header only (n_layers 0)
  * @ms: milliseconds the card spins
  */
-static inline void rk_delay_prog(struct rk1828_program *p, uint32_t ms)
+static inline void rkt_delay_prog(struct rk1828_program *p, uint32_t ms)
 {
 	memset(p, 0, sizeof(*p));
 	p->magic = RK1828_PROG_MAGIC;
@@ -527,7 +528,7 @@ static inline void rk_delay_prog(struct rk1828_program *p, uint32_t ms)
 }
 
 /**
- * rk_delay_job() - upload a DELAY program into a new card BO and run it
+ * rkt_delay_job() - upload a DELAY program into a new card BO and run it
  * @fd: accel fd
  * @ms: delay in milliseconds
  * @prog: output, the program card BO (BO_WAIT on it waits for the job)
@@ -535,24 +536,24 @@ static inline void rk_delay_prog(struct rk1828_program *p, uint32_t ms)
  *
  * Return: 0 or a negative errno.
  */
-static inline int rk_delay_job(int fd, uint32_t ms, struct rk_bo *prog,
+static inline int rkt_delay_job(int fd, uint32_t ms, struct rkt_bo *prog,
 			       uint32_t out_sync)
 {
 	struct rk1828_program p;
 	int ret;
 
-	rk_delay_prog(&p, ms);
-	ret = rk_bo_create(fd, sizeof(p), DRM_RK1828_BO_CARD, prog);
+	rkt_delay_prog(&p, ms);
+	ret = rkt_bo_create(fd, sizeof(p), DRM_RK1828_BO_CARD, prog);
 	if (ret)
 		return ret;
-	ret = rk_upload(fd, prog->handle, &p, sizeof(p));
+	ret = rkt_upload(fd, prog->handle, &p, sizeof(p));
 	if (ret)
 		return ret;
-	return rk_exec(fd, prog->handle, sizeof(p), NULL, 0, 0, out_sync);
+	return rkt_exec(fd, prog->handle, sizeof(p), NULL, 0, 0, out_sync);
 }
 
 /**
- * rk_round_trip() - host -> card -> host copy of @size pattern bytes
+ * rkt_round_trip() - host -> card -> host copy of @size pattern bytes
  * @fd: accel fd
  * @size: bytes
  * @seed: pattern seed
@@ -560,42 +561,42 @@ static inline int rk_delay_job(int fd, uint32_t ms, struct rk_bo *prog,
  * Return: 0 when the data came back intact, 1 on a data mismatch, or a
  * negative errno.
  */
-static inline int rk_round_trip(int fd, uint64_t size, uint32_t seed)
+static inline int rkt_round_trip(int fd, uint64_t size, uint32_t seed)
 {
-	struct rk_bo a, b, c;
+	struct rkt_bo a, b, c;
 	int ret;
 
-	ret = rk_host_bo(fd, size, &a);
+	ret = rkt_host_bo(fd, size, &a);
 	if (ret)
 		return ret;
-	ret = rk_host_bo(fd, size, &b);
+	ret = rkt_host_bo(fd, size, &b);
 	if (ret)
 		goto out_a;
-	ret = rk_bo_create(fd, size, DRM_RK1828_BO_CARD, &c);
+	ret = rkt_bo_create(fd, size, DRM_RK1828_BO_CARD, &c);
 	if (ret)
 		goto out_b;
-	rk_fill(a.map, size, seed);
-	ret = rk_copy_sync(fd, a.handle, 0, c.handle, 0, size);
+	rkt_fill(a.map, size, seed);
+	ret = rkt_copy_sync(fd, a.handle, 0, c.handle, 0, size);
 	if (!ret)
-		ret = rk_copy_sync(fd, c.handle, 0, b.handle, 0, size);
-	if (!ret && rk_check(b.map, size, seed) >= 0)
+		ret = rkt_copy_sync(fd, c.handle, 0, b.handle, 0, size);
+	if (!ret && rkt_check(b.map, size, seed) >= 0)
 		ret = 1;
-	rk_gem_close(fd, &c);
+	rkt_gem_close(fd, &c);
 out_b:
-	rk_gem_close(fd, &b);
+	rkt_gem_close(fd, &b);
 out_a:
-	rk_gem_close(fd, &a);
+	rkt_gem_close(fd, &a);
 	return ret;
 }
 
 /**
- * rk_read_param_file() - read an unsigned number from a sysfs file
+ * rkt_read_param_file() - read an unsigned number from a sysfs file
  * @path: file
  * @val: output
  *
  * Return: 0 or -errno (-EINVAL when the file holds no number).
  */
-static inline int rk_read_param_file(const char *path, unsigned long long *val)
+static inline int rkt_read_param_file(const char *path, unsigned long long *val)
 {
 	FILE *f = fopen(path, "r");
 	int ok;
