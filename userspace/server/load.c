@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading for `rk1828-llm serve`: the GGUF file, its tokenizer and chat
+ * template, the cards named by --cards, and the engine (which plans the
+ * segments and uploads the weights, reporting progress). The server keeps
+ * only read-only handles; every session lives in the engine.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "gguf.h"
+#include "model.h"
+#include "rk1828.h"
+#include "server.h"
+#include "tokenizer.h"
+
+/**
+ * struct srv_load_state - what srv_load() opened (freed by srv_unload())
+ * @m: the model
+ * @cards, @n_all: every card opened
+ */
+static struct {
+	struct llm_model m;
+	bool have_m;
+	struct rk_card *cards;
+	int n_all;
+} L;
+
+/* --cards: "all", a count N (the first N) or a list "0,2" -> @idx. */
+static int pick_cards(const char *spec, int n_all, int *idx, int *n, char *err, size_t errlen)
+{
+	char *end;
+	const char *p = spec;
+	long v;
+	int i;
+
+	*n = 0;
+	if (!strcmp(spec, "all")) {
+		for (; *n < n_all && *n < ENGINE_MAX_CARDS; (*n)++)
+			idx[*n] = *n;
+		return 0;
+	}
+	if (!strchr(spec, ',')) {
+		v = strtol(spec, &end, 10);
+		if (*end || end == spec || v < 1 || v > ENGINE_MAX_CARDS)
+			goto bad;
+		if (v > n_all) {
+			snprintf(err, errlen, "--cards %ld: only %d card%s found", v, n_all,
+				 n_all == 1 ? "" : "s");
+			return -1;
+		}
+		for (; *n < v; (*n)++)
+			idx[*n] = *n;
+		return 0;
+	}
+	while (*p) {
+		v = strtol(p, &end, 10);
+		if (end == p || v < 0 || (*end && *end != ',') || *n == ENGINE_MAX_CARDS)
+			goto bad;
+		if (v >= n_all) {
+			snprintf(err, errlen, "--cards: no card %ld (%d found)", v, n_all);
+			return -1;
+		}
+		for (i = 0; i < *n; i++) {
+			if (idx[i] == v) {
+				snprintf(err, errlen, "--cards: card %ld listed twice in \"%s\"", v, spec);
+				return -1;
+			}
+		}
+		idx[(*n)++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "--cards: \"%s\" is not all, a count or a list of card indices (e.g. 0,2)",
+		 spec);
+	return -1;
+}
+
+static void on_progress(void *user, uint64_t done, uint64_t total)
+{
+	srv_set_progress(user, 200 + (int)(total ? 800 * done / total : 0),
+			 "uploading the weights to the cards");
+}
+
+int srv_load(struct srv *s, char *err, size_t errlen)
+{
+	struct engine_opts eo = {
+		.n_slots = s->o.n_slots, .n_ctx = s->o.n_ctx, .bucket = s->o.bucket,
+		.queue_max = s->o.queue_max ? s->o.queue_max : -1, .verbose = s->o.verbose,
+		.progress = on_progress, .progress_user = s,
+	};
+	int idx[ENGINE_MAX_CARDS], n_idx, i, ret;
+	struct engine_info info;
+	struct gguf_str t;
+	char e2[768];
+	const char *base;
+
+	srv_set_progress(s, 0, "reading the model file");
+	s->gf = gguf_open(s->o.model, err, errlen);
+	if (!s->gf)
+		return -1;
+	if (llm_model_load(&L.m, s->gf, e2, sizeof(e2))) {
+		snprintf(err, errlen, "%s", e2);
+		return -1;
+	}
+	L.have_m = true;
+	s->tok = tok_load(s->gf, err, errlen);
+	if (!s->tok)
+		return -1;
+	s->add_bos = tok_add_bos_default(s->tok);
+	s->chat_template = gguf_get_str(s->gf, "tokenizer.chat_template", &t) ?
+			   strndup(t.s, t.len) : strdup("");
+	srv_set_progress(s, 100, "opening the cards");
+	if (rk_open_all(&L.cards, &L.n_all)) {
+		snprintf(err, errlen, "%s", rk_error());
+		return -1;
+	}
+	if (pick_cards(s->o.cards, L.n_all, idx, &n_idx, err, errlen))
+		return -1;
+	srv_set_progress(s, 200, "planning the segments");
+	ret = engine_create(&s->e, &L.m, s->tok, L.cards, idx, n_idx, &eo, e2, sizeof(e2));
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", s->o.model, e2);
+		return -1;
+	}
+	engine_get_info(s->e, &info);
+	if (info.note[0])
+		fprintf(stderr, "rk1828-llm: note: %s\n", info.note);
+	base = strrchr(s->o.model, '/');
+	snprintf(s->model_id, sizeof(s->model_id), "%s", s->o.alias ? s->o.alias :
+		 base ? base + 1 : s->o.model);
+	snprintf(s->plan, sizeof(s->plan), "%s", info.plan);
+	s->cards_desc[0] = 0;
+	for (i = 0; i < info.n_cards && i < n_idx; i++) {
+		size_t l = strlen(s->cards_desc);
+
+		snprintf(s->cards_desc + l, sizeof(s->cards_desc) - l, "%scard%d", i ? "," : "",
+			 idx[i]);
+	}
+	s->n_cards = info.n_cards;
+	s->n_slots = info.n_slots;
+	s->n_ctx = info.n_ctx;
+	s->o.queue_max = info.queue_max;
+	srv_set_progress(s, 1000, "done");
+	return 0;
+}
+
+void srv_unload(struct srv *s)
+{
+	engine_destroy(s->e);
+	s->e = NULL;
+	if (L.cards)
+		rk_close_all(L.cards, L.n_all);
+	L.cards = NULL;
+	if (L.have_m)
+		llm_model_free(&L.m);
+	L.have_m = false;
+	if (s->tok)
+		tok_free(s->tok);
+	s->tok = NULL;
+	if (s->gf)
+		gguf_close(s->gf);
+	s->gf = NULL;
+	free(s->chat_template);
+	s->chat_template = NULL;
+}
