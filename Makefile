@@ -31,7 +31,7 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps module userspace tests selftests selftests-install check \
-	demo bench checkpatch clean dkms-install dkms-uninstall
+	demo serve bench checkpatch clean dkms-install dkms-uninstall
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
 all: userspace module tests
@@ -40,6 +40,7 @@ help:
 	@echo "make deps       install Debian packages and unpack kernel tools"
 	@echo "make            build userspace, emulator, tests and the module"
 	@echo "make demo       generate a story on $(CARDS) emulated cards"
+	@echo "make serve      OpenAI-compatible server + web UI on $(CARDS) emulated cards"
 	@echo "make check      run every test (host + guest)"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
@@ -83,8 +84,14 @@ $(B)/tests/serve-fake: $(call obj,$(FAKE_SRC)) $(B)/libserver.a $(B)/libcommon.a
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 
-$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(LDLIBS)
+# `rk1828-llm serve` (userspace/server) is built in once the engine
+# (userspace/llm/engine.h) is there.
+ifneq ($(wildcard userspace/llm/engine.h),)
+$(B)/obj/userspace/llm/main.o: CFLAGS += -DRK1828_HAVE_SERVER -Iuserspace/server
+LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a
+endif
+$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(if $(LLM_SERVER),$(SERVER_LIBS)) $(LDLIBS)
 
 $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a
 	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)
@@ -174,6 +181,17 @@ demo: deps all
 	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
 	@printf '%s' "$(PROMPT)"
 	@tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+
+# The server in a guest with $(CARDS) cards, reachable from the host's
+# loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C.
+PORT ?= 8080
+serve: deps all
+	@test -r "$(MODEL)" || { echo "serve: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
+	@$(B)/rk1828-llm serve --help >/dev/null 2>&1 || { echo "serve: this build has no 'rk1828-llm serve' (the engine is missing)"; exit 1; }
+	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
+	@echo "the web UI will be at http://127.0.0.1:$(PORT)/ once the model is loaded (Ctrl-C stops)"
+	@tools/vm-run --cards $(CARDS) --forward $(PORT) --timeout 86400 -- \
+		$(B)/rk1828-llm serve -m $(MODEL) --host 0.0.0.0 --port $(PORT)
 
 check: deps all
 	tests/run-all

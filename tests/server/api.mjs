@@ -191,9 +191,8 @@ await check('queue full', async () => {
   const acs = [], results = [];
   for (let i = 0; i < n; i++) {
     const ac = new AbortController(); acs.push(ac);
-    results.push(c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: 64, stream: true }, { signal: ac.signal })
+    results.push(c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: Math.min(256, model.ctx - 32), stream: true }, { signal: ac.signal })
       .then((s) => ({ s }), (e) => ({ e })));
-    await sleep(5);
   }
   const r = await Promise.all(results);
   const busy = r.filter((x) => x.e instanceof OpenAI.InternalServerError && x.e.status === 503);

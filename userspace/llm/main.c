@@ -27,6 +27,9 @@
 #include "planner.h"
 #include "rk1828.h"
 #include "sampler.h"
+#ifdef RK1828_HAVE_SERVER
+#include "server.h"
+#endif
 #include "tokenizer.h"
 
 #define DEFAULT_CTX	4096
@@ -786,6 +789,11 @@ int main(int argc, char **argv)
 {
 	struct args a;
 
+#ifdef RK1828_HAVE_SERVER
+	/* `serve` has its own options (userspace/server/serve.c). */
+	if (argc >= 2 && !strcmp(argv[1], "serve"))
+		return serve_main(argc - 1, argv + 1);
+#endif
 	if (parse_args(argc, argv, &a))
 		return EXIT_USAGE;
 	if (!strcmp(a.cmd, "info"))
