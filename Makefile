@@ -87,7 +87,7 @@ $(B)/libtest.a: $(call obj,$(TESTLIB_SRC))
 # `rk1828-llm serve` (userspace/server) is built in once the engine
 # (userspace/llm/engine.h) is there.
 ifneq ($(wildcard userspace/llm/engine.h),)
-$(B)/obj/userspace/llm/main.o: CFLAGS += -DRK1828_HAVE_SERVER -Iuserspace/server
+$(B)/obj/userspace/llm/main.o: CFLAGS += -DRK1828_HAVE_SERVER $(SERVER_CFLAGS)
 LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a
 endif
 $(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
