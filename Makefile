@@ -70,7 +70,7 @@ $(B)/libemu.a: $(call obj,$(filter-out emulator/main.c,$(EMU_SRC)))
 # The HTTP server (userspace/server): libmicrohttpd + jansson; the web UI
 # files are embedded by ui.c (.incbin), so ui.o depends on them.
 SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null) -Iuserspace/server \
-		 $(if $(wildcard userspace/llm/engine.h),,-Itests/server/fake) -Iuserspace/llm
+		 -Iuserspace/llm
 SERVER_LIBS := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
 $(B)/obj/userspace/server/%.o: CFLAGS += $(SERVER_CFLAGS)
 $(B)/obj/tests/server/fake/%.o: CFLAGS += $(SERVER_CFLAGS)
