@@ -15,14 +15,19 @@
  *       h  = rmsnorm(x) * attn_norm
  *       q  = Wq h (+ bq), k = Wk h (+ bk), v = Wv h (+ bv)
  *       q, k: optional per-head rmsnorm (q_norm, k_norm), then RoPE
- *       K/V rows [pos, pos + n_tokens) stored in the F32 caches
- *       a  = softmax(q K^T / sqrt(head_dim), causal) V, head h of q uses
+ *       K/V row of each token (its position, in its sequence's block
+ *       of the caches) stored in the F32 caches, all before attention
+ *       a  = softmax(q K^T / sqrt(head_dim), causal over rows 0..pos of
+ *            the token's sequence) V, head h of q uses
  *            KV head h / (n_heads / n_kv_heads)
  *       x += Wo a
  *       h  = rmsnorm(x) * ffn_norm
  *       x += Wdown (silu(Wgate h) * (Wup h))
  *     and with RK1828_PROG_F_OUTPUT: logits = Woutput (rmsnorm(x) *
- *     output_norm) for the last token (or all with F_ALL_LOGITS).
+ *     output_norm) for the last token (or all with F_ALL_LOGITS, or those
+ *     with RK1828_PROG_TOK_LOGITS under F_BATCH).
+ * A version 1.0 program (no F_BATCH) gets a made-up token table
+ * (positions pos.., sequence 0), so one code path runs both.
  *
  * Alignment requirements (a misaligned address is RK1828_HIF_ST_INVAL):
  * F32 tensors, KV caches, in_addr and out_addr 4 bytes; F16 tensors 2
@@ -64,17 +69,30 @@ struct ex_layer {
 	float *k_cache, *v_cache;
 };
 
-/* The validated program, all sizes as size_t. */
+/* One token: its KV row (position), its sequence, whether it wants logits. */
+struct ex_tok {
+	size_t pos, seq;
+	bool logits;
+};
+
+/*
+ * The validated program, all sizes as size_t. Every program gets a token
+ * table: from F_BATCH's, or made up for a version 1.0 program (positions
+ * pos.., sequence 0, logits for the last token or all).
+ */
 struct ex_prog {
 	uint32_t flags;
 	size_t n_layers, n_tokens, pos;
 	size_t dim, n_heads, n_kv_heads, head_dim, ffn_dim, n_ctx, rope_dim, n_vocab;
 	size_t q_dim, kv_dim;
+	size_t n_seq, kv_stride;	/* sequences; floats from one to the next */
 	float eps, theta;
 	const float *in;
 	float *out;
 	struct ex_tensor output_norm, output;
 	struct ex_layer *layers;
+	struct ex_tok *toks;
+	size_t n_out;			/* tokens that want logits (F_OUTPUT) */
 };
 
 /* ------------------------------------------------------------ thread pool */
@@ -191,14 +209,107 @@ static bool float_bits(uint32_t le, float *f)
 	return isfinite(*f);
 }
 
+/*
+ * Sequences and KV stride: F_BATCH (1.1) names them; a 1.0 program has one
+ * sequence at consecutive positions pos.. and zeros in the 1.1 fields.
+ */
+static int validate_seqs(const struct rk1828_program *h, struct ex_prog *p)
+{
+	uint64_t stride = le64toh(h->kv_seq_stride), one;
+
+	if (!mul_ok(p->n_ctx, p->kv_dim, &one) || !mul_ok(one, 4, &one))
+		return ST_INVAL;
+	if (!(p->flags & RK1828_PROG_F_BATCH)) {
+		if (h->tok_addr || h->kv_seq_stride || h->n_seq)
+			return ST_INVAL;
+		if ((uint64_t)p->pos + p->n_tokens > p->n_ctx)
+			return ST_INVAL;
+		p->n_seq = 1;
+		p->kv_stride = p->n_ctx * p->kv_dim;
+		return ST_OK;
+	}
+	p->n_seq = le32toh(h->n_seq);
+	if (p->pos || (p->flags & RK1828_PROG_F_ALL_LOGITS) || !p->n_seq ||
+	    !h->tok_addr || le64toh(h->tok_addr) % 4 || stride % 4 || stride < one)
+		return ST_INVAL;
+	p->kv_stride = stride / 4;
+	return ST_OK;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The token table: copied out of card memory (F_BATCH) or made up (1.0);
+ * positions < n_ctx, sequences < n_seq, (seq, pos) pairs distinct.
+ */
+static int validate_tokens(const struct emu_access *acc, const struct rk1828_program *h,
+			   struct ex_prog *p)
+{
+	uint64_t addr = le64toh(h->tok_addr), len, *keys;
+	const struct rk1828_prog_token *raw;
+	size_t t;
+	int rc;
+
+	p->toks = calloc(p->n_tokens, sizeof(*p->toks));
+	if (!p->toks)
+		return ST_NOMEM;
+	if (!(p->flags & RK1828_PROG_F_BATCH)) {
+		for (t = 0; t < p->n_tokens; t++) {
+			p->toks[t].pos = p->pos + t;
+			p->toks[t].logits = (p->flags & RK1828_PROG_F_ALL_LOGITS) ||
+					    t == p->n_tokens - 1;
+		}
+		p->n_out = (p->flags & RK1828_PROG_F_ALL_LOGITS) ? p->n_tokens : 1;
+		return ST_OK;
+	}
+	if (!mul_ok(p->n_tokens, sizeof(*raw), &len))
+		return ST_INVAL;
+	rc = check_range(acc, addr, len);
+	if (rc)
+		return rc;
+	raw = (const struct rk1828_prog_token *)(acc->base + addr);
+	keys = malloc(p->n_tokens * sizeof(*keys));
+	if (!keys)
+		return ST_NOMEM;
+	p->n_out = 0;
+	for (t = 0; t < p->n_tokens; t++) {
+		/* Read each field once: the host may be writing card memory. */
+		uint32_t pos = le32toh(__atomic_load_n(&raw[t].pos, __ATOMIC_RELAXED));
+		uint32_t seq = le32toh(__atomic_load_n(&raw[t].seq, __ATOMIC_RELAXED));
+		uint32_t fl = le32toh(__atomic_load_n(&raw[t].flags, __ATOMIC_RELAXED));
+		uint32_t pad = __atomic_load_n(&raw[t].pad, __ATOMIC_RELAXED);
+
+		if (pos >= p->n_ctx || seq >= p->n_seq || (fl & ~RK1828_PROG_TOK_LOGITS) || pad) {
+			free(keys);
+			return ST_INVAL;
+		}
+		p->toks[t] = (struct ex_tok){ pos, seq, fl & RK1828_PROG_TOK_LOGITS };
+		p->n_out += p->toks[t].logits;
+		keys[t] = (uint64_t)seq << 32 | pos;
+	}
+	qsort(keys, p->n_tokens, sizeof(*keys), cmp_key);
+	for (t = 1; t < p->n_tokens; t++) {
+		if (keys[t] == keys[t - 1]) {
+			free(keys);
+			return ST_INVAL;
+		}
+	}
+	free(keys);
+	return ST_OK;
+}
+
 /* Header fields: everything except the tensors and the layers. */
 static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 			   struct ex_prog *p)
 {
 	const uint32_t known = RK1828_PROG_F_OUTPUT | RK1828_PROG_F_ALL_LOGITS |
-			       RK1828_PROG_F_ROPE_NEOX;
+			       RK1828_PROG_F_ROPE_NEOX | RK1828_PROG_F_BATCH;
 	uint64_t size = le32toh(h->size), want;
-	size_t i;
 
 	p->flags = le32toh(h->flags);
 	p->n_layers = le32toh(h->n_layers);
@@ -216,11 +327,8 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 	want = sizeof(*h) + (uint64_t)p->n_layers * sizeof(struct rk1828_prog_layer);
 	if (size != want || size > prog_size)
 		return ST_INVAL;
-	if (h->pad || h->delay_ms)
+	if (h->pad || h->delay_ms || h->pad2 || h->reserved[0])
 		return ST_INVAL;
-	for (i = 0; i < 4; i++)
-		if (h->reserved[i])
-			return ST_INVAL;
 	if (p->flags & ~known)
 		return ST_INVAL;
 	if ((p->flags & RK1828_PROG_F_ALL_LOGITS) && !(p->flags & RK1828_PROG_F_OUTPUT))
@@ -234,8 +342,6 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 		return ST_INVAL;
 	if (p->rope_dim % 2 || p->rope_dim > p->head_dim)
 		return ST_INVAL;
-	if ((uint64_t)p->pos + p->n_tokens > p->n_ctx)
-		return ST_INVAL;
 	if ((p->flags & RK1828_PROG_F_OUTPUT) && !p->n_vocab)
 		return ST_INVAL;
 	if (!float_bits(h->rms_eps, &p->eps) || p->eps < 0.0f)
@@ -245,7 +351,7 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 	/* u32 * u32 fits in 64 bits; size_t is 64-bit on our hosts. */
 	p->q_dim = p->n_heads * p->head_dim;
 	p->kv_dim = p->n_kv_heads * p->head_dim;
-	return ST_OK;
+	return validate_seqs(h, p);
 }
 
 static int validate_layer(const struct emu_access *acc, const struct rk1828_prog_layer *l,
@@ -269,7 +375,9 @@ static int validate_layer(const struct emu_access *acc, const struct rk1828_prog
 	TRY(map_tensor(acc, &l->ffn_gate, p->ffn_dim, p->dim, false, false, &o->ffn_gate));
 	TRY(map_tensor(acc, &l->ffn_up, p->ffn_dim, p->dim, false, false, &o->ffn_up));
 	TRY(map_tensor(acc, &l->ffn_down, p->dim, p->ffn_dim, false, false, &o->ffn_down));
-	if (!mul_ok(p->n_ctx, p->kv_dim, &kv_elems))
+	/* All n_seq blocks of each cache: (n_seq - 1) strides + one block. */
+	if (!mul_ok(p->n_seq - 1, p->kv_stride, &kv_elems) ||
+	    __builtin_add_overflow(kv_elems, (uint64_t)p->n_ctx * p->kv_dim, &kv_elems))
 		return ST_INVAL;
 	if (!le64toh(l->k_cache) || !le64toh(l->v_cache))
 		return ST_INVAL;
@@ -289,9 +397,7 @@ static int validate_io(const struct emu_access *acc, const struct rk1828_program
 	if (!mul_ok(p->n_tokens, p->dim, &in_n))
 		return ST_INVAL;
 	if (p->flags & RK1828_PROG_F_OUTPUT) {
-		uint64_t n_out = (p->flags & RK1828_PROG_F_ALL_LOGITS) ? p->n_tokens : 1;
-
-		if (!mul_ok(n_out, p->n_vocab, &out_n))
+		if (!mul_ok(p->n_out, p->n_vocab, &out_n))
 			return ST_INVAL;
 		rc = map_tensor(acc, &h->output_norm, 1, p->dim, true, false, &p->output_norm);
 		if (rc)
@@ -307,6 +413,10 @@ static int validate_io(const struct emu_access *acc, const struct rk1828_program
 	if (rc)
 		return rc;
 	p->in = in;
+	if (!out_n) {		/* F_BATCH micro-batch without logits rows */
+		p->out = NULL;
+		return ST_OK;
+	}
 	return map_f32(acc, le64toh(h->out_addr), out_n, &p->out);
 }
 
@@ -345,8 +455,9 @@ static void attn_worker(void *arg, size_t b, size_t e, int tid)
 	}
 	for (i = b; i < e; i++) {
 		size_t t = i / p->n_heads, h = i % p->n_heads;
-		size_t n = p->pos + t + 1;
-		size_t koff = (h / group) * hd;
+		const struct ex_tok *tk = &p->toks[t];
+		size_t n = tk->pos + 1;
+		size_t koff = tk->seq * p->kv_stride + (h / group) * hd;
 		const float *qh = w->q + t * p->q_dim + h * hd;
 		float *o = w->att + t * p->q_dim + h * hd;
 
@@ -410,8 +521,13 @@ static int run_layer(struct ex_work *w, const struct ex_layer *l)
 		kern_rope(w->k + t * p->kv_dim, p->n_kv_heads, p->head_dim, p->rope_dim,
 			  w->rcos + t * half, w->rsin + t * half, neox);
 	}
-	memcpy(l->k_cache + p->pos * p->kv_dim, w->k, T * p->kv_dim * sizeof(float));
-	memcpy(l->v_cache + p->pos * p->kv_dim, w->v, T * p->kv_dim * sizeof(float));
+	/* Every K/V row of the program is written before any attention reads. */
+	for (t = 0; t < T; t++) {
+		size_t row = p->toks[t].seq * p->kv_stride + p->toks[t].pos * p->kv_dim;
+
+		memcpy(l->k_cache + row, w->k + t * p->kv_dim, p->kv_dim * sizeof(float));
+		memcpy(l->v_cache + row, w->v + t * p->kv_dim, p->kv_dim * sizeof(float));
+	}
 
 	w->l = l;
 	w->failed = 0;
@@ -440,7 +556,7 @@ static int run_layer(struct ex_work *w, const struct ex_layer *l)
 	return ST_OK;
 }
 
-/* RoPE tables: theta_i = (pos + t) * theta^(-2i / rope_dim), in double. */
+/* RoPE tables: theta_i = pos_t * theta^(-2i / rope_dim), in double. */
 static void rope_tables(const struct ex_prog *p, float *cs, float *sn)
 {
 	size_t half = p->rope_dim / 2, t, i;
@@ -448,7 +564,7 @@ static void rope_tables(const struct ex_prog *p, float *cs, float *sn)
 	for (t = 0; t < p->n_tokens; t++) {
 		for (i = 0; i < half; i++) {
 			double freq = pow((double)p->theta, -2.0 * (double)i / (double)p->rope_dim);
-			double a = (double)(p->pos + t) * freq;
+			double a = (double)p->toks[t].pos * freq;
 
 			cs[t * half + i] = (float)cos(a);
 			sn[t * half + i] = (float)sin(a);
@@ -509,13 +625,15 @@ static int run_program(const struct emu_access *acc, const struct ex_prog *p)
 		goto out;
 	}
 	if (p->flags & RK1828_PROG_F_OUTPUT) {
-		size_t first = (p->flags & RK1828_PROG_F_ALL_LOGITS) ? 0 : T - 1;
-		size_t n_out = T - first;
+		size_t r = 0;
 
-		for (i = 0; i < n_out; i++)
-			kern_rmsnorm(w.xb + i * p->dim, w.x + (first + i) * p->dim,
-				     (const float *)p->output_norm.p, p->dim, p->eps);
-		rc = matmul(&w, &p->output, w.xb, p->out, p->n_vocab, p->dim, n_out);
+		/* The rows of the tokens that want logits, in token order. */
+		for (i = 0; i < T; i++)
+			if (p->toks[i].logits)
+				kern_rmsnorm(w.xb + r++ * p->dim, w.x + i * p->dim,
+					     (const float *)p->output_norm.p, p->dim, p->eps);
+		if (r)
+			rc = matmul(&w, &p->output, w.xb, p->out, p->n_vocab, p->dim, r);
 	} else {
 		memcpy(p->out, w.x, T * p->dim * sizeof(float));
 	}
@@ -586,6 +704,9 @@ int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_siz
 		if (rc)
 			goto out;
 	}
+	rc = validate_tokens(acc, &h, &p);
+	if (rc)
+		goto out;
 	rc = validate_io(acc, &h, &p);
 	if (rc)
 		goto out;
@@ -593,5 +714,6 @@ int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_siz
 out:
 	free(raw);
 	free(p.layers);
+	free(p.toks);
 	return rc;
 }

@@ -42,6 +42,15 @@
 /* Format version; the magic's last character carries it ("RPG1"). */
 #define RK1828_PROG_VERSION		1
 #define RK1828_PROG_MAGIC		0x31475052	/* "RPG1" */
+/*
+ * Compatible revisions of version 1 (a host learns which a card knows from
+ * INVAL, see above):
+ *   1.0  one sequence, tokens at consecutive positions;
+ *   1.1  micro-batches: %RK1828_PROG_F_BATCH, a token table with each
+ *        token's position, sequence and logits request, per-sequence
+ *        state regions (@n_seq, @kv_seq_stride).
+ */
+#define RK1828_PROG_MINOR		1
 
 /* Sizes of the fixed records in bytes (version 1). */
 #define RK1828_PROG_HEADER_BYTES	160
@@ -64,6 +73,66 @@ enum rk1828_prog_op {
 #define RK1828_PROG_F_ALL_LOGITS	0x2U
 /* RoPE rotates pairs (i, i + rope_dim / 2) (NEOX) instead of (2i, 2i + 1). */
 #define RK1828_PROG_F_ROPE_NEOX		0x4U
+/*
+ * Micro-batch (1.1): the tokens come with a token table at @tok_addr
+ * (struct rk1828_prog_token), each with its own position and sequence;
+ * @pos must be 0 and %RK1828_PROG_F_ALL_LOGITS is not allowed (the
+ * table's %RK1828_PROG_TOK_LOGITS bits choose the logits rows).
+ */
+#define RK1828_PROG_F_BATCH		0x8U
+
+/*
+ * Per-sequence state (1.1). Everything a card keeps per sequence between
+ * programs (the K and V caches of a layer here; a recurrent state or a
+ * convolution window for other layer kinds) lives in a *state region*:
+ * @n_seq blocks of equal layout, the block of sequence s at
+ * base + s * stride. A layer record names each region's base; the stride
+ * of the version-1 layer record's @k_cache and @v_cache is the header's
+ * @kv_seq_stride, and a later layer kind carries one struct
+ * rk1828_prog_state per region (base and its own stride). The card
+ * checks that all @n_seq blocks lie in the context's mappings and that
+ * blocks do not overlap (stride >= block size). Which sequence is which
+ * is the host's business: besides the live sessions a host may keep
+ * snapshots of a state (e.g. a recurrent state at a bucket boundary, for
+ * a prefix cache) in spare sequence indices and copy blocks with COPY.
+ */
+
+/**
+ * struct rk1828_prog_state - a per-sequence state region (16 bytes), for
+ * layer records that carry their own state addresses
+ * @addr: card address of the block of sequence 0
+ * @seq_stride: bytes from the block of sequence s to that of s + 1
+ */
+struct rk1828_prog_state {
+	__le64 addr;
+	__le64 seq_stride;
+};
+
+/* struct rk1828_prog_token.flags: return this token's logits (F_OUTPUT). */
+#define RK1828_PROG_TOK_LOGITS		0x1U
+
+/**
+ * struct rk1828_prog_token - one token of a micro-batch (16 bytes), entry
+ * t of the table at @tok_addr, for the hidden state row t of @in_addr
+ * @pos: its position in its sequence: its K/V row, and attention covers
+ *	rows 0..@pos of that sequence (< @n_ctx)
+ * @seq: its sequence (< @n_seq): which block of every state region it
+ *	reads and writes
+ * @flags: RK1828_PROG_TOK_*
+ * @pad: zero
+ *
+ * Within one program, (@seq, @pos) pairs are distinct. All K/V rows of a
+ * program are written before any attention reads, so tokens of one
+ * sequence may share a program (a prefill chunk); rows below a token's
+ * position that no token of the program writes must hold what earlier
+ * programs wrote there.
+ */
+struct rk1828_prog_token {
+	__le32 pos;
+	__le32 seq;
+	__le32 flags;
+	__le32 pad;
+};
 
 /**
  * struct rk1828_prog_tensor - a weight tensor in card memory (16 bytes)
@@ -95,8 +164,10 @@ struct rk1828_prog_tensor {
  * @ffn_gate: [ffn_dim rows][dim]
  * @ffn_up: [ffn_dim rows][dim]
  * @ffn_down: [dim rows][ffn_dim]
- * @k_cache: card address of F32 [n_ctx][n_kv_heads * head_dim]
- * @v_cache: card address of F32 [n_ctx][n_kv_heads * head_dim]
+ * @k_cache: card address of F32 [n_ctx][n_kv_heads * head_dim] (with
+ *	%RK1828_PROG_F_BATCH: of sequence 0 of a state region of @n_seq such
+ *	blocks, @kv_seq_stride apart)
+ * @v_cache: as @k_cache, for the values
  */
 struct rk1828_prog_layer {
 	struct rk1828_prog_tensor attn_norm;
@@ -144,7 +215,17 @@ struct rk1828_prog_layer {
  * @in_addr: F32 [n_tokens][dim] hidden states in
  * @out_addr: F32 [n_tokens][dim] hidden states out, or with
  *	%RK1828_PROG_F_OUTPUT F32 logits [n_out][n_vocab], n_out = n_tokens
- *	with %RK1828_PROG_F_ALL_LOGITS, else 1 (last token)
+ *	with %RK1828_PROG_F_ALL_LOGITS, with %RK1828_PROG_F_BATCH the number
+ *	of tokens with %RK1828_PROG_TOK_LOGITS (in token order; 0: the head
+ *	does not run and @out_addr is not accessed), else 1 (last token)
+ * @tok_addr: %RK1828_PROG_F_BATCH: card address of @n_tokens struct
+ *	rk1828_prog_token (4-byte aligned); else zero
+ * @kv_seq_stride: %RK1828_PROG_F_BATCH: bytes from sequence s to s + 1 in
+ *	every layer's @k_cache and @v_cache, a multiple of 4 and at least
+ *	n_ctx * n_kv_heads * head_dim * 4; else zero
+ * @n_seq: %RK1828_PROG_F_BATCH: sequences of every state region (>= 1);
+ *	else zero (one sequence)
+ * @pad2: zero
  * @reserved: zero; room for later per-program parameters (see the
  *	extension rules at the top of this header)
  * @output_norm: F32 [dim] (with %RK1828_PROG_F_OUTPUT)
@@ -173,12 +254,18 @@ struct rk1828_program {
 	__le32 pad;
 	__le64 in_addr;
 	__le64 out_addr;
-	__le64 reserved[4];
+	__le64 tok_addr;
+	__le64 kv_seq_stride;
+	__le32 n_seq;
+	__le32 pad2;
+	__le64 reserved[1];
 	struct rk1828_prog_tensor output_norm;
 	struct rk1828_prog_tensor output;
 };
 
 _Static_assert(sizeof(struct rk1828_prog_tensor) == 16, "tensor record");
+_Static_assert(sizeof(struct rk1828_prog_state) == 16, "state region record");
+_Static_assert(sizeof(struct rk1828_prog_token) == 16, "token record");
 _Static_assert(sizeof(struct rk1828_prog_layer) == RK1828_PROG_LAYER_BYTES, "layer record");
 _Static_assert(sizeof(struct rk1828_program) == RK1828_PROG_HEADER_BYTES, "program header");
 

@@ -53,7 +53,7 @@ struct map {
 struct card {
 	uint8_t *mem;
 	uint64_t size, top;
-	struct map maps[256];
+	struct map maps[1024];
 	int n_maps;
 	int n_checks;
 };
@@ -76,7 +76,7 @@ static uint64_t card_alloc(struct card *c, uint64_t len, int map)
 {
 	uint64_t a = (c->top + 63) & ~63ULL;
 
-	if (a + len > c->size || c->n_maps == 256) {
+	if (a + len > c->size || c->n_maps == 1024) {
 		fprintf(stderr, "fake card memory exhausted\n");
 		exit(2);
 	}
@@ -376,6 +376,132 @@ out:
 	card_free(c);
 }
 
+
+/* ------------------------------------------------ micro-batches (1.1) */
+
+#define B_SEQ 3
+#define B_STRIDE_PAD 256	/* bytes between sequence blocks: not dense */
+
+/* Turn the 1.0 program at @p into an F_BATCH one over @n entries of @tt. */
+static void make_batch(struct dev_model *d, void *p, uint64_t tok_addr,
+		       const struct rk1828_prog_token *tt, uint32_t n, uint32_t n_seq,
+		       uint64_t stride)
+{
+	struct rk1828_program *h = p;
+
+	h->flags = htole32(le32toh(h->flags) | RK1828_PROG_F_BATCH);
+	h->pos = 0;
+	h->tok_addr = htole64(tok_addr);
+	h->kv_seq_stride = htole64(stride);
+	h->n_seq = htole32(n_seq);
+	memcpy(d->c->mem + tok_addr, tt, (size_t)n * sizeof(*tt));
+}
+
+/* One micro-batch through both segments; logits rows land in d->logits. */
+static int run_batch(struct dev_model *d, const struct ref_model *m, uint64_t tok_addr,
+		     const struct rk1828_prog_token *tt, const int *tok, uint32_t n,
+		     uint64_t stride)
+{
+	static uint8_t prog[PROG_BYTES];
+	const struct ref_config *c = d->cfg;
+	uint32_t t, sz;
+	int rc;
+
+	for (t = 0; t < n; t++)
+		ref_embed(m, tok[t], (float *)(d->c->mem + d->in) + (size_t)t * c->dim);
+	sz = make_prog(d, prog, 0, SPLIT, n, 0, 0, d->in, d->hid);
+	make_batch(d, prog, tok_addr, tt, n, B_SEQ, stride);
+	rc = exec_host_prog(d, 0, prog, sz, NULL);
+	if (rc)
+		return rc;
+	sz = make_prog(d, prog, SPLIT, c->n_layers - SPLIT, n, 0, RK1828_PROG_F_OUTPUT,
+		       d->hid, d->logits);
+	make_batch(d, prog, tok_addr, tt, n, B_SEQ, stride);
+	return exec_host_prog(d, 1, prog, sz, NULL);
+}
+
+/*
+ * Three sequences share micro-batches (prefill chunks, decode tokens in
+ * shuffled order, a chunk without logits) in one KV region of 3 blocks;
+ * every logits row must equal bit for bit the one of the same sequence run
+ * alone, token by token, with version 1.0 programs.
+ */
+static void check_batch(struct ref_model *m, const int *toks)
+{
+	/* (seq, pos) of each step's tokens; sequence s uses toks[7 * s + pos]. */
+	static const struct { int n; int seq[8]; int pos[8]; int lg[8]; } steps[] = {
+		{ 8, { 0, 0, 0, 0, 0, 1, 1, 2 }, { 0, 1, 2, 3, 4, 0, 1, 0 },
+		     { 0, 0, 0, 0, 1, 0, 1, 1 } },
+		{ 3, { 2, 0, 1 }, { 1, 5, 2 }, { 1, 1, 1 } },
+		{ 6, { 0, 1, 1, 1, 1, 2 }, { 6, 3, 4, 5, 6, 2 }, { 1, 0, 0, 0, 0, 1 } },
+		{ 2, { 1, 2 }, { 7, 3 }, { 1, 1 } },
+	};
+	const struct ref_config *cfg = &m->c;
+	size_t V = (size_t)cfg->n_vocab;
+	struct card *c = card_new();
+	struct dev_model *d = dev_upload(c, m), *alone[B_SEQ];
+	uint64_t stride = d->kv_bytes + B_STRIDE_PAD, tok_addr;
+	float *solo[B_SEQ];
+	int s, i, k, rc = 0, same = 1, rows = 0;
+
+	/* Solo runs: 8 tokens per sequence, one token per 1.0 program. */
+	for (s = 0; s < B_SEQ; s++) {
+		alone[s] = dev_upload(c, m);
+		solo[s] = malloc(8 * V * sizeof(float));
+		for (i = 0; i < 8 && !rc; i++) {
+			rc = run_tokens(alone[s], m, toks + 7 * s, i, 1, 1, 0);
+			memcpy(solo[s] + i * V, c->mem + alone[s]->logits, V * sizeof(float));
+		}
+	}
+	/* The batched device: K/V caches of B_SEQ blocks, stride not dense. */
+	for (i = 0; i < cfg->n_layers; i++) {
+		d->layers[i].k_cache = htole64(card_alloc(c, B_SEQ * stride, 1));
+		d->layers[i].v_cache = htole64(card_alloc(c, B_SEQ * stride, 1));
+	}
+	tok_addr = card_alloc(c, 8 * sizeof(struct rk1828_prog_token), 1);
+	for (k = 0; k < (int)(sizeof(steps) / sizeof(steps[0])) && !rc; k++) {
+		struct rk1828_prog_token tt[8] = { 0 };
+		int tok[8], r = 0;
+
+		for (i = 0; i < steps[k].n; i++) {
+			tt[i].pos = htole32((uint32_t)steps[k].pos[i]);
+			tt[i].seq = htole32((uint32_t)steps[k].seq[i]);
+			tt[i].flags = htole32(steps[k].lg[i] ? RK1828_PROG_TOK_LOGITS : 0);
+			tok[i] = toks[7 * steps[k].seq[i] + steps[k].pos[i]];
+		}
+		rc = run_batch(d, m, tok_addr, tt, tok, (uint32_t)steps[k].n, stride);
+		for (i = 0; i < steps[k].n && !rc; i++) {
+			if (!steps[k].lg[i])
+				continue;
+			same &= !memcmp(c->mem + d->logits + r * V * sizeof(float),
+					solo[steps[k].seq[i]] + (size_t)steps[k].pos[i] * V,
+					V * sizeof(float));
+			r++;
+			rows++;
+		}
+	}
+	tap_ok(rc == 0 && same && rows == 10,
+	       "batch: 3 sequences in 4 micro-batches: %d logits rows equal the solo runs bit for bit (rc %d)",
+	       rows, rc);
+
+	/* A micro-batch with no logits row leaves out_addr alone. */
+	if (!rc) {
+		struct rk1828_prog_token tt[1] = { { htole32(8), htole32(0), 0, 0 } };
+		int tok[1] = { toks[8] };
+
+		memset(c->mem + d->logits, 0x77, 64);
+		rc = run_batch(d, m, tok_addr, tt, tok, 1, stride);
+		tap_ok(rc == 0 && c->mem[d->logits] == 0x77 && c->mem[d->logits + 63] == 0x77,
+		       "batch: no token wants logits: OK and the logits buffer untouched (rc %d)", rc);
+	}
+	for (s = 0; s < B_SEQ; s++) {
+		free(solo[s]);
+		dev_free(alone[s]);
+	}
+	dev_free(d);
+	card_free(c);
+}
+
 /* ------------------------------------------------------ rejection tests */
 
 struct neg_env {
@@ -438,6 +564,71 @@ static void check_rejections(struct ref_model *m)
 	a = card_access(e.c, NULL);
 	rc = emu_exec(&a, e.d->prog[1], PROG_BYTES);
 	tap_ok(rc == RK1828_HIF_ST_OK, "baseline program runs (rc %d)", rc);
+
+	/* ---- micro-batches (1.1): token table, sequences, stride */
+	{
+		uint64_t ta = card_alloc(e.c, 4 * sizeof(struct rk1828_prog_token), 1);
+		struct rk1828_prog_token tt[4];
+		uint64_t kvb = e.d->kv_bytes;
+
+#define BATCH(n_seq, stride) do {						\
+		neg_prog(&e, RK1828_PROG_F_OUTPUT);				\
+		for (int t_ = 0; t_ < 4; t_++)					\
+			tt[t_] = (struct rk1828_prog_token){ htole32(2 + t_), 0,	\
+				t_ == 3 ? htole32(RK1828_PROG_TOK_LOGITS) : 0, 0 }; \
+		make_batch(e.d, e.prog, ta, tt, 4, n_seq, stride);		\
+	} while (0)
+#define TT(i) ((struct rk1828_prog_token *)(e.c->mem + ta) + (i))
+		BATCH(1, kvb);
+		memcpy(e.c->mem + e.d->prog[1], e.prog, PROG_BYTES);
+		a = card_access(e.c, NULL);
+		rc = emu_exec(&a, e.d->prog[1], PROG_BYTES);
+		tap_ok(rc == RK1828_HIF_ST_OK, "batch baseline (1 sequence) runs (rc %d)", rc);
+
+		BATCH(1, kvb);
+		TT(2)->pos = htole32(3);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: two tokens at the same (seq, pos)");
+		BATCH(1, kvb);
+		TT(1)->seq = htole32(1);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: seq >= n_seq");
+		BATCH(1, kvb);
+		TT(0)->pos = htole32(N_CTX);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: pos >= n_ctx");
+		BATCH(1, kvb);
+		TT(0)->flags = htole32(2);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: unknown token flag");
+		BATCH(1, kvb);
+		TT(3)->pad = htole32(1);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: non-zero token pad");
+		BATCH(1, kvb - 4);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: KV stride below one block");
+		BATCH(1, kvb + 2);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: KV stride not a multiple of 4");
+		BATCH(0, kvb);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: n_seq 0");
+		BATCH(1, kvb);
+		H(&e)->pos = htole32(2);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: header pos not 0");
+		BATCH(1, kvb);
+		H(&e)->flags |= htole32(RK1828_PROG_F_ALL_LOGITS);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: F_ALL_LOGITS with F_BATCH");
+		BATCH(1, kvb);
+		H(&e)->tok_addr = 0;
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: no token table");
+		BATCH(1, kvb);
+		H(&e)->tok_addr = htole64(hole);
+		neg_run(&e, RK1828_HIF_ST_ACCESS, "batch: token table in unmapped memory");
+		BATCH(2, kvb);
+		neg_run(&e, RK1828_HIF_ST_ACCESS, "batch: n_seq blocks run past the KV mapping");
+		neg_prog(&e, RK1828_PROG_F_OUTPUT);
+		H(&e)->n_seq = htole32(1);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "1.0 program with a 1.1 field set (n_seq)");
+		neg_prog(&e, RK1828_PROG_F_OUTPUT);
+		H(&e)->tok_addr = htole64(ta);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "1.0 program with a token table address");
+#undef TT
+#undef BATCH
+	}
 
 	/* ---- ACCESS: addresses outside the mappings */
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
@@ -552,7 +743,7 @@ static void check_rejections(struct ref_model *m)
 	neg_run(&e, RK1828_HIF_ST_INVAL, "non-zero tensor pad");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
-	H(&e)->reserved[2] = htole64(1);
+	H(&e)->reserved[0] = htole64(1);
 	neg_run(&e, RK1828_HIF_ST_INVAL, "non-zero reserved");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT | (1u << 9));
@@ -766,6 +957,7 @@ int main(void)
 	check_model(m, "f32 1 thread", toks);
 	emu_exec_set_threads(2);
 	check_rejections(m);
+	check_batch(m, toks);
 
 	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
 		struct ref_model *q = ref_load(path, N_CTX, err, sizeof(err));
