@@ -14,7 +14,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
 	  -D_GNU_SOURCE -Iinclude -Iuapi -Ikernel -Iuserspace/common -Iuserspace/lib \
 	  -Iemulator $(shell pkg-config --cflags libdrm 2>/dev/null)
-LDLIBS += -lm -pthread
+LDLIBS += -lm -pthread $(shell pkg-config --libs libpcre2-8)
 
 COMMON_SRC := $(wildcard userspace/common/*.c)
 LIB_SRC    := $(wildcard userspace/lib/*.c)
