@@ -36,8 +36,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <drm/rk1828_accel.h>
-
 #include "rk1828.h"
 
 #define TIMEOUT_NS (10LL * 1000000000LL)
@@ -147,9 +145,9 @@ struct copy_pair {
 static int pair_create(struct rk_card *c, uint64_t size, struct copy_pair *p)
 {
 	memset(p, 0, sizeof(*p));
-	if (rk_bo_create(c, size, DRM_RK1828_BO_HOST, &p->host) ||
+	if (rk_bo_create(c, size, RK_BO_HOST, &p->host) ||
 	    rk_bo_mmap(c, &p->host) ||
-	    rk_bo_create(c, size, DRM_RK1828_BO_CARD, &p->dev))
+	    rk_bo_create(c, size, RK_BO_CARD, &p->dev))
 		return -1;
 	memset(p->host.map, 0x5a, size);
 	return 0;

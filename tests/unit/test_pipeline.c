@@ -11,20 +11,18 @@
  * bucket slots, hidden states between cards, logits.
  *
  * Checks: logits of the last prompt position and of greedy decode steps
- * match the scalar reference (tests/unit/ref_forward.c) within 1e-4
+ * match the scalar reference (tests/lib/ref_forward.c) within 1e-4
  * relative for 1..4 cards and buckets 1, 4, 16; a failing EXEC on one card
  * is reported naming that card. Prints TAP.
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "drm/rk1828_accel.h"
 #include "exec.h"
 #include "gguf.h"
 #include "gguf_write.h"
@@ -32,7 +30,7 @@
 #include "rk1828_hif.h"
 #include "tokenizer.h"
 #include "ref_forward.h"
-#include "../../userspace/llm/pipeline.h"
+#include "pipeline.h"
 
 #include "tap.h"
 
@@ -121,23 +119,23 @@ int64_t rk_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-int rk_bo_create(struct rk_card *card, uint64_t size, uint32_t flags, struct rk_bo *bo)
+int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind, struct rk_bo *bo)
 {
 	uint32_t h;
 	struct mobj *o;
 
 	memset(bo, 0, sizeof(*bo));
-	if (!size || (flags != DRM_RK1828_BO_HOST && flags != DRM_RK1828_BO_CARD))
+	if (!size || (kind != RK_BO_HOST && kind != RK_BO_CARD))
 		return mfail(-EINVAL, "BO_CREATE");
 	size = (size + 4095) & ~4095ULL;
-	if (flags == DRM_RK1828_BO_CARD && mc(card)->brk + size > CARD_MEM)
+	if (kind == RK_BO_CARD && mc(card)->brk + size > CARD_MEM)
 		return mfail(-ENOMEM, "BO_CREATE");
-	h = new_obj(card, flags == DRM_RK1828_BO_HOST ? M_HOST : M_CARD);
+	h = new_obj(card, kind == RK_BO_HOST ? M_HOST : M_CARD);
 	if (!h)
 		return mfail(-ENOMEM, "BO_CREATE");
 	o = &mc(card)->obj[h - 1];
 	o->size = size;
-	if (flags == DRM_RK1828_BO_HOST) {
+	if (kind == RK_BO_HOST) {
 		if (n_all_bufs == 4096)
 			return mfail(-ENOMEM, "BO_CREATE");
 		o->buf = calloc(1, sizeof(*o->buf));
@@ -151,7 +149,7 @@ int rk_bo_create(struct rk_card *card, uint64_t size, uint32_t flags, struct rk_
 		memset(mc(card)->mem + o->addr, 0xff, size);
 	}
 	bo->handle = h;
-	bo->flags = flags;
+	bo->kind = kind;
 	bo->size = size;
 	bo->card_addr = o->addr;
 	return 0;
@@ -205,7 +203,7 @@ int rk_bo_import(struct rk_card *card, int fd, struct rk_bo *bo)
 	mc(card)->obj[h - 1].buf = dmabufs[fd - DMABUF_FD0];
 	mc(card)->obj[h - 1].size = dmabufs[fd - DMABUF_FD0]->size;
 	bo->handle = h;
-	bo->flags = DRM_RK1828_BO_HOST;
+	bo->kind = RK_BO_HOST;
 	bo->size = dmabufs[fd - DMABUF_FD0]->size;
 	return 0;
 }

@@ -61,19 +61,44 @@ int64_t rk_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-const char *rk_link_name(uint32_t link_type)
+const char *rk_link_name(enum rk_link_type link_type)
 {
 	switch (link_type) {
-	case DRM_RK1828_LINK_USB:
+	case RK_LINK_USB:
 		return "usb";
-	case DRM_RK1828_LINK_PCIE:
+	case RK_LINK_PCIE:
 		return "pcie";
 	default:
 		return "unknown";
 	}
 }
 
-int rk_get_param(const struct rk_card *card, uint32_t param, uint64_t *value)
+static enum rk_link_type link_from_uapi(uint64_t v)
+{
+	switch (v) {
+	case DRM_RK1828_LINK_USB:
+		return RK_LINK_USB;
+	case DRM_RK1828_LINK_PCIE:
+		return RK_LINK_PCIE;
+	default:
+		return RK_LINK_UNKNOWN;
+	}
+}
+
+static uint64_t caps_from_uapi(uint64_t v)
+{
+	return ((v & DRM_RK1828_CAP_TIMELINE_SYNCOBJ) ? RK_CAP_TIMELINE_SYNCOBJ : 0) |
+	       ((v & DRM_RK1828_CAP_PRIME_IMPORT) ? RK_CAP_PRIME_IMPORT : 0) |
+	       ((v & DRM_RK1828_CAP_EXEC_DECODER) ? RK_CAP_EXEC_DECODER : 0);
+}
+
+static enum rk_bo_kind kind_from_uapi(uint32_t flags)
+{
+	return (flags & DRM_RK1828_BO_CARD) ? RK_BO_CARD : RK_BO_HOST;
+}
+
+/* Read one DRM_RK1828_PARAM_* value. Return: 0 or negative errno. */
+static int rk_get_param(const struct rk_card *card, uint32_t param, uint64_t *value)
 {
 	struct drm_rk1828_get_param gp = { .param = param };
 
@@ -134,7 +159,7 @@ static int open_card(const char *node, struct rk_card *card, bool *foreign)
 	ret = rk_get_param(card, DRM_RK1828_PARAM_LINK_TYPE, &v);
 	if (ret)
 		goto err;
-	card->link_type = (uint32_t)v;
+	card->link_type = link_from_uapi(v);
 	ret = rk_get_param(card, DRM_RK1828_PARAM_LINK_SPEED, &v);
 	if (ret)
 		goto err;
@@ -142,9 +167,10 @@ static int open_card(const char *node, struct rk_card *card, bool *foreign)
 	ret = rk_get_param(card, DRM_RK1828_PARAM_CARD_SERIAL, &card->serial);
 	if (ret)
 		goto err;
-	ret = rk_get_param(card, DRM_RK1828_PARAM_CAPABILITIES, &card->caps);
+	ret = rk_get_param(card, DRM_RK1828_PARAM_CAPABILITIES, &v);
 	if (ret)
 		goto err;
+	card->caps = caps_from_uapi(v);
 	/* Informational only; older drivers may lack it. */
 	if (rk_get_param(card, DRM_RK1828_PARAM_CONTEXT_ID, &card->ctx_id))
 		card->ctx_id = 0;
@@ -246,19 +272,25 @@ void rk_close_all(struct rk_card *cards, int n_cards)
 	free(cards);
 }
 
-int rk_bo_create(struct rk_card *card, uint64_t size, uint32_t flags,
+int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind,
 		 struct rk_bo *bo)
 {
-	struct drm_rk1828_bo_create c = { .size = size, .flags = flags };
+	struct drm_rk1828_bo_create c = {
+		.size = size,
+		.flags = kind == RK_BO_CARD ? DRM_RK1828_BO_CARD :
+			 kind == RK_BO_HOST ? DRM_RK1828_BO_HOST : 0,
+	};
 
 	memset(bo, 0, sizeof(*bo));
+	if (!c.flags)
+		return rk_fail(card, -EINVAL, "BO_CREATE(kind %d, %llu bytes)",
+			       (int)kind, (unsigned long long)size);
 	if (drmIoctl(card->fd, DRM_IOCTL_RK1828_BO_CREATE, &c))
 		return rk_fail(card, neg_errno(), "BO_CREATE(%s, %llu bytes)",
-			       flags == DRM_RK1828_BO_CARD ? "card" :
-			       flags == DRM_RK1828_BO_HOST ? "host" : "?",
+			       kind == RK_BO_CARD ? "card" : "host",
 			       (unsigned long long)size);
 	bo->handle = c.handle;
-	bo->flags = flags;
+	bo->kind = kind;
 	bo->size = c.size;
 	bo->card_addr = c.card_addr;
 	bo->mmap_offset = c.mmap_offset;
@@ -273,7 +305,7 @@ int rk_bo_info(struct rk_card *card, uint32_t handle, struct rk_bo *bo)
 		return rk_fail(card, neg_errno(), "BO_INFO(%u)", handle);
 	memset(bo, 0, sizeof(*bo));
 	bo->handle = handle;
-	bo->flags = in.flags;
+	bo->kind = kind_from_uapi(in.flags);
 	bo->size = in.size;
 	bo->card_addr = in.card_addr;
 	bo->mmap_offset = in.mmap_offset;
@@ -286,7 +318,7 @@ int rk_bo_mmap(struct rk_card *card, struct rk_bo *bo)
 
 	if (bo->map)
 		return 0;
-	if (!(bo->flags & DRM_RK1828_BO_HOST))
+	if (bo->kind != RK_BO_HOST)
 		return rk_fail(card, -EINVAL, "mmap of card BO %u", bo->handle);
 	p = mmap(NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, card->fd,
 		 (off_t)bo->mmap_offset);

@@ -23,12 +23,43 @@
 #define RK1828_LIB_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 /* Maximum syncobjs and BO handles per submit (uapi limit). */
 #define RK_MAX_SYNCS	64
 #define RK_MAX_BOS	64
+
+/**
+ * enum rk_bo_kind - where a buffer object's memory lives
+ * @RK_BO_HOST: host memory: mmap-able, shareable with other cards as a
+ *	dma-buf; COPY jobs move it to and from card memory
+ * @RK_BO_CARD: card memory: weights, KV cache, activations; EXEC programs
+ *	address it, the CPU cannot map it
+ */
+enum rk_bo_kind {
+	RK_BO_HOST = 1,
+	RK_BO_CARD = 2,
+};
+
+/**
+ * enum rk_link_type - link between host and card
+ * @RK_LINK_UNKNOWN: a link type this library does not know
+ * @RK_LINK_USB: USB 3.0
+ * @RK_LINK_PCIE: PCIe
+ */
+enum rk_link_type {
+	RK_LINK_UNKNOWN = 0,
+	RK_LINK_USB = 1,
+	RK_LINK_PCIE = 2,
+};
+
+/* Capabilities of a card and its driver (struct rk_card @caps bits). */
+/* Submits accept timeline syncobj points. */
+#define RK_CAP_TIMELINE_SYNCOBJ		0x1ULL
+/* Host BOs of other devices can be imported. */
+#define RK_CAP_PRIME_IMPORT		0x2ULL
+/* EXEC runs decoder-layer segment programs. */
+#define RK_CAP_EXEC_DECODER		0x4ULL
 
 /**
  * struct rk_card - one opened RK1828 accel node
@@ -40,10 +71,10 @@
  * @mem_size: usable card memory in bytes
  * @mem_free: card memory not allocated to any BO, bytes (at open time;
  *	call rk_card_refresh() to re-read)
- * @link_type: DRM_RK1828_LINK_USB or DRM_RK1828_LINK_PCIE
+ * @link_type: &enum rk_link_type
  * @link_speed: link speed in Mbit/s
  * @serial: card serial number
- * @caps: DRM_RK1828_CAP_* bit mask
+ * @caps: RK_CAP_* bit mask
  * @ctx_id: the card context id of @fd
  */
 struct rk_card {
@@ -54,7 +85,7 @@ struct rk_card {
 	uint32_t protocol;
 	uint64_t mem_size;
 	uint64_t mem_free;
-	uint32_t link_type;
+	enum rk_link_type link_type;
 	uint32_t link_speed;
 	uint64_t serial;
 	uint64_t caps;
@@ -64,7 +95,7 @@ struct rk_card {
 /**
  * struct rk_bo - a buffer object of one card (own or PRIME-imported)
  * @handle: GEM handle on the card's fd
- * @flags: DRM_RK1828_BO_HOST or DRM_RK1828_BO_CARD
+ * @kind: &enum rk_bo_kind
  * @size: size in bytes (rounded up by the kernel)
  * @card_addr: card address (card BOs), 0 for host BOs
  * @mmap_offset: fake mmap offset on the fd (host BOs)
@@ -72,7 +103,7 @@ struct rk_card {
  */
 struct rk_bo {
 	uint32_t handle;
-	uint32_t flags;
+	enum rk_bo_kind kind;
 	uint64_t size;
 	uint64_t card_addr;
 	uint64_t mmap_offset;
@@ -101,8 +132,8 @@ const char *rk_error(void);
 /** rk_now_ns() - current CLOCK_MONOTONIC time in ns (for absolute timeouts). */
 int64_t rk_now_ns(void);
 
-/** rk_link_name() - "usb", "pcie" or "unknown" for a DRM_RK1828_LINK_* value. */
-const char *rk_link_name(uint32_t link_type);
+/** rk_link_name() - "usb", "pcie" or "unknown" for an &enum rk_link_type. */
+const char *rk_link_name(enum rk_link_type link_type);
 
 /**
  * rk_open() - open one accel node and read its parameters
@@ -138,12 +169,6 @@ int rk_open_all(struct rk_card **cards, int *n_cards);
 /** rk_close_all() - close and free an array from rk_open_all(). */
 void rk_close_all(struct rk_card *cards, int n_cards);
 
-/**
- * rk_get_param() - read one DRM_RK1828_PARAM_* value
- * Return: 0 or negative errno (-EINVAL unknown parameter, -ENODEV gone).
- */
-int rk_get_param(const struct rk_card *card, uint32_t param, uint64_t *value);
-
 /** rk_card_refresh() - re-read @card->mem_free. Return: 0 or negative errno. */
 int rk_card_refresh(struct rk_card *card);
 
@@ -151,12 +176,13 @@ int rk_card_refresh(struct rk_card *card);
  * rk_bo_create() - create a BO
  * @card: the card
  * @size: bytes (> 0)
- * @flags: DRM_RK1828_BO_HOST or DRM_RK1828_BO_CARD
+ * @kind: host or card memory
  * @bo: out; @bo->map is NULL
  *
- * Return: 0; -EINVAL, -ENOMEM (card memory full), -E2BIG, -ENODEV.
+ * Return: 0; -EINVAL (also for an unknown @kind), -ENOMEM (card memory
+ * full), -E2BIG, -ENODEV.
  */
-int rk_bo_create(struct rk_card *card, uint64_t size, uint32_t flags,
+int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind,
 		 struct rk_bo *bo);
 
 /**

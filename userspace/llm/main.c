@@ -20,7 +20,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "drm/rk1828_accel.h"
 #include "engine.h"
 #include "gguf.h"
 #include "model.h"

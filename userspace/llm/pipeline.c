@@ -38,7 +38,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "drm/rk1828_accel.h"
 #include "rk1828/program.h"
 #include "pipeline.h"
 
@@ -284,7 +283,7 @@ static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 	int i, n = 0, ret = -1;
 
 	for (i = 0; i < STAGING_BUFS; i++) {
-		if (rk_bo_create(st->card, chunk, DRM_RK1828_BO_HOST, &stg[i]) ||
+		if (rk_bo_create(st->card, chunk, RK_BO_HOST, &stg[i]) ||
 		    rk_bo_mmap(st->card, &stg[i]) ||
 		    rk_syncobj_create(st->card, true, &sy[i])) {
 			perr(err, errlen, st, "weight staging: %s", rk_error());
@@ -388,16 +387,16 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 			goto out;						\
 		}								\
 	} while (0)
-	MK(&st->weights, L.size, DRM_RK1828_BO_CARD, "weights");
-	MK(&st->kv, 2 * kv_one * st->count, DRM_RK1828_BO_CARD, "KV cache");
+	MK(&st->weights, L.size, RK_BO_CARD, "weights");
+	MK(&st->kv, 2 * kv_one * st->count, RK_BO_CARD, "KV cache");
 	for (s = 0; s < p->nslot; s++) {
-		MK(&st->in_card[s], st->prog_size + act, DRM_RK1828_BO_CARD,
+		MK(&st->in_card[s], st->prog_size + act, RK_BO_CARD,
 		   "program + input activations");
-		MK(&st->out_card[s], st->last ? st->out_bytes : act, DRM_RK1828_BO_CARD,
+		MK(&st->out_card[s], st->last ? st->out_bytes : act, RK_BO_CARD,
 		   "output activations");
-		MK(&st->out_host[s], st->out_bytes, DRM_RK1828_BO_HOST, "host output");
+		MK(&st->out_host[s], st->out_bytes, RK_BO_HOST, "host output");
 		if (k == 0)
-			MK(&st->in_host[s], st->prog_size + act, DRM_RK1828_BO_HOST, "host input");
+			MK(&st->in_host[s], st->prog_size + act, RK_BO_HOST, "host input");
 	}
 #undef MK
 	for (s = 0; s < p->nslot; s++) {

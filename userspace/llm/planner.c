@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drm/rk1828_accel.h"
 #include "rk1828/program.h"
 #include "planner.h"
 
