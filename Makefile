@@ -12,9 +12,31 @@ B := build
 CC ?= gcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
-	  -D_GNU_SOURCE -Iinclude -Iuapi -Ikernel -Iuserspace/common -Iuserspace/lib \
-	  -Iemulator $(shell pkg-config --cflags libdrm 2>/dev/null)
+	  -D_GNU_SOURCE
 LDLIBS += -lm -pthread $(shell pkg-config --libs libpcre2-8)
+DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
+
+# Include paths per directory: each layer sees only the headers it may use
+# (README.md "Layout" lists the arrows; tools/check-layering checks every
+# #include against the same rules in `make check`).
+INC_common    := -Iinclude -Iuserspace/common
+INC_lib       := -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
+INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm
+INC_server    := $(INC_llm) -Iuserspace/server
+INC_cli       := $(INC_server)
+INC_emu       := -Iinclude -Ikernel -Iemulator
+# Host tests, tools and benchmarks exercise every userspace layer. (The
+# selftests build with their own Makefile: uapi and include/rk1828 only.)
+INC_tests     := -Itests/lib -Iinclude -Iuapi -Ikernel -Iuserspace/common \
+		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/server -Iemulator $(DRM_CFLAGS)
+
+$(B)/obj/userspace/common/%.o: INC := $(INC_common)
+$(B)/obj/userspace/lib/%.o: INC := $(INC_lib)
+$(B)/obj/userspace/llm/%.o: INC := $(INC_llm)
+$(B)/obj/userspace/llm/main.o: INC := $(INC_cli)
+$(B)/obj/userspace/server/%.o: INC := $(INC_server)
+$(B)/obj/emulator/%.o: INC := $(INC_emu)
+$(B)/obj/tests/%.o: INC := $(INC_tests)
 
 COMMON_SRC := $(wildcard userspace/common/*.c)
 LIB_SRC    := $(wildcard userspace/lib/*.c)
@@ -23,7 +45,7 @@ EMU_SRC    := $(wildcard emulator/*.c)
 SERVER_SRC := $(filter-out userspace/server/load.c,$(wildcard userspace/server/*.c))
 FAKE_SRC   := $(wildcard tests/server/fake/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
-TESTLIB_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
@@ -57,7 +79,7 @@ userspace: $(PROGS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
 $(B)/libcommon.a: $(call obj,$(COMMON_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
@@ -69,8 +91,7 @@ $(B)/libemu.a: $(call obj,$(filter-out emulator/main.c,$(EMU_SRC)))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 # The HTTP server (userspace/server): libmicrohttpd + jansson; the web UI
 # files are embedded by ui.c (.incbin), so ui.o depends on them.
-SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null) -Iuserspace/server \
-		 -Iuserspace/llm
+SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null)
 SERVER_LIBS := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
 $(B)/obj/userspace/server/%.o: CFLAGS += $(SERVER_CFLAGS)
 $(B)/obj/tests/server/fake/%.o: CFLAGS += $(SERVER_CFLAGS)
@@ -143,7 +164,14 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
 
-tests: $(UNIT_BINS) selftests $(TOOL_BINS) $(B)/tests/serve-fake
+# Benchmark helpers (tests/run-bench): build/bench/{mkmodel,latency,cpucal}.
+BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/librk1828.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(LDLIBS)
+
+tests: $(UNIT_BINS) selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
 
 # The module: built against the installed Debian 6.12 headers, W=1.
 module:

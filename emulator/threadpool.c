@@ -10,7 +10,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #define TP_SLOTS 2

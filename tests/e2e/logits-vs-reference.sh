@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # logits-vs-reference.sh: the logits the cards compute match a scalar,
-# single-threaded reference forward pass (tests/unit/ref_forward.c, which
+# single-threaded reference forward pass (tests/lib/ref_forward.c, which
 # shares no code with the emulator's kernels) within 1e-4 relative.
 #
 # Runs inside the guest (tools/vm-run --cards 4 -- bash tests/e2e/logits-vs-reference.sh).

@@ -4,7 +4,7 @@
  *
  * Recomputes the logits stored in LOGITS_FILE (written by
  * `rk1828-llm run --dump-logits FILE`) with the scalar reference forward
- * (tests/unit/ref_forward.c) and compares them.
+ * (tests/lib/ref_forward.c) and compares them.
  *
  * LOGITS_FILE, little endian: int32 n_tokens, int32 tokens[n_tokens],
  * int32 n_vocab, float logits[n_vocab] = the logits after the last token.
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../unit/ref_forward.h"
+#include "ref_forward.h"
 
 #define REL_TOL 1e-4
 

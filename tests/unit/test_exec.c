@@ -17,7 +17,6 @@
  */
 #include <endian.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +26,7 @@
 #include "exec.h"
 #include "gguf_write.h"
 #include "kernels.h"
-#include "quant.h"
+#include "rk1828/quant_blocks.h"
 #include "rk1828_hif.h"
 #include "rk1828/program.h"
 #include "ref_forward.h"

@@ -7,7 +7,6 @@
  * quant_dequantize_row() + a double-precision dot product.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

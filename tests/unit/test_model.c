@@ -6,7 +6,6 @@
  * for a missing key, a missing tensor, a mis-shaped tensor, a quantized
  * norm, an unknown architecture and bad head counts. Prints TAP.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +14,7 @@
 #include "gguf.h"
 #include "gguf_write.h"
 #include "quant.h"
-#include "../../userspace/llm/model.h"
-#include "../../userspace/llm/planner.h"
+#include "model.h"
 
 #include "tap.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../userspace/llm/planner.h"
+#include "planner.h"
 
 #include "tap.h"
 

@@ -8,10 +8,8 @@
 #include "sampler.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "tap.h"

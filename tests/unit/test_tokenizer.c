@@ -14,7 +14,6 @@
 #include "tokenizer.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

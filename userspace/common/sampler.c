@@ -22,7 +22,6 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define SEED_ZERO_REPLACEMENT 0x9e3779b97f4a7c15ULL
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "quant.h"
+#include "rk1828/quant_blocks.h"
 
 static int fail(char *err, size_t errlen, const struct gguf_file *gf,
 		const char *fmt, ...)
