@@ -8,7 +8,7 @@
  * positions, slots and the logits flag of the last prompt token, decode
  * never starved by a long prompt). Output: TAP.
  */
-#include "../../userspace/llm/scheduler.h"
+#include "scheduler.h"
 
 #include <stdio.h>
 #include <string.h>

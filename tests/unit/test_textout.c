@@ -8,7 +8,7 @@
  * the stop; tokens complete with the delta that sends their last byte.
  * Output: TAP.
  */
-#include "../../userspace/llm/textout.h"
+#include "textout.h"
 
 #include <errno.h>
 #include <stdio.h>
