@@ -46,7 +46,7 @@
 
 #include "rk1828_hif.h"
 #include "rk1828/program.h"
-#include "kernels.h"
+#include "nn.h"
 #include "threadpool.h"
 
 /* Refuse programs whose scratch would exceed this (bytes). */
@@ -434,7 +434,7 @@ struct ex_work {
 static int matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, float *y,
 		  size_t rows, size_t k, size_t n_tok)
 {
-	return kern_matmul(w->pool, t->type, t->p, x, y, rows, k, n_tok) ? ST_NOMEM : ST_OK;
+	return nn_matmul(w->pool, t->type, t->p, x, y, rows, k, n_tok) ? ST_NOMEM : ST_OK;
 }
 
 /* One (token, head) pair of causal attention per index. */
@@ -462,11 +462,11 @@ static void attn_worker(void *arg, size_t b, size_t e, int tid)
 		float *o = w->att + t * p->q_dim + h * hd;
 
 		for (j = 0; j < n; j++)
-			s[j] = kern_dot(qh, l->k_cache + j * p->kv_dim + koff, hd) * w->scale;
-		kern_softmax(s, n);
+			s[j] = nn_dot(qh, l->k_cache + j * p->kv_dim + koff, hd) * w->scale;
+		nn_softmax(s, n);
 		memset(o, 0, hd * sizeof(float));
 		for (j = 0; j < n; j++)
-			kern_axpy(o, s[j], l->v_cache + j * p->kv_dim + koff, hd);
+			nn_axpy(o, s[j], l->v_cache + j * p->kv_dim + koff, hd);
 	}
 	free(own);
 }
@@ -492,7 +492,7 @@ static void head_norm(float *y, const struct ex_tensor *nw, size_t n_heads, size
 	if (!nw->p)
 		return;
 	for (i = 0; i < n_tok * n_heads; i++)
-		kern_rmsnorm(y + i * hd, y + i * hd, (const float *)nw->p, hd, eps);
+		nn_rmsnorm(y + i * hd, y + i * hd, (const float *)nw->p, hd, eps);
 }
 
 static int run_layer(struct ex_work *w, const struct ex_layer *l)
@@ -504,7 +504,7 @@ static int run_layer(struct ex_work *w, const struct ex_layer *l)
 	int rc;
 
 	for (t = 0; t < T; t++)
-		kern_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
+		nn_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
 			     (const float *)l->attn_norm.p, p->dim, p->eps);
 	if ((rc = matmul(w, &l->wq, w->xb, w->q, p->q_dim, p->dim, T)) ||
 	    (rc = matmul(w, &l->wk, w->xb, w->k, p->kv_dim, p->dim, T)) ||
@@ -516,9 +516,9 @@ static int run_layer(struct ex_work *w, const struct ex_layer *l)
 	head_norm(w->q, &l->q_norm, p->n_heads, p->head_dim, T, p->eps);
 	head_norm(w->k, &l->k_norm, p->n_kv_heads, p->head_dim, T, p->eps);
 	for (t = 0; t < T; t++) {
-		kern_rope(w->q + t * p->q_dim, p->n_heads, p->head_dim, p->rope_dim,
+		nn_rope(w->q + t * p->q_dim, p->n_heads, p->head_dim, p->rope_dim,
 			  w->rcos + t * half, w->rsin + t * half, neox);
-		kern_rope(w->k + t * p->kv_dim, p->n_kv_heads, p->head_dim, p->rope_dim,
+		nn_rope(w->k + t * p->kv_dim, p->n_kv_heads, p->head_dim, p->rope_dim,
 			  w->rcos + t * half, w->rsin + t * half, neox);
 	}
 	/* Every K/V row of the program is written before any attention reads. */
@@ -542,12 +542,12 @@ static int run_layer(struct ex_work *w, const struct ex_layer *l)
 		w->x[i] += w->xb[i];
 
 	for (t = 0; t < T; t++)
-		kern_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
+		nn_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
 			     (const float *)l->ffn_norm.p, p->dim, p->eps);
 	if ((rc = matmul(w, &l->ffn_gate, w->xb, w->hb, p->ffn_dim, p->dim, T)) ||
 	    (rc = matmul(w, &l->ffn_up, w->xb, w->hb2, p->ffn_dim, p->dim, T)))
 		return rc;
-	kern_silu_mul(w->hb, w->hb2, T * p->ffn_dim);
+	nn_silu_mul(w->hb, w->hb2, T * p->ffn_dim);
 	rc = matmul(w, &l->ffn_down, w->hb, w->xb, p->dim, p->ffn_dim, T);
 	if (rc)
 		return rc;
@@ -630,7 +630,7 @@ static int run_program(const struct emu_access *acc, const struct ex_prog *p)
 		/* The rows of the tokens that want logits, in token order. */
 		for (i = 0; i < T; i++)
 			if (p->toks[i].logits)
-				kern_rmsnorm(w.xb + r++ * p->dim, w.x + i * p->dim,
+				nn_rmsnorm(w.xb + r++ * p->dim, w.x + i * p->dim,
 					     (const float *)p->output_norm.p, p->dim, p->eps);
 		if (r)
 			rc = matmul(&w, &p->output, w.xb, p->out, p->n_vocab, p->dim, r);

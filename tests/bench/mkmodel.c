@@ -82,7 +82,7 @@ static int add_matrix(struct gguf_writer *w, const char *name, uint64_t ne0,
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = gguf_w_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
+	ret = gguf_writer_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
 out:
 	free(buf);
 	free(f);
@@ -119,13 +119,13 @@ static int add_vocab(struct gguf_writer *w)
 		ptrs[i] = names[i];
 		scores[i] = types[i] == 1 ? -1.0f : 0.0f;
 	}
-	if (gguf_w_add_str(w, "tokenizer.ggml.model", "llama") ||
-	    gguf_w_add_str_arr(w, "tokenizer.ggml.tokens", ptrs, VOCAB) ||
-	    gguf_w_add_f32_arr(w, "tokenizer.ggml.scores", scores, VOCAB) ||
-	    gguf_w_add_i32_arr(w, "tokenizer.ggml.token_type", types, VOCAB) ||
-	    gguf_w_add_u32(w, "tokenizer.ggml.unknown_token_id", 0) ||
-	    gguf_w_add_u32(w, "tokenizer.ggml.bos_token_id", 1) ||
-	    gguf_w_add_u32(w, "tokenizer.ggml.eos_token_id", 2))
+	if (gguf_writer_add_str(w, "tokenizer.ggml.model", "llama") ||
+	    gguf_writer_add_str_arr(w, "tokenizer.ggml.tokens", ptrs, VOCAB) ||
+	    gguf_writer_add_f32_arr(w, "tokenizer.ggml.scores", scores, VOCAB) ||
+	    gguf_writer_add_i32_arr(w, "tokenizer.ggml.token_type", types, VOCAB) ||
+	    gguf_writer_add_u32(w, "tokenizer.ggml.unknown_token_id", 0) ||
+	    gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 1) ||
+	    gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 2))
 		return -ENOMEM;
 	return 0;
 }
@@ -144,16 +144,16 @@ static int build(const char *path, const struct mk_opts *o)
 		return -1;
 	}
 	rng_state = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
-	ret |= gguf_w_add_str(w, "general.architecture", "llama");
-	ret |= gguf_w_add_str(w, "general.name", "rk1828-bench-synthetic");
-	ret |= gguf_w_add_u32(w, "llama.block_count", o->layers);
-	ret |= gguf_w_add_u32(w, "llama.embedding_length", o->dim);
-	ret |= gguf_w_add_u32(w, "llama.feed_forward_length", o->ffn);
-	ret |= gguf_w_add_u32(w, "llama.attention.head_count", o->heads);
-	ret |= gguf_w_add_u32(w, "llama.attention.head_count_kv", o->kv_heads);
-	ret |= gguf_w_add_u32(w, "llama.context_length", o->ctx);
-	ret |= gguf_w_add_f32(w, "llama.rope.freq_base", 10000.0f);
-	ret |= gguf_w_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+	ret |= gguf_writer_add_str(w, "general.architecture", "llama");
+	ret |= gguf_writer_add_str(w, "general.name", "rk1828-bench-synthetic");
+	ret |= gguf_writer_add_u32(w, "llama.block_count", o->layers);
+	ret |= gguf_writer_add_u32(w, "llama.embedding_length", o->dim);
+	ret |= gguf_writer_add_u32(w, "llama.feed_forward_length", o->ffn);
+	ret |= gguf_writer_add_u32(w, "llama.attention.head_count", o->heads);
+	ret |= gguf_writer_add_u32(w, "llama.attention.head_count_kv", o->kv_heads);
+	ret |= gguf_writer_add_u32(w, "llama.context_length", o->ctx);
+	ret |= gguf_writer_add_f32(w, "llama.rope.freq_base", 10000.0f);
+	ret |= gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
 	ret |= add_vocab(w);
 	ret |= add_matrix(w, "token_embd.weight", o->dim, VOCAB, QUANT_TYPE_F32, 1.0, 0);
 	for (l = 0; l < o->layers && !ret; l++) {

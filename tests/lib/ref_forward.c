@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Scalar reference forward pass: see ref_forward.h. Deliberately plain and
- * independent of emulator/kernels.c.
+ * independent of emulator/nn.c.
  */
 #include "ref_forward.h"
 

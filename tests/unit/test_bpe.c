@@ -42,16 +42,16 @@ static bool synth(struct vocab *v, const char *pre, const char *const *toks,
 	fd = mkstemp(v->path);
 	if (fd >= 0)
 		close(fd);
-	gguf_w_add_str(w, "tokenizer.ggml.model", "gpt2");
+	gguf_writer_add_str(w, "tokenizer.ggml.model", "gpt2");
 	if (pre)
-		gguf_w_add_str(w, "tokenizer.ggml.pre", pre);
-	gguf_w_add_str_arr(w, "tokenizer.ggml.tokens", toks, n);
-	gguf_w_add_i32_arr(w, "tokenizer.ggml.token_type", types, n);
-	gguf_w_add_str_arr(w, "tokenizer.ggml.merges", merges, n_merges);
-	gguf_w_add_u32(w, "tokenizer.ggml.bos_token_id", 0);
-	gguf_w_add_u32(w, "tokenizer.ggml.eos_token_id", 1);
+		gguf_writer_add_str(w, "tokenizer.ggml.pre", pre);
+	gguf_writer_add_str_arr(w, "tokenizer.ggml.tokens", toks, n);
+	gguf_writer_add_i32_arr(w, "tokenizer.ggml.token_type", types, n);
+	gguf_writer_add_str_arr(w, "tokenizer.ggml.merges", merges, n_merges);
+	gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 0);
+	gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 1);
 	if (add_bos >= 0)
-		gguf_w_add_bool(w, "tokenizer.ggml.add_bos_token", add_bos);
+		gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", add_bos);
 	if (fd >= 0 && gguf_writer_write_file(w, v->path, err, errlen) == 0)
 		v->f = gguf_open(v->path, err, errlen);
 	gguf_writer_free(w);

@@ -25,7 +25,7 @@
 
 #include "exec.h"
 #include "gguf_write.h"
-#include "kernels.h"
+#include "nn.h"
 #include "rk1828/quant_blocks.h"
 #include "rk1828_hif.h"
 #include "rk1828/program.h"
@@ -824,7 +824,7 @@ static int add_rand(struct gguf_writer *w, const char *name, uint64_t ne0, uint6
 
 	for (i = 0; i < ne0 * ne1; i++)
 		v[i] = base + scale * srand_f(seed);
-	rc = gguf_w_add_tensor(w, name, ne1 > 1 ? 2 : 1, ne, GGML_TYPE_F32, v,
+	rc = gguf_writer_add_tensor(w, name, ne1 > 1 ? 2 : 1, ne, GGML_TYPE_F32, v,
 			       sizeof(float) * ne0 * ne1);
 	free(v);
 	return rc;
@@ -848,17 +848,17 @@ static int write_synth(char *path, size_t len)
 	if (fd < 0 || !w)
 		return -1;
 	close(fd);
-	rc |= gguf_w_add_str(w, "general.architecture", "qwen3");
-	rc |= gguf_w_add_u32(w, "qwen3.block_count", 3);
-	rc |= gguf_w_add_u32(w, "qwen3.embedding_length", 64);
-	rc |= gguf_w_add_u32(w, "qwen3.feed_forward_length", 96);
-	rc |= gguf_w_add_u32(w, "qwen3.attention.head_count", 4);
-	rc |= gguf_w_add_u32(w, "qwen3.attention.head_count_kv", 2);
-	rc |= gguf_w_add_u32(w, "qwen3.attention.key_length", 32);
-	rc |= gguf_w_add_u32(w, "qwen3.rope.dimension_count", 16);
-	rc |= gguf_w_add_u32(w, "qwen3.context_length", 256);
-	rc |= gguf_w_add_f32(w, "qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
-	rc |= gguf_w_add_f32(w, "qwen3.rope.freq_base", 1000000.0f);
+	rc |= gguf_writer_add_str(w, "general.architecture", "qwen3");
+	rc |= gguf_writer_add_u32(w, "qwen3.block_count", 3);
+	rc |= gguf_writer_add_u32(w, "qwen3.embedding_length", 64);
+	rc |= gguf_writer_add_u32(w, "qwen3.feed_forward_length", 96);
+	rc |= gguf_writer_add_u32(w, "qwen3.attention.head_count", 4);
+	rc |= gguf_writer_add_u32(w, "qwen3.attention.head_count_kv", 2);
+	rc |= gguf_writer_add_u32(w, "qwen3.attention.key_length", 32);
+	rc |= gguf_writer_add_u32(w, "qwen3.rope.dimension_count", 16);
+	rc |= gguf_writer_add_u32(w, "qwen3.context_length", 256);
+	rc |= gguf_writer_add_f32(w, "qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
+	rc |= gguf_writer_add_f32(w, "qwen3.rope.freq_base", 1000000.0f);
 	rc |= add_rand(w, "token_embd.weight", 64, 100, 0, 1, &seed);
 	rc |= add_rand(w, "output_norm.weight", 64, 1, 1, 0.2f, &seed);
 	rc |= add_rand(w, "output.weight", 64, 100, 0, 0.3f, &seed);
@@ -946,11 +946,11 @@ int main(void)
 	}
 
 	emu_exec_set_threads(3);	/* odd: rows do not split evenly */
-	check_model(m, kern_isa() == KERN_ISA_AVX2 ? "f32 avx2" : "f32", toks);
-	if (kern_isa() == KERN_ISA_AVX2) {
-		kern_set_isa(KERN_ISA_SCALAR);
+	check_model(m, nn_isa() == NN_ISA_AVX2 ? "f32 avx2" : "f32", toks);
+	if (nn_isa() == NN_ISA_AVX2) {
+		nn_set_isa(NN_ISA_SCALAR);
 		check_model(m, "f32 scalar", toks);
-		kern_set_isa(KERN_ISA_AVX2);
+		nn_set_isa(NN_ISA_AVX2);
 	}
 	emu_exec_set_threads(1);
 	check_model(m, "f32 1 thread", toks);

@@ -235,27 +235,27 @@ static void test_roundtrip(uint32_t version, uint32_t align)
 	gguf_writer_set_version(w, version);
 	if (align != 32)
 		gguf_writer_set_alignment(w, align, true);
-	gguf_w_add_str(w, "general.architecture", "llama");
-	gguf_w_add_u32(w, "t.u32", 4000000000u);
-	gguf_w_add_i32(w, "t.i32", -123456);
-	gguf_w_add_f32(w, "t.f32", 0.125f);
-	gguf_w_add_bool(w, "t.bool", true);
-	gguf_w_add_strn(w, "t.strn", "a\0b", 3);
-	gguf_w_add_scalar(w, "t.u8", GGUF_VT_U8, &u8v);
-	gguf_w_add_scalar(w, "t.i8", GGUF_VT_I8, &i8v);
-	gguf_w_add_scalar(w, "t.u16", GGUF_VT_U16, &u16v);
-	gguf_w_add_scalar(w, "t.i16", GGUF_VT_I16, &i16v);
-	gguf_w_add_scalar(w, "t.u64", GGUF_VT_U64, &u64v);
-	gguf_w_add_scalar(w, "t.i64", GGUF_VT_I64, &i64v);
-	gguf_w_add_scalar(w, "t.f64", GGUF_VT_F64, &f64v);
-	gguf_w_add_str_arr(w, "t.strs", strs, 4);
-	gguf_w_add_f32_arr(w, "t.f32s", fa, 3);
-	gguf_w_add_i32_arr(w, "t.i32s", ia, 4);
-	gguf_w_add_i32_arr(w, "t.empty", NULL, 0);
-	gguf_w_add_tensor(w, "w.f32", 2, ne_f32, GGML_TYPE_F32, d_f32, sizeof(d_f32));
-	gguf_w_add_tensor(w, "w.f16", 2, ne_f16, GGML_TYPE_F16, d_f16, sizeof(d_f16));
-	gguf_w_add_tensor(w, "w.q4_0", 3, ne_q4, GGML_TYPE_Q4_0, d_q4, sizeof(d_q4));
-	gguf_w_add_tensor(w, "w.q8_0", 4, ne_q8, GGML_TYPE_Q8_0, d_q8, sizeof(d_q8));
+	gguf_writer_add_str(w, "general.architecture", "llama");
+	gguf_writer_add_u32(w, "t.u32", 4000000000u);
+	gguf_writer_add_i32(w, "t.i32", -123456);
+	gguf_writer_add_f32(w, "t.f32", 0.125f);
+	gguf_writer_add_bool(w, "t.bool", true);
+	gguf_writer_add_strn(w, "t.strn", "a\0b", 3);
+	gguf_writer_add_scalar(w, "t.u8", GGUF_VT_U8, &u8v);
+	gguf_writer_add_scalar(w, "t.i8", GGUF_VT_I8, &i8v);
+	gguf_writer_add_scalar(w, "t.u16", GGUF_VT_U16, &u16v);
+	gguf_writer_add_scalar(w, "t.i16", GGUF_VT_I16, &i16v);
+	gguf_writer_add_scalar(w, "t.u64", GGUF_VT_U64, &u64v);
+	gguf_writer_add_scalar(w, "t.i64", GGUF_VT_I64, &i64v);
+	gguf_writer_add_scalar(w, "t.f64", GGUF_VT_F64, &f64v);
+	gguf_writer_add_str_arr(w, "t.strs", strs, 4);
+	gguf_writer_add_f32_arr(w, "t.f32s", fa, 3);
+	gguf_writer_add_i32_arr(w, "t.i32s", ia, 4);
+	gguf_writer_add_i32_arr(w, "t.empty", NULL, 0);
+	gguf_writer_add_tensor(w, "w.f32", 2, ne_f32, GGML_TYPE_F32, d_f32, sizeof(d_f32));
+	gguf_writer_add_tensor(w, "w.f16", 2, ne_f16, GGML_TYPE_F16, d_f16, sizeof(d_f16));
+	gguf_writer_add_tensor(w, "w.q4_0", 3, ne_q4, GGML_TYPE_Q4_0, d_q4, sizeof(d_q4));
+	gguf_writer_add_tensor(w, "w.q8_0", 4, ne_q8, GGML_TYPE_Q8_0, d_q8, sizeof(d_q8));
 	snprintf(path, sizeof(path), "%s/rt-v%u-a%u.gguf", tmpdir, version, align);
 	if (gguf_writer_write_file(w, path, err, sizeof(err))) {
 		tap_ok(0, "write %s: %s", path, err);
@@ -388,14 +388,14 @@ static void make_base(void)
 
 	fill(data, sizeof(data), 9);
 	bw = gguf_writer_new();
-	gguf_w_add_str(bw, base_keys[KV_ARCH], "llama");
-	gguf_w_add_u32(bw, base_keys[KV_U32], 7);
-	gguf_w_add_str_arr(bw, base_keys[KV_TOKS], toks, 3);
-	gguf_w_add_f32_arr(bw, base_keys[KV_F32S], fs, 3);
-	gguf_w_add_bool(bw, base_keys[KV_BOOL], true);
-	gguf_w_add_tensor(bw, base_tensors[0], 2, ne0, GGML_TYPE_F32, data, 256);
-	gguf_w_add_tensor(bw, base_tensors[1], 2, ne1, GGML_TYPE_Q8_0, data, 68);
-	gguf_w_add_tensor(bw, base_tensors[2], 2, ne2, GGML_TYPE_Q4_0, data, 54);
+	gguf_writer_add_str(bw, base_keys[KV_ARCH], "llama");
+	gguf_writer_add_u32(bw, base_keys[KV_U32], 7);
+	gguf_writer_add_str_arr(bw, base_keys[KV_TOKS], toks, 3);
+	gguf_writer_add_f32_arr(bw, base_keys[KV_F32S], fs, 3);
+	gguf_writer_add_bool(bw, base_keys[KV_BOOL], true);
+	gguf_writer_add_tensor(bw, base_tensors[0], 2, ne0, GGML_TYPE_F32, data, 256);
+	gguf_writer_add_tensor(bw, base_tensors[1], 2, ne1, GGML_TYPE_Q8_0, data, 68);
+	gguf_writer_add_tensor(bw, base_tensors[2], 2, ne2, GGML_TYPE_Q4_0, data, 54);
 	if (gguf_writer_to_mem(bw, &base, &base_len))
 		base = NULL;
 }
@@ -595,8 +595,8 @@ static void test_written_bad(void)
 	snprintf(path, sizeof(path), "%s/bad.gguf", tmpdir);
 
 	w = gguf_writer_new();
-	gguf_w_add_u32(w, "dup.key", 1);
-	gguf_w_add_str(w, "dup.key", "x");
+	gguf_writer_add_u32(w, "dup.key", 1);
+	gguf_writer_add_str(w, "dup.key", "x");
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
 	tap_ok(!f && strstr(err, "kv[1] 'dup.key': duplicate key (also kv[0])"),
@@ -606,7 +606,7 @@ static void test_written_bad(void)
 
 	w = gguf_writer_new();
 	gguf_writer_set_alignment(w, 48, true);
-	gguf_w_add_tensor(w, "t", 2, ne, GGML_TYPE_F32, data, 128);
+	gguf_writer_add_tensor(w, "t", 2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
 	tap_ok(!f && strstr(err, ": general.alignment: 48 is not a power of two"),
@@ -615,7 +615,7 @@ static void test_written_bad(void)
 	gguf_writer_free(w);
 
 	w = gguf_writer_new();
-	gguf_w_add_i32(w, "general.alignment", 64);
+	gguf_writer_add_i32(w, "general.alignment", 64);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
 	tap_ok(!f && strstr(err, ": general.alignment: value type 5 is not u32"),
@@ -634,8 +634,8 @@ static void test_written_bad(void)
 
 	/* Two tensors with the same name, written properly. */
 	w = gguf_writer_new();
-	gguf_w_add_tensor(w, "same", 2, ne, GGML_TYPE_F32, data, 128);
-	gguf_w_add_tensor(w, "same", 2, ne, GGML_TYPE_F32, data, 128);
+	gguf_writer_add_tensor(w, "same", 2, ne, GGML_TYPE_F32, data, 128);
+	gguf_writer_add_tensor(w, "same", 2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
 	tap_ok(!f && strstr(err, "tensor 'same': duplicate tensor name"),
@@ -646,7 +646,7 @@ static void test_written_bad(void)
 	/* Declared size larger than the data written: past end of file. */
 	w = gguf_writer_new();
 	ne[1] = 1000;
-	gguf_w_add_tensor(w, "blk.0.attn_q.weight", 2, ne, GGML_TYPE_F32, data, 128);
+	gguf_writer_add_tensor(w, "blk.0.attn_q.weight", 2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));
 	tap_ok(!f && strstr(err, "tensor 'blk.0.attn_q.weight': data [offset 0, 128000 bytes] ends past end of file (size "),
@@ -657,7 +657,7 @@ static void test_written_bad(void)
 	/* Tensor name of 65 bytes (spec: at most 64). */
 	w = gguf_writer_new();
 	ne[1] = 1;
-	gguf_w_add_tensor(w, "0123456789012345678901234567890123456789012345678901234567890123X",
+	gguf_writer_add_tensor(w, "0123456789012345678901234567890123456789012345678901234567890123X",
 			  2, ne, GGML_TYPE_F32, data, 128);
 	gguf_writer_write_file(w, path, err, sizeof(err));
 	f = gguf_open(path, err, sizeof(err));

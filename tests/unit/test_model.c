@@ -63,7 +63,7 @@ static int add_t(struct gguf_writer *w, const struct variant *v, const char *nam
 		memcpy(buf, f, bytes);
 	else
 		quant_quantize_row(type, f, buf, n);
-	ret = gguf_w_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
+	ret = gguf_writer_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
 	free(buf);
 	free(f);
 	return ret;
@@ -81,8 +81,8 @@ static struct gguf_file *make(const struct variant *v, char *path, char *err, si
 	fd = mkstemp(path);
 	if (fd >= 0)
 		close(fd);
-#define KU(k, val) do { snprintf(key, sizeof(key), "%s." k, a); gguf_w_add_u32(w, key, val); } while (0)
-	gguf_w_add_str(w, "general.architecture", a);
+#define KU(k, val) do { snprintf(key, sizeof(key), "%s." k, a); gguf_writer_add_u32(w, key, val); } while (0)
+	gguf_writer_add_str(w, "general.architecture", a);
 	if (!v->skip_key)
 		KU("block_count", 2);
 	KU("embedding_length", DIM);
@@ -91,7 +91,7 @@ static struct gguf_file *make(const struct variant *v, char *path, char *err, si
 	KU("attention.head_count_kv", nkv);
 	KU("context_length", 256);
 	snprintf(key, sizeof(key), "%s.rope.freq_base", a);
-	gguf_w_add_f32(w, key, 500000.0f);
+	gguf_writer_add_f32(w, key, 500000.0f);
 #undef KU
 	add_t(w, v, "token_embd.weight", DIM, VOCAB,
 	      v->f16_embd ? QUANT_TYPE_F16 : QUANT_TYPE_F32);

@@ -542,7 +542,7 @@ static void add_rand(struct gguf_writer *w, const char *name, uint64_t ne0, uint
 	for (i = 0; i < n; i++)
 		f[i] = bias + scale * frand();
 	quant_quantize_row(type, f, buf, n);
-	gguf_w_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
+	gguf_writer_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
 	free(buf);
 	free(f);
 }
@@ -559,8 +559,8 @@ static int write_synth(const char *path, const char *arch)
 	char key[96];
 	int ret;
 
-#define KU(k, v) do { snprintf(key, sizeof(key), "%s." k, arch); gguf_w_add_u32(w, key, v); } while (0)
-	gguf_w_add_str(w, "general.architecture", arch);
+#define KU(k, v) do { snprintf(key, sizeof(key), "%s." k, arch); gguf_writer_add_u32(w, key, v); } while (0)
+	gguf_writer_add_str(w, "general.architecture", arch);
 	KU("block_count", 4);
 	KU("embedding_length", dim);
 	KU("feed_forward_length", 96);
@@ -570,9 +570,9 @@ static int write_synth(const char *path, const char *arch)
 	if (q3)
 		KU("attention.key_length", 32);
 	snprintf(key, sizeof(key), "%s.rope.freq_base", arch);
-	gguf_w_add_f32(w, key, 1000000.0f);
+	gguf_writer_add_f32(w, key, 1000000.0f);
 	snprintf(key, sizeof(key), "%s.attention.layer_norm_rms_epsilon", arch);
-	gguf_w_add_f32(w, key, 1e-6f);
+	gguf_writer_add_f32(w, key, 1e-6f);
 #undef KU
 	add_rand(w, "token_embd.weight", dim, 40, QUANT_TYPE_Q8_0, 1.0f, 0.0f);
 	for (l = 0; l < 4; l++) {

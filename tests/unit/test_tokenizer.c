@@ -344,15 +344,15 @@ static void test_synthetic(void)
 	fd = mkstemp(path);
 	if (fd >= 0)
 		close(fd);
-	gguf_w_add_str(w, "tokenizer.ggml.model", "llama");
-	gguf_w_add_str_arr(w, "tokenizer.ggml.tokens", toks, 12);
-	gguf_w_add_f32_arr(w, "tokenizer.ggml.scores", scores, 12);
-	gguf_w_add_i32_arr(w, "tokenizer.ggml.token_type", types, 12);
-	gguf_w_add_u32(w, "tokenizer.ggml.bos_token_id", 1);
-	gguf_w_add_u32(w, "tokenizer.ggml.eos_token_id", 2);
-	gguf_w_add_u32(w, "tokenizer.ggml.unknown_token_id", 0);
-	gguf_w_add_bool(w, "tokenizer.ggml.add_space_prefix", false);
-	gguf_w_add_bool(w, "tokenizer.ggml.add_bos_token", false);
+	gguf_writer_add_str(w, "tokenizer.ggml.model", "llama");
+	gguf_writer_add_str_arr(w, "tokenizer.ggml.tokens", toks, 12);
+	gguf_writer_add_f32_arr(w, "tokenizer.ggml.scores", scores, 12);
+	gguf_writer_add_i32_arr(w, "tokenizer.ggml.token_type", types, 12);
+	gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 1);
+	gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 2);
+	gguf_writer_add_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+	gguf_writer_add_bool(w, "tokenizer.ggml.add_space_prefix", false);
+	gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", false);
 	if (fd >= 0 && gguf_writer_write_file(w, path, err, sizeof(err)) == 0)
 		f = gguf_open(path, err, sizeof(err));
 	if (f)
@@ -393,8 +393,8 @@ static void test_synthetic(void)
 	gguf_close(f);
 	gguf_writer_free(w);
 	w = gguf_writer_new();
-	gguf_w_add_str(w, "tokenizer.ggml.model", "gpt2");
-	gguf_w_add_str_arr(w, "tokenizer.ggml.tokens", toks, 11);
+	gguf_writer_add_str(w, "tokenizer.ggml.model", "gpt2");
+	gguf_writer_add_str_arr(w, "tokenizer.ggml.tokens", toks, 11);
 	f = NULL;
 	t = NULL;
 	if (gguf_writer_write_file(w, path, err, sizeof(err)) == 0)
@@ -408,8 +408,8 @@ static void test_synthetic(void)
 	gguf_writer_free(w);
 	/* Scores of the wrong length are refused. */
 	w = gguf_writer_new();
-	gguf_w_add_str_arr(w, "tokenizer.ggml.tokens", toks, 11);
-	gguf_w_add_f32_arr(w, "tokenizer.ggml.scores", scores, 10);
+	gguf_writer_add_str_arr(w, "tokenizer.ggml.tokens", toks, 11);
+	gguf_writer_add_f32_arr(w, "tokenizer.ggml.scores", scores, 10);
 	f = NULL;
 	t = NULL;
 	if (gguf_writer_write_file(w, path, err, sizeof(err)) == 0)

@@ -181,7 +181,7 @@ static int kv_end(struct gguf_writer *w, struct bbuf *b, int r)
 	return 0;
 }
 
-int gguf_w_add_scalar(struct gguf_writer *w, const char *key,
+int gguf_writer_add_scalar(struct gguf_writer *w, const char *key,
 		      enum gguf_vtype vtype, const void *val)
 {
 	size_t sz = gguf_vtype_size(vtype);
@@ -195,29 +195,29 @@ int gguf_w_add_scalar(struct gguf_writer *w, const char *key,
 	return kv_end(w, b, bb_put(b, val, sz));
 }
 
-int gguf_w_add_u32(struct gguf_writer *w, const char *key, uint32_t v)
+int gguf_writer_add_u32(struct gguf_writer *w, const char *key, uint32_t v)
 {
-	return gguf_w_add_scalar(w, key, GGUF_VT_U32, &v);
+	return gguf_writer_add_scalar(w, key, GGUF_VT_U32, &v);
 }
 
-int gguf_w_add_i32(struct gguf_writer *w, const char *key, int32_t v)
+int gguf_writer_add_i32(struct gguf_writer *w, const char *key, int32_t v)
 {
-	return gguf_w_add_scalar(w, key, GGUF_VT_I32, &v);
+	return gguf_writer_add_scalar(w, key, GGUF_VT_I32, &v);
 }
 
-int gguf_w_add_f32(struct gguf_writer *w, const char *key, float v)
+int gguf_writer_add_f32(struct gguf_writer *w, const char *key, float v)
 {
-	return gguf_w_add_scalar(w, key, GGUF_VT_F32, &v);
+	return gguf_writer_add_scalar(w, key, GGUF_VT_F32, &v);
 }
 
-int gguf_w_add_bool(struct gguf_writer *w, const char *key, bool v)
+int gguf_writer_add_bool(struct gguf_writer *w, const char *key, bool v)
 {
 	uint8_t u = v ? 1 : 0;
 
-	return gguf_w_add_scalar(w, key, GGUF_VT_BOOL, &u);
+	return gguf_writer_add_scalar(w, key, GGUF_VT_BOOL, &u);
 }
 
-int gguf_w_add_strn(struct gguf_writer *w, const char *key, const char *v,
+int gguf_writer_add_strn(struct gguf_writer *w, const char *key, const char *v,
 		    size_t len)
 {
 	struct bbuf *b;
@@ -230,11 +230,11 @@ int gguf_w_add_strn(struct gguf_writer *w, const char *key, const char *v,
 	return kv_end(w, b, bb_str(b, v, len));
 }
 
-int gguf_w_add_str(struct gguf_writer *w, const char *key, const char *v)
+int gguf_writer_add_str(struct gguf_writer *w, const char *key, const char *v)
 {
 	if (!v)
 		return set_err(w, -EINVAL);
-	return gguf_w_add_strn(w, key, v, strlen(v));
+	return gguf_writer_add_strn(w, key, v, strlen(v));
 }
 
 static int add_arr(struct gguf_writer *w, const char *key,
@@ -259,19 +259,19 @@ static int add_arr(struct gguf_writer *w, const char *key,
 	return kv_end(w, b, r);
 }
 
-int gguf_w_add_f32_arr(struct gguf_writer *w, const char *key,
+int gguf_writer_add_f32_arr(struct gguf_writer *w, const char *key,
 		       const float *v, size_t n)
 {
 	return add_arr(w, key, GGUF_VT_F32, v, n);
 }
 
-int gguf_w_add_i32_arr(struct gguf_writer *w, const char *key,
+int gguf_writer_add_i32_arr(struct gguf_writer *w, const char *key,
 		       const int32_t *v, size_t n)
 {
 	return add_arr(w, key, GGUF_VT_I32, v, n);
 }
 
-int gguf_w_add_str_arr(struct gguf_writer *w, const char *key,
+int gguf_writer_add_str_arr(struct gguf_writer *w, const char *key,
 		       const char *const *v, size_t n)
 {
 	struct bbuf *b;
@@ -300,7 +300,7 @@ int gguf_writer_set_alignment(struct gguf_writer *w, uint32_t align,
 	w->align = align;
 	clear_layout(w);
 	if (add_kv)
-		return gguf_w_add_u32(w, "general.alignment", align);
+		return gguf_writer_add_u32(w, "general.alignment", align);
 	return 0;
 }
 
@@ -348,14 +348,14 @@ static int add_tensor(struct gguf_writer *w, const char *name,
 	return 0;
 }
 
-int gguf_w_add_tensor(struct gguf_writer *w, const char *name,
+int gguf_writer_add_tensor(struct gguf_writer *w, const char *name,
 		      uint32_t n_dims, const uint64_t *ne, uint32_t type,
 		      const void *data, size_t nbytes)
 {
 	return add_tensor(w, name, n_dims, ne, type, false, 0, data, nbytes);
 }
 
-int gguf_w_add_tensor_raw(struct gguf_writer *w, const char *name,
+int gguf_writer_add_tensor_raw(struct gguf_writer *w, const char *name,
 			  uint32_t n_dims, const uint64_t *ne, uint32_t type,
 			  uint64_t offset, const void *data, size_t nbytes)
 {

@@ -9,14 +9,14 @@
  *
  * Usage:
  *	struct gguf_writer *w = gguf_writer_new();
- *	gguf_w_add_str(w, "general.architecture", "llama");
- *	gguf_w_add_u32(w, "llama.block_count", 5);
- *	gguf_w_add_tensor(w, "output_norm.weight", 1, ne, GGML_TYPE_F32, data, 256);
+ *	gguf_writer_add_str(w, "general.architecture", "llama");
+ *	gguf_writer_add_u32(w, "llama.block_count", 5);
+ *	gguf_writer_add_tensor(w, "output_norm.weight", 1, ne, GGML_TYPE_F32, data, 256);
  *	if (gguf_writer_write_file(w, "x.gguf", err, sizeof(err)) < 0) ...
  *	gguf_writer_free(w);
  *
  * The writer does not validate tensor types or sizes on purpose: tests use
- * it to produce invalid files too (see gguf_w_add_tensor_raw()). Every
+ * it to produce invalid files too (see gguf_writer_add_tensor_raw()). Every
  * adder copies its arguments. All adders return 0, or -ENOMEM / -EINVAL
  * (NULL argument); after the first failure the writer remembers the error
  * and gguf_writer_to_mem()/gguf_writer_write_file() report it.
@@ -49,46 +49,46 @@ void gguf_writer_set_version(struct gguf_writer *w, uint32_t version);
 int gguf_writer_set_alignment(struct gguf_writer *w, uint32_t align, bool add_kv);
 
 /* Scalars. */
-int gguf_w_add_u32(struct gguf_writer *w, const char *key, uint32_t v);
-int gguf_w_add_i32(struct gguf_writer *w, const char *key, int32_t v);
-int gguf_w_add_f32(struct gguf_writer *w, const char *key, float v);
-int gguf_w_add_bool(struct gguf_writer *w, const char *key, bool v);
-int gguf_w_add_str(struct gguf_writer *w, const char *key, const char *v);
+int gguf_writer_add_u32(struct gguf_writer *w, const char *key, uint32_t v);
+int gguf_writer_add_i32(struct gguf_writer *w, const char *key, int32_t v);
+int gguf_writer_add_f32(struct gguf_writer *w, const char *key, float v);
+int gguf_writer_add_bool(struct gguf_writer *w, const char *key, bool v);
+int gguf_writer_add_str(struct gguf_writer *w, const char *key, const char *v);
 /* String with explicit length (may contain NULs). */
-int gguf_w_add_strn(struct gguf_writer *w, const char *key, const char *v,
+int gguf_writer_add_strn(struct gguf_writer *w, const char *key, const char *v,
 		    size_t len);
 /*
  * Any fixed-size scalar type: @val points to vtype's little-endian encoding
  * (1, 2, 4 or 8 bytes). -EINVAL for STRING/ARRAY/unknown types.
  */
-int gguf_w_add_scalar(struct gguf_writer *w, const char *key,
+int gguf_writer_add_scalar(struct gguf_writer *w, const char *key,
 		      enum gguf_vtype vtype, const void *val);
 
 /* Arrays (n elements). */
-int gguf_w_add_str_arr(struct gguf_writer *w, const char *key,
+int gguf_writer_add_str_arr(struct gguf_writer *w, const char *key,
 		       const char *const *v, size_t n);
-int gguf_w_add_f32_arr(struct gguf_writer *w, const char *key,
+int gguf_writer_add_f32_arr(struct gguf_writer *w, const char *key,
 		       const float *v, size_t n);
-int gguf_w_add_i32_arr(struct gguf_writer *w, const char *key,
+int gguf_writer_add_i32_arr(struct gguf_writer *w, const char *key,
 		       const int32_t *v, size_t n);
 
 /*
- * gguf_w_add_tensor() - add a tensor with @n_dims (1..4) dimensions ne[]
+ * gguf_writer_add_tensor() - add a tensor with @n_dims (1..4) dimensions ne[]
  * (ne[0] innermost) of GGML type @type and @nbytes of raw data (copied).
  * @data may be NULL: @nbytes zero bytes are written. The tensor's offset
  * is the next aligned position in the data section.
  */
-int gguf_w_add_tensor(struct gguf_writer *w, const char *name,
+int gguf_writer_add_tensor(struct gguf_writer *w, const char *name,
 		      uint32_t n_dims, const uint64_t *ne, uint32_t type,
 		      const void *data, size_t nbytes);
 
 /*
- * gguf_w_add_tensor_raw() - like gguf_w_add_tensor() but the tensor info
+ * gguf_writer_add_tensor_raw() - like gguf_writer_add_tensor() but the tensor info
  * records @offset as given (it may be unaligned or out of range) and the
  * @nbytes of data are still placed at the next aligned position. For
  * corrupted test files.
  */
-int gguf_w_add_tensor_raw(struct gguf_writer *w, const char *name,
+int gguf_writer_add_tensor_raw(struct gguf_writer *w, const char *name,
 			  uint32_t n_dims, const uint64_t *ne, uint32_t type,
 			  uint64_t offset, const void *data, size_t nbytes);
 

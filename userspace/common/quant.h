@@ -8,7 +8,7 @@
  * These functions are deliberately plain: the host uses them to write
  * weights (the GGUF writer, the runtime's F32 copies of norms) and the
  * tests use them as the scalar reference that the emulator's SIMD kernels
- * (emulator/kernels.c) are checked against.
+ * (emulator/nn.c) are checked against.
  */
 #ifndef RK_QUANT_H
 #define RK_QUANT_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Emulator compute kernels: see kernels.h.
+ * Emulator compute kernels: see nn.h.
  *
  * Matmul strategy: each worker owns a contiguous range of weight rows. It
  * dequantizes up to 4 rows into per-thread scratch (exactly the values of
@@ -10,7 +10,7 @@
  * each weight vector once per 2 tokens.
  * F32 weights are used in place.
  */
-#include "kernels.h"
+#include "nn.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -21,10 +21,10 @@
 #include "threadpool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#define KERN_HAVE_X86 1
+#define NN_HAVE_X86 1
 #include <immintrin.h>
 #else
-#define KERN_HAVE_X86 0
+#define NN_HAVE_X86 0
 #endif
 
 #define MM_TILE 4
@@ -40,7 +40,7 @@ typedef void (*dot4x2_fn)(const float *const *rows, const float *x0, const float
 typedef float (*dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
 
-struct kern_ops {
+struct nn_impl {
 	dequant_fn dequant;
 	dotn_fn dotn;
 	dot4x2_fn dot4x2;	/* NULL: use dotn per token */
@@ -88,7 +88,7 @@ static void axpy_scalar(float *y, float s, const float *x, size_t n)
 		y[i] += s * x[i];
 }
 
-static const struct kern_ops ops_scalar = {
+static const struct nn_impl ops_scalar = {
 	.dequant = dequant_scalar,
 	.dotn = dotn_scalar,
 	.dot = dot_scalar,
@@ -96,7 +96,7 @@ static const struct kern_ops ops_scalar = {
 };
 
 /* ------------------------------------------------------------------ AVX2 */
-#if KERN_HAVE_X86
+#if NN_HAVE_X86
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
 static AVX2 inline float hsum_avx2(__m256 v)
@@ -282,27 +282,27 @@ static AVX2 void axpy_avx2(float *y, float s, const float *x, size_t n)
 		y[i] += s * x[i];
 }
 
-static const struct kern_ops ops_avx2 = {
+static const struct nn_impl ops_avx2 = {
 	.dequant = dequant_avx2,
 	.dotn = dotn_avx2,
 	.dot4x2 = dot4x2_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
 };
-#endif /* KERN_HAVE_X86 */
+#endif /* NN_HAVE_X86 */
 
 /* ------------------------------------------------------------- dispatch */
 
-static const struct kern_ops *ops;
-static enum kern_isa cur_isa;
+static const struct nn_impl *ops;
+static enum nn_isa cur_isa;
 
-bool kern_isa_supported(enum kern_isa isa)
+bool nn_isa_supported(enum nn_isa isa)
 {
 	switch (isa) {
-	case KERN_ISA_SCALAR:
+	case NN_ISA_SCALAR:
 		return true;
-	case KERN_ISA_AVX2:
-#if KERN_HAVE_X86
+	case NN_ISA_AVX2:
+#if NN_HAVE_X86
 		__builtin_cpu_init();
 		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
 		       __builtin_cpu_supports("f16c");
@@ -313,25 +313,25 @@ bool kern_isa_supported(enum kern_isa isa)
 	return false;
 }
 
-static const struct kern_ops *kern_ops(void)
+static const struct nn_impl *nn_ops(void)
 {
-	const struct kern_ops *o = __atomic_load_n(&ops, __ATOMIC_ACQUIRE);
+	const struct nn_impl *o = __atomic_load_n(&ops, __ATOMIC_ACQUIRE);
 
 	if (o)
 		return o;
-	if (kern_set_isa(KERN_ISA_AVX2))
-		kern_set_isa(KERN_ISA_SCALAR);
+	if (nn_set_isa(NN_ISA_AVX2))
+		nn_set_isa(NN_ISA_SCALAR);
 	return __atomic_load_n(&ops, __ATOMIC_ACQUIRE);
 }
 
-int kern_set_isa(enum kern_isa isa)
+int nn_set_isa(enum nn_isa isa)
 {
-	const struct kern_ops *o;
+	const struct nn_impl *o;
 
-	if (!kern_isa_supported(isa))
+	if (!nn_isa_supported(isa))
 		return -1;
-#if KERN_HAVE_X86
-	o = isa == KERN_ISA_AVX2 ? &ops_avx2 : &ops_scalar;
+#if NN_HAVE_X86
+	o = isa == NN_ISA_AVX2 ? &ops_avx2 : &ops_scalar;
 #else
 	o = &ops_scalar;
 #endif
@@ -340,21 +340,21 @@ int kern_set_isa(enum kern_isa isa)
 	return 0;
 }
 
-enum kern_isa kern_isa(void)
+enum nn_isa nn_isa(void)
 {
-	kern_ops();
+	nn_ops();
 	return cur_isa;
 }
 
-const char *kern_isa_name(enum kern_isa isa)
+const char *nn_isa_name(enum nn_isa isa)
 {
-	return isa == KERN_ISA_AVX2 ? "avx2" : "scalar";
+	return isa == NN_ISA_AVX2 ? "avx2" : "scalar";
 }
 
 /* ---------------------------------------------------------------- matmul */
 
 struct mm_job {
-	const struct kern_ops *o;
+	const struct nn_impl *o;
 	struct tpool *pool;
 	int wtype;
 	const uint8_t *w;
@@ -368,7 +368,7 @@ struct mm_job {
 static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 {
 	struct mm_job *j = arg;
-	const struct kern_ops *o = j->o;
+	const struct nn_impl *o = j->o;
 	float *buf = NULL, *own = NULL;
 	const float *rows[MM_TILE];
 	float out[MM_TILE];
@@ -418,11 +418,11 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 	free(own);
 }
 
-int kern_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
+int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		float *y, size_t n_rows, size_t k, size_t n_tok)
 {
 	struct mm_job j = {
-		.o = kern_ops(),
+		.o = nn_ops(),
 		.pool = pool,
 		.wtype = wtype,
 		.w = w,
@@ -444,7 +444,7 @@ int kern_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 
 /* ------------------------------------------------------------ elementwise */
 
-void kern_rmsnorm(float *out, const float *x, const float *w, size_t n, float eps)
+void nn_rmsnorm(float *out, const float *x, const float *w, size_t n, float eps)
 {
 	double ss = 0.0;
 	size_t i;
@@ -457,7 +457,7 @@ void kern_rmsnorm(float *out, const float *x, const float *w, size_t n, float ep
 		out[i] = x[i] * scale * (w ? w[i] : 1.0f);
 }
 
-void kern_rope(float *x, size_t n_heads, size_t head_dim, size_t rope_dim,
+void nn_rope(float *x, size_t n_heads, size_t head_dim, size_t rope_dim,
 	       const float *cs, const float *sn, bool neox)
 {
 	size_t h, i, half = rope_dim / 2;
@@ -476,7 +476,7 @@ void kern_rope(float *x, size_t n_heads, size_t head_dim, size_t rope_dim,
 	}
 }
 
-void kern_softmax(float *x, size_t n)
+void nn_softmax(float *x, size_t n)
 {
 	float max = x[0], sum = 0.0f;
 	size_t i;
@@ -492,7 +492,7 @@ void kern_softmax(float *x, size_t n)
 		x[i] /= sum;
 }
 
-void kern_silu_mul(float *a, const float *b, size_t n)
+void nn_silu_mul(float *a, const float *b, size_t n)
 {
 	size_t i;
 
@@ -500,12 +500,12 @@ void kern_silu_mul(float *a, const float *b, size_t n)
 		a[i] = a[i] / (1.0f + expf(-a[i])) * b[i];
 }
 
-float kern_dot(const float *a, const float *b, size_t n)
+float nn_dot(const float *a, const float *b, size_t n)
 {
-	return kern_ops()->dot(a, b, n);
+	return nn_ops()->dot(a, b, n);
 }
 
-void kern_axpy(float *y, float s, const float *x, size_t n)
+void nn_axpy(float *y, float s, const float *x, size_t n)
 {
-	kern_ops()->axpy(y, s, x, n);
+	nn_ops()->axpy(y, s, x, n);
 }

@@ -2,7 +2,7 @@
 /*
  * Host unit test of the tensor formats (rk1828/quant_blocks.h and
  * quant.c: fp16, Q4_0, Q8_0), the emulator's thread pool and its kernels
- * (emulator/kernels.c): every weight type's matmul, on both the scalar
+ * (emulator/nn.c): every weight type's matmul, on both the scalar
  * and the AVX2 path and on 1 and 3 threads, against
  * quant_dequantize_row() + a double-precision dot product.
  */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "nn.h"
 #include "quant.h"
 #include "threadpool.h"
 
@@ -126,7 +126,7 @@ static void test_fp16(void)
 	   quant_fp16_to_fp32(0x7bff) == 65504.0f, "quant_fp16_to_fp32 subnormal, inf and max values");
 
 #if HAVE_X86
-	if (kern_isa_supported(KERN_ISA_AVX2)) {
+	if (nn_isa_supported(NN_ISA_AVX2)) {
 		hw_compare(&bad, &bad_hw);
 		tap_ok(bad == 0 && bad_hw == 0,
 		   "fp16 conversions agree with F16C (%d, %d mismatches)", bad, bad_hw);
@@ -299,7 +299,7 @@ static void test_matmul(void)
 	static const int types[] = { QUANT_TYPE_F32, QUANT_TYPE_F16, QUANT_TYPE_Q8_0,
 				     QUANT_TYPE_Q4_0 };
 	struct tpool *pools[2] = { tp_create(1), tp_create(3) };
-	int isas[2] = { KERN_ISA_SCALAR, KERN_ISA_AVX2 };
+	int isas[2] = { NN_ISA_SCALAR, NN_ISA_AVX2 };
 	size_t ti, si;
 	int ii, pi;
 
@@ -307,9 +307,9 @@ static void test_matmul(void)
 		int type = types[ti];
 
 		for (ii = 0; ii < 2; ii++) {
-			if (kern_set_isa(isas[ii])) {
+			if (nn_set_isa(isas[ii])) {
 				printf("# %s not supported here, skipped\n",
-				       kern_isa_name(isas[ii]));
+				       nn_isa_name(isas[ii]));
 				continue;
 			}
 			for (pi = 0; pi < 2; pi++) {
@@ -338,7 +338,7 @@ static void test_matmul(void)
 					}
 					for (i = 0; i < s->k * s->ntok; i++)
 						x[i] = frand();
-					rc_all |= kern_matmul(pools[pi], type, wq, x, y, s->rows, s->k,
+					rc_all |= nn_matmul(pools[pi], type, wq, x, y, s->rows, s->k,
 							      s->ntok);
 					ref_matmul(type, wq, x, yr, mg, s->rows, s->k, s->ntok);
 					for (i = 0; i < s->rows * s->ntok; i++) {
@@ -357,7 +357,7 @@ static void test_matmul(void)
 				/* float accumulation over k <= 1024: error << 1e-5 sum|w x| */
 				tap_ok(rc_all == 0 && worst < 1e-5,
 				   "matmul %s %s %d thread(s), %zu shapes: worst err %.2g of sum|wx|",
-				   quant_type_name(type), kern_isa_name(isas[ii]),
+				   quant_type_name(type), nn_isa_name(isas[ii]),
 				   tp_threads(pools[pi]), sizeof(shapes) / sizeof(shapes[0]), worst);
 			}
 		}
@@ -369,26 +369,26 @@ static void test_matmul(void)
 		double yr[10], mg[10], worst = 0;
 		int i;
 
-		if (kern_set_isa(isas[ii]))
+		if (nn_set_isa(isas[ii]))
 			continue;
 		for (i = 0; i < 5 * 37; i++)
 			w[i] = frand();
 		for (i = 0; i < 2 * 37; i++)
 			x[i] = frand();
 		quant_quantize_row(QUANT_TYPE_F16, w, wh, 5 * 37);
-		kern_matmul(pools[1], QUANT_TYPE_F32, w, x, y, 5, 37, 2);
+		nn_matmul(pools[1], QUANT_TYPE_F32, w, x, y, 5, 37, 2);
 		ref_matmul(QUANT_TYPE_F32, (uint8_t *)w, x, yr, mg, 5, 37, 2);
 		for (i = 0; i < 10; i++)
 			worst = fmax(worst, fabs(y[i] - yr[i]) / mg[i]);
-		kern_matmul(pools[1], QUANT_TYPE_F16, wh, x, y, 5, 37, 2);
+		nn_matmul(pools[1], QUANT_TYPE_F16, wh, x, y, 5, 37, 2);
 		ref_matmul(QUANT_TYPE_F16, wh, x, yr, mg, 5, 37, 2);
 		for (i = 0; i < 10; i++)
 			worst = fmax(worst, fabs(y[i] - yr[i]) / mg[i]);
-		tap_ok(worst < 1e-6, "matmul f32/f16 k=37 %s: worst %.2g", kern_isa_name(isas[ii]),
+		tap_ok(worst < 1e-6, "matmul f32/f16 k=37 %s: worst %.2g", nn_isa_name(isas[ii]),
 		   worst);
 	}
 	/* Scalar and AVX2 agree on the same Q4_0 problem. */
-	if (kern_isa_supported(KERN_ISA_AVX2)) {
+	if (nn_isa_supported(NN_ISA_AVX2)) {
 		enum { R = 45, K = 320, T = 9 };
 		static uint8_t w[R * (K / 32) * 18];
 		static float x[T * K], ys[T * R], ya[T * R];
@@ -405,10 +405,10 @@ static void test_matmul(void)
 		}
 		for (i = 0; i < T * K; i++)
 			x[i] = frand();
-		kern_set_isa(KERN_ISA_SCALAR);
-		kern_matmul(pools[1], QUANT_TYPE_Q4_0, w, x, ys, R, K, T);
-		kern_set_isa(KERN_ISA_AVX2);
-		kern_matmul(pools[1], QUANT_TYPE_Q4_0, w, x, ya, R, K, T);
+		nn_set_isa(NN_ISA_SCALAR);
+		nn_matmul(pools[1], QUANT_TYPE_Q4_0, w, x, ys, R, K, T);
+		nn_set_isa(NN_ISA_AVX2);
+		nn_matmul(pools[1], QUANT_TYPE_Q4_0, w, x, ya, R, K, T);
 		for (i = 0; i < T * R; i++) {
 			worst = fmax(worst, fabs(ys[i] - ya[i]));
 			m = fmax(m, fabs(ys[i]));
@@ -420,12 +420,12 @@ static void test_matmul(void)
 		float x[32] = { 0 }, y[2];
 		uint8_t w[64] = { 0 };
 
-		tap_ok(kern_matmul(NULL, 3, w, x, y, 1, 32, 1) == -1 &&
-		   kern_matmul(NULL, QUANT_TYPE_Q4_0, w, x, y, 1, 31, 1) == -1 &&
-		   kern_matmul(NULL, QUANT_TYPE_Q8_0, w, x, y, 1, 32, 1) == 0 && y[0] == 0.0f,
+		tap_ok(nn_matmul(NULL, 3, w, x, y, 1, 32, 1) == -1 &&
+		   nn_matmul(NULL, QUANT_TYPE_Q4_0, w, x, y, 1, 31, 1) == -1 &&
+		   nn_matmul(NULL, QUANT_TYPE_Q8_0, w, x, y, 1, 32, 1) == 0 && y[0] == 0.0f,
 		   "matmul rejects a bad type and a partial block; NULL pool works");
 	}
-	kern_set_isa(kern_isa_supported(KERN_ISA_AVX2) ? KERN_ISA_AVX2 : KERN_ISA_SCALAR);
+	nn_set_isa(nn_isa_supported(NN_ISA_AVX2) ? NN_ISA_AVX2 : NN_ISA_SCALAR);
 	tp_destroy(pools[0]);
 	tp_destroy(pools[1]);
 }
@@ -437,12 +437,12 @@ static void test_elementwise(void)
 	float v[8] = { 1, 2, 3, 4, 0, 0, 0, 0 }, w[4] = { 1, 0.5f, 2, -1 }, o[8];
 	int ii;
 
-	kern_rmsnorm(o, v, w, 4, 0.0f);
+	nn_rmsnorm(o, v, w, 4, 0.0f);
 	/* rms of 1,2,3,4 = sqrt(7.5) */
 	tap_ok(fabsf(o[0] - 1 / sqrtf(7.5f)) < 1e-6f && fabsf(o[1] - 1 / sqrtf(7.5f)) < 1e-6f &&
 	   fabsf(o[2] - 6 / sqrtf(7.5f)) < 1e-6f && fabsf(o[3] + 4 / sqrtf(7.5f)) < 1e-6f,
 	   "rmsnorm with weights");
-	kern_rmsnorm(o, v, NULL, 4, 2.5f);
+	nn_rmsnorm(o, v, NULL, 4, 2.5f);
 	tap_ok(fabsf(o[3] - 4 / sqrtf(10.0f)) < 1e-6f, "rmsnorm eps and NULL weight");
 
 	{
@@ -455,19 +455,19 @@ static void test_elementwise(void)
 		cs[1] = cosf(0.1f);
 		sn[1] = sinf(0.1f);
 		memcpy(y, x, sizeof(x));
-		kern_rope(y, 2, 4, 4, cs, sn, false);
+		nn_rope(y, 2, 4, 4, cs, sn, false);
 		tap_ok(fabsf(y[0] - (1 * cs[0] - 2 * sn[0])) < 1e-6f &&
 		   fabsf(y[1] - (1 * sn[0] + 2 * cs[0])) < 1e-6f &&
 		   fabsf(y[6] - (7 * cs[1] - 8 * sn[1])) < 1e-6f &&
 		   fabsf(y[7] - (7 * sn[1] + 8 * cs[1])) < 1e-6f, "rope normal: pairs (2i, 2i+1)");
 		memcpy(y, x, sizeof(x));
-		kern_rope(y, 2, 4, 4, cs, sn, true);
+		nn_rope(y, 2, 4, 4, cs, sn, true);
 		tap_ok(fabsf(y[0] - (1 * cs[0] - 3 * sn[0])) < 1e-6f &&
 		   fabsf(y[2] - (1 * sn[0] + 3 * cs[0])) < 1e-6f &&
 		   fabsf(y[5] - (6 * cs[1] - 8 * sn[1])) < 1e-6f &&
 		   fabsf(y[7] - (6 * sn[1] + 8 * cs[1])) < 1e-6f, "rope neox: pairs (i, i+2)");
 		memcpy(y, x, sizeof(x));
-		kern_rope(y, 2, 4, 2, cs, sn, false);
+		nn_rope(y, 2, 4, 2, cs, sn, false);
 		tap_ok(y[2] == 3 && y[3] == 4 && y[6] == 7 && y[7] == 8 &&
 		   fabsf(y[4] - (5 * cs[0] - 6 * sn[0])) < 1e-6f,
 		   "rope with rope_dim < head_dim keeps the tail");
@@ -476,18 +476,18 @@ static void test_elementwise(void)
 		float s[3] = { 1, 2, 3 };
 		double e = exp(1) + exp(2) + exp(3);
 
-		kern_softmax(s, 3);
+		nn_softmax(s, 3);
 		tap_ok(fabs(s[0] - exp(1) / e) < 1e-6 && fabs(s[2] - exp(3) / e) < 1e-6,
 		   "softmax values");
 		s[0] = 1000;
 		s[1] = 1000;
-		kern_softmax(s, 2);
+		nn_softmax(s, 2);
 		tap_ok(s[0] == 0.5f && s[1] == 0.5f, "softmax is stable for large inputs");
 	}
 	{
 		float a[3] = { 0, 1, -2 }, b[3] = { 5, 2, 3 };
 
-		kern_silu_mul(a, b, 3);
+		nn_silu_mul(a, b, 3);
 		tap_ok(a[0] == 0 && fabsf(a[1] - 2 / (1 + expf(-1))) < 1e-6f &&
 		   fabsf(a[2] - 3 * -2 / (1 + expf(2))) < 1e-6f, "silu_mul");
 	}
@@ -496,7 +496,7 @@ static void test_elementwise(void)
 		double d = 0;
 		int i;
 
-		if (kern_set_isa(ii ? KERN_ISA_AVX2 : KERN_ISA_SCALAR))
+		if (nn_set_isa(ii ? NN_ISA_AVX2 : NN_ISA_SCALAR))
 			continue;
 		for (i = 0; i < 19; i++) {
 			a[i] = frand();
@@ -504,16 +504,16 @@ static void test_elementwise(void)
 			y[i] = b[i];
 			d += (double)a[i] * b[i];
 		}
-		kern_axpy(y, 0.5f, a, 19);
-		tap_ok(fabs(kern_dot(a, b, 19) - d) < 1e-5 && fabsf(y[18] - (b[18] + 0.5f * a[18])) < 1e-6f,
-		   "dot and axpy (%s, n = 19)", kern_isa_name(ii ? KERN_ISA_AVX2 : KERN_ISA_SCALAR));
+		nn_axpy(y, 0.5f, a, 19);
+		tap_ok(fabs(nn_dot(a, b, 19) - d) < 1e-5 && fabsf(y[18] - (b[18] + 0.5f * a[18])) < 1e-6f,
+		   "dot and axpy (%s, n = 19)", nn_isa_name(ii ? NN_ISA_AVX2 : NN_ISA_SCALAR));
 	}
-	kern_set_isa(kern_isa_supported(KERN_ISA_AVX2) ? KERN_ISA_AVX2 : KERN_ISA_SCALAR);
+	nn_set_isa(nn_isa_supported(NN_ISA_AVX2) ? NN_ISA_AVX2 : NN_ISA_SCALAR);
 }
 
 int main(void)
 {
-	printf("# kernels: best ISA %s\n", kern_isa_name(kern_isa()));
+	printf("# kernels: best ISA %s\n", nn_isa_name(nn_isa()));
 	test_fp16();
 	test_quant();
 	test_pool();

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Emulator compute kernels: weight-times-activation matmul for F32, F16,
- * Q8_0 and Q4_0 weights with F32 activations (the card's "W4A16" path
- * computed in float), RMSNorm, RoPE, softmax, SiLU-gate and the small
- * vector helpers attention needs.
+ * Emulator neural-network math (nn_*, the card's compute kernels):
+ * weight-times-activation matmul for F32, F16, Q8_0 and Q4_0 weights with
+ * F32 activations (the card's "W4A16" path computed in float), RMSNorm,
+ * RoPE, softmax, SiLU-gate and the small vector helpers attention needs.
  *
  * Two implementations: portable scalar C, and x86-64 AVX2 + FMA + F16C
  * compiled with __attribute__((target)) and chosen at run time with
@@ -12,8 +12,8 @@
  * float, so they agree with each other and with a scalar reference to
  * float rounding.
  */
-#ifndef RK_EMU_KERNELS_H
-#define RK_EMU_KERNELS_H
+#ifndef RK_EMU_NN_H
+#define RK_EMU_NN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,33 +21,33 @@
 struct tpool;
 
 /**
- * enum kern_isa - kernel implementation
- * @KERN_ISA_SCALAR: portable C
- * @KERN_ISA_AVX2: AVX2 + FMA + F16C (x86-64 only)
+ * enum nn_isa - kernel implementation
+ * @NN_ISA_SCALAR: portable C
+ * @NN_ISA_AVX2: AVX2 + FMA + F16C (x86-64 only)
  */
-enum kern_isa {
-	KERN_ISA_SCALAR = 0,
-	KERN_ISA_AVX2 = 1,
+enum nn_isa {
+	NN_ISA_SCALAR = 0,
+	NN_ISA_AVX2 = 1,
 };
 
-/** kern_isa() - the implementation in use (the best supported by default) */
-enum kern_isa kern_isa(void);
+/** nn_isa() - the implementation in use (the best supported by default) */
+enum nn_isa nn_isa(void);
 
-/** kern_isa_supported() - whether this CPU can run @isa */
-bool kern_isa_supported(enum kern_isa isa);
+/** nn_isa_supported() - whether this CPU can run @isa */
+bool nn_isa_supported(enum nn_isa isa);
 
 /**
- * kern_set_isa() - select the implementation (tests compare the two)
+ * nn_set_isa() - select the implementation (tests compare the two)
  * Return: 0, or -1 when the CPU cannot run @isa (selection unchanged).
  * Not thread safe against running kernels: call while idle.
  */
-int kern_set_isa(enum kern_isa isa);
+int nn_set_isa(enum nn_isa isa);
 
-/** kern_isa_name() - "scalar" or "avx2" */
-const char *kern_isa_name(enum kern_isa isa);
+/** nn_isa_name() - "scalar" or "avx2" */
+const char *nn_isa_name(enum nn_isa isa);
 
 /**
- * kern_matmul() - Y[t][r] = sum_k W[r][k] * X[t][k]
+ * nn_matmul() - Y[t][r] = sum_k W[r][k] * X[t][k]
  * @pool: thread pool; rows are split across its workers (NULL: caller only)
  * @wtype: weight type, QUANT_TYPE_F32/F16/Q4_0/Q8_0 (rk1828/quant_blocks.h)
  * @w: @n_rows rows of quant_row_size(@wtype, @k) bytes each, contiguous;
@@ -61,11 +61,11 @@ const char *kern_isa_name(enum kern_isa isa);
  * Return: 0; -1 on an unsupported type or @k, or when per-thread scratch
  * (4 * @k floats per worker) cannot be allocated; @y is then undefined.
  */
-int kern_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
+int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		float *y, size_t n_rows, size_t k, size_t n_tok);
 
 /**
- * kern_rmsnorm() - out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1)
+ * nn_rmsnorm() - out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1)
  * @out: @n floats (may equal @x)
  * @x: @n floats
  * @w: weight, @n floats, or NULL
@@ -74,10 +74,10 @@ int kern_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
  *
  * The sum of squares is accumulated in double.
  */
-void kern_rmsnorm(float *out, const float *x, const float *w, size_t n, float eps);
+void nn_rmsnorm(float *out, const float *x, const float *w, size_t n, float eps);
 
 /**
- * kern_rope() - rotate the first @rope_dim dims of each of @n_heads heads
+ * nn_rope() - rotate the first @rope_dim dims of each of @n_heads heads
  * @x: [@n_heads][@head_dim], rotated in place
  * @n_heads: heads
  * @head_dim: size of a head
@@ -89,19 +89,19 @@ void kern_rmsnorm(float *out, const float *x, const float *w, size_t n, float ep
  *
  * A pair (a, b) becomes (a cos - b sin, a sin + b cos).
  */
-void kern_rope(float *x, size_t n_heads, size_t head_dim, size_t rope_dim,
+void nn_rope(float *x, size_t n_heads, size_t head_dim, size_t rope_dim,
 	       const float *cs, const float *sn, bool neox);
 
-/** kern_softmax() - in-place softmax of @n floats (max-subtracted, n >= 1) */
-void kern_softmax(float *x, size_t n);
+/** nn_softmax() - in-place softmax of @n floats (max-subtracted, n >= 1) */
+void nn_softmax(float *x, size_t n);
 
-/** kern_silu_mul() - a[i] = silu(a[i]) * b[i], silu(v) = v / (1 + e^-v) */
-void kern_silu_mul(float *a, const float *b, size_t n);
+/** nn_silu_mul() - a[i] = silu(a[i]) * b[i], silu(v) = v / (1 + e^-v) */
+void nn_silu_mul(float *a, const float *b, size_t n);
 
-/** kern_dot() - sum a[i] * b[i] in float (dispatched) */
-float kern_dot(const float *a, const float *b, size_t n);
+/** nn_dot() - sum a[i] * b[i] in float (dispatched) */
+float nn_dot(const float *a, const float *b, size_t n);
 
-/** kern_axpy() - y[i] += s * x[i] (dispatched) */
-void kern_axpy(float *y, float s, const float *x, size_t n);
+/** nn_axpy() - y[i] += s * x[i] (dispatched) */
+void nn_axpy(float *y, float s, const float *x, size_t n);
 
 #endif
