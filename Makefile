@@ -13,7 +13,7 @@ CC ?= gcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
 	  -D_GNU_SOURCE
-LDLIBS += -lm -pthread $(shell pkg-config --libs libpcre2-8)
+LDLIBS += -lm -pthread $(shell pkg-config --libs libpcre2-8 jansson)
 DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
 
 # Include paths per directory: each layer sees only the headers it may use

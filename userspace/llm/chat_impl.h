@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by chat_detect.c, chat_render.c, chat_json.c and
+ * chat_parse.c (not a public header; the API is chat.h).
+ */
+#ifndef RK_LLM_CHAT_IMPL_H
+#define RK_LLM_CHAT_IMPL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "chat.h"
+
+/* llama2 / mistral sub-variants (struct chat_template.variant). */
+enum {
+	CHAT_V_LLAMA2, CHAT_V_LLAMA2_SYS, CHAT_V_LLAMA2_SYS_BOS, CHAT_V_LLAMA2_SYS_STRIP,
+	CHAT_V_MISTRAL_V1, CHAT_V_MISTRAL_V3, CHAT_V_MISTRAL_V3_TEKKEN, CHAT_V_MISTRAL_V7,
+	CHAT_V_MISTRAL_V7_TEKKEN,
+};
+
+/**
+ * struct sbuf - a growing string with the template's own ranges marked
+ * @p, @len, @cap: the bytes (always NUL-terminated when @p is set)
+ * @sp, @n_sp, @cap_sp: template ranges, adjacent ones merged
+ * @oom: an allocation failed; everything after is dropped
+ */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	struct tok_span *sp;
+	size_t n_sp, cap_sp;
+	bool oom;
+};
+
+/* Append @n bytes of template text (special tokens allowed there). */
+void sb_tmpl(struct sbuf *b, const char *s, size_t n);
+/* Append @n bytes of content (plain text). */
+void sb_text(struct sbuf *b, const char *s, size_t n);
+static inline void sb_tmpls(struct sbuf *b, const char *s)
+{
+	sb_tmpl(b, s, strlen(s));
+}
+static inline void sb_texts(struct sbuf *b, const char *s)
+{
+	if (s)
+		sb_text(b, s, strlen(s));
+}
+
+/*
+ * chat_json_dump() - @v as Python's json.dumps(v, ensure_ascii=False)
+ * writes it (what Jinja's tojson gives in Hugging Face chat templates):
+ * ", " and ": " separators, keys in their order, non-ASCII kept, floats
+ * in shortest round-trip form. Appended to @b as content.
+ */
+void chat_json_dump(struct sbuf *b, const json_t *v);
+/* Python's str() of a JSON scalar (Jinja's |string): True, None, 1.5, text. */
+void chat_json_str(struct sbuf *b, const json_t *v);
+
+#endif
