@@ -45,7 +45,7 @@ EMU_SRC    := $(wildcard emulator/*.c)
 SERVER_SRC := $(filter-out userspace/server/load.c,$(wildcard userspace/server/*.c))
 FAKE_SRC   := $(wildcard tests/server/fake/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
-TESTLIB_SRC := $(wildcard tests/lib/*.c)
+TESTLIB_SRC := $(filter-out tests/lib/mock_rk.c,$(wildcard tests/lib/*.c))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
@@ -102,8 +102,8 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 $(B)/tests/serve-fake: $(call obj,$(FAKE_SRC)) $(B)/libserver.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(LDLIBS)
-$(B)/libtest.a: $(call obj,$(TESTLIB_SRC))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $(filter %.o,$^)
 
 # `rk1828-llm serve` (userspace/server) is built in once the engine
 # (userspace/llm/engine.h) is there.
@@ -118,7 +118,11 @@ $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a
 	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)
 
 # Host unit tests: one binary per tests/unit/test_*.c, linked with every library.
-$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a
+# The mock librk1828 (tests/lib/mock_rk.c) comes first: a test that calls
+# mock_rk_*() gets the mock's rk_* functions, the others the real ones.
+$(B)/libmock.a: $(call obj,tests/lib/mock_rk.c)
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
 

@@ -611,6 +611,27 @@ int rk_sync_file_status(int fd)
 	return info.status;
 }
 
+int rk_sync_file_info(int fd, int64_t *timestamp_ns)
+{
+	struct sync_fence_info fi;
+	struct sync_file_info info;
+
+	*timestamp_ns = 0;
+	memset(&info, 0, sizeof(info));
+	memset(&fi, 0, sizeof(fi));
+	info.num_fences = 1;
+	info.sync_fence_info = (uintptr_t)&fi;
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info)) {
+		/* EINVAL: more than one fence; fall back to the status alone. */
+		if (errno == EINVAL)
+			return rk_sync_file_status(fd);
+		return rk_fail(NULL, neg_errno(), "SYNC_IOC_FILE_INFO(fd %d)", fd);
+	}
+	if (info.status == 1)
+		*timestamp_ns = (int64_t)fi.timestamp_ns;
+	return info.status;
+}
+
 int rk_sync_file_wait(int fd, int64_t abs_timeout_ns)
 {
 	for (;;) {

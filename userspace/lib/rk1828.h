@@ -316,6 +316,17 @@ int rk_syncobj_import_sync_file(struct rk_card *card, uint32_t handle,
 int rk_sync_file_status(int fd);
 
 /**
+ * rk_sync_file_info() - status and signal time of a sync_file holding one
+ * fence (SYNC_IOC_FILE_INFO with one struct sync_fence_info)
+ * @fd: sync_file fd
+ * @timestamp_ns: out: when the fence signalled (CLOCK_MONOTONIC, the
+ *	clock of rk_now_ns()), 0 while it is active or when the sync_file
+ *	holds several fences (then only the status is read)
+ * Return: as rk_sync_file_status().
+ */
+int rk_sync_file_info(int fd, int64_t *timestamp_ns);
+
+/**
  * rk_sync_file_wait() - wait until a sync_file signals
  * @abs_timeout_ns: absolute CLOCK_MONOTONIC deadline
  * Return: 0 when signalled without error, -ETIME on timeout, or the job's

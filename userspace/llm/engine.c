@@ -199,6 +199,7 @@ int engine_submit(struct engine *e, const struct engine_request *r,
 	if (!q)
 		return sub_err(err, errlen, -ENOMEM, "out of memory");
 
+	*out = q;	/* before any callback can run */
 	pthread_mutex_lock(&e->mu);
 	if (e->stopping) {
 		ret = sub_err(err, errlen, -ESHUTDOWN, "the engine is shutting down");
@@ -211,6 +212,7 @@ int engine_submit(struct engine *e, const struct engine_request *r,
 	}
 	if (ret) {
 		pthread_mutex_unlock(&e->mu);
+		*out = NULL;
 		q->refs = 1;
 		req_unref(q);
 		return ret;
@@ -224,7 +226,6 @@ int engine_submit(struct engine *e, const struct engine_request *r,
 	e->kick = true;
 	pthread_cond_signal(&e->cv);
 	pthread_mutex_unlock(&e->mu);
-	*out = q;
 	return 0;
 }
 
@@ -336,7 +337,8 @@ static void start_list(struct engine *e, struct engine_req *l)
 /* Whether the engine thread has something to do (e->mu held). */
 static bool have_work(struct engine *e)
 {
-	return e->stopping || e->kick || e->n_running || e->n_flight;
+	return e->stopping || e->kick || e->n_running || e->n_flight ||
+	       (e->q_head && e->n_busy < e->info.n_slots);
 }
 
 /* Fail everything after a card failure: the engine is dead. */

@@ -317,7 +317,8 @@ void engine_get_info(const struct engine *e, struct engine_info *info);
  * engine_submit() - queue a request
  * @e: engine
  * @r: the request (copied; @r may be freed on return)
- * @out: the request handle, to cancel and to put
+ * @out: the request handle, to cancel and to put; set before the first
+ *	callback can run (NULL on failure)
  * @err, @errlen: optional, a message for the non-zero returns, e.g. "the
  *	prompt has 4000 tokens and max_tokens is 200, more than the context
  *	of 4096 tokens"

@@ -376,6 +376,8 @@ int eng_collect(struct engine *e, char *err, size_t errlen)
 	e->stats.jobs = ps.jobs;
 	e->stats.host_ns = ps.host_ns;
 	e->stats.wait_ns = ps.wait_ns;
+	for (i = 0; i < e->info.n_cards && i < ENGINE_MAX_CARDS; i++)
+		e->busy_ns[i] = ps.busy_ns[i];
 	pthread_mutex_unlock(&e->mu);
 	return 0;
 }

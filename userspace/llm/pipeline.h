@@ -3,20 +3,24 @@
  * Pipeline-parallel execution of a model over several RK1828 cards.
  *
  * Each card (stage) holds the weights of one contiguous segment of blocks
- * (planner.h) and their KV caches in card memory. A forward pass of n
- * tokens is cut into buckets of at most B tokens; for every bucket and
- * stage the runtime queues
- *   IN   COPY host BO -> card input BO: the stage's segment program
- *        followed by the hidden states (stage 0: embeddings the host
- *        wrote; stage k > 0: what stage k-1 wrote into a host BO shared
- *        as a dma-buf, waiting on stage k-1's fence through a syncobj
- *        imported from its sync_file)
+ * (planner.h) and the KV caches of n_seq sequences in card memory. The
+ * unit of work is a micro-batch of at most B (bucket) tokens, each with
+ * its own sequence and position (segment program 1.1, F_BATCH): a prefill
+ * chunk, the decode tokens of several sessions, or both. For every
+ * micro-batch and stage the runtime queues
+ *   IN   COPY host BO -> card input BO: the stage's segment program and
+ *        token table followed by the hidden states (stage 0: embeddings
+ *        the host wrote; stage k > 0: what stage k-1 wrote into a host BO
+ *        shared as a dma-buf, waiting on stage k-1's fence through a
+ *        syncobj imported from its sync_file)
  *   EXEC the segment program (RK1828_PROG_OP_DECODER)
- *   OUT  COPY card output BO -> host BO (last stage: logits)
+ *   OUT  COPY card output BO -> host BO (last stage: logits rows)
  * with explicit syncobj dependencies only, and stages + 1 buffer slots per
- * stage (plan_slots()), so bucket i+1 runs on card k while bucket i runs
- * on card k+1. Every job's fence status is checked (sync_file status), so a
- * failed job is reported with its card and errno, never as garbage.
+ * stage (plan_slots()), so micro-batch i+1 runs on card k while i runs on
+ * card k+1: pipe_submit() queues without waiting and pipe_collect() waits
+ * for the oldest, so up to one micro-batch per card is in flight. Every
+ * job's fence status is checked (sync_file status), so a failed job is
+ * reported with its card and errno, never as garbage.
  * See Documentation/accel/rk1828/runtime.rst.
  */
 #ifndef RK_LLM_PIPELINE_H
@@ -73,8 +77,10 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 void pipe_destroy(struct pipeline *p);
 
 /**
- * pipe_forward() - run @n tokens at positions [@pos, @pos + @n) through
- * every stage and return the logits of the last one
+ * pipe_forward() - run @n tokens of sequence 0 at positions [@pos, @pos +
+ * @n) through every stage in buckets (pipelined: up to pipe_depth() in
+ * flight) and return the logits of the last one; no micro-batch of
+ * pipe_submit() may be in flight
  * @tokens: @n token ids (< n_vocab)
  * @pos: position of tokens[0]; the KV caches must hold positions < @pos
  *	from earlier calls
@@ -89,8 +95,8 @@ void pipe_destroy(struct pipeline *p);
 int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		 float *logits, char *err, size_t errlen);
 
-/* Most sequences (struct pipe_opts.n_seq) this pipeline supports. */
-#define PIPE_MAX_SEQ		1
+/* Most sequences (struct pipe_opts.n_seq). */
+#define PIPE_MAX_SEQ		64
 
 /* struct pipe_tok.flags: return this token's logits. */
 #define PIPE_TOK_LOGITS		0x1u
@@ -135,8 +141,9 @@ int pipe_submit(struct pipeline *p, const struct pipe_tok *t, int n,
  * pipe_collect() - wait for the oldest uncollected micro-batch
  * @p: pipeline
  * @logits: out, one row of n_vocab floats per token of that micro-batch
- *	with PIPE_TOK_LOGITS, in token order
- * @max_rows: rows @logits has room for
+ *	with PIPE_TOK_LOGITS, in token order (may be NULL when it has none)
+ * @max_rows: rows @logits has room for (at most min(n_seq, bucket) rows
+ *	are ever returned)
  * @err, @errlen: the failed card and job
  * Return: rows written (>= 0), or -1 (nothing uncollected, too little room,
  * or a failed job: then the pipeline is unusable).
@@ -159,15 +166,20 @@ int pipe_n_stages(const struct pipeline *p);
 
 /**
  * struct pipe_stats - host-side accounting since pipe_create()
- * @forwards: pipe_forward() calls
+ * @forwards: micro-batches submitted
  * @jobs: jobs submitted
- * @host_ns: time in pipe_forward() not spent blocked waiting for fences
- *	(embedding, programs, submits, fence passing, status reads), ns
+ * @host_ns: time in pipe_submit()/pipe_collect() not spent blocked
+ *	waiting for fences (embedding, programs, submits, fence passing,
+ *	status reads), ns
  * @wait_ns: time blocked in fence waits, ns
+ * @busy_ns: per stage, time its EXEC jobs ran, from the fence timestamps
+ *	(from the later of the input's arrival and the previous EXEC's end
+ *	to the EXEC's end), ns; 0 where the driver gives no timestamps
  */
 struct pipe_stats {
 	uint64_t forwards, jobs;
 	int64_t host_ns, wait_ns;
+	int64_t busy_ns[PLAN_MAX_CARDS];
 };
 
 /** pipe_get_stats() - copy the counters of @p into @st. */

@@ -335,9 +335,10 @@ uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *
 {
 	uint64_t act = plan_align((uint64_t)s->bucket * m->dim * sizeof(float));
 
-	/* In and out per slot, program headers, BO rounding slack. */
+	/* In and out per slot, program headers and token tables, BO rounding slack. */
 	return 2 * slots_of(s) * act +
-	       plan_align(slots_of(s) * sizeof(struct rk1828_program)) +
+	       plan_align(slots_of(s) * (sizeof(struct rk1828_program) +
+					 (uint64_t)s->bucket * sizeof(struct rk1828_prog_token))) +
 	       (2 * slots_of(s) + 2) * 4096;
 }
 

@@ -150,7 +150,8 @@ uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s);
 
 /**
  * plan_card_overhead() - per-card activations: @s->slots slots of input
- * and output hidden states (F32 [bucket][dim]) and program headers, plus
+ * and output hidden states (F32 [bucket][dim]), program headers and token
+ * tables (bucket struct rk1828_prog_token), plus
  * slack for the 4 KiB rounding of the card BOs
  */
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s);

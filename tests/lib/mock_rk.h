@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Mock librk1828 (mock_rk.c) for host tests: a test that calls any
+ * mock_rk_*() function links the mock's rk_* functions instead of the real
+ * library (the linker takes the mock's object from libtest.a first, so it
+ * must define every rk_* function the pipeline and the engine call).
+ * Cards are MOCK_CARDS arenas of MOCK_CARD_MEM bytes; every job runs at
+ * submit time, so fences are always signalled.
+ */
+#ifndef RK_TEST_MOCK_RK_H
+#define RK_TEST_MOCK_RK_H
+
+#include "rk1828.h"
+
+#define MOCK_CARDS	4
+#define MOCK_CARD_MEM	(64ULL << 20)
+
+/* mock_rk_cards() - fill @cards[MOCK_CARDS] (fd = index) and reset the mock. */
+void mock_rk_cards(struct rk_card *cards);
+/* mock_rk_reset() - forget every BO and syncobj, card memory from 4 KiB on. */
+void mock_rk_reset(void);
+/* mock_rk_free() - free the arenas and host buffers (at exit). */
+void mock_rk_free(void);
+/* mock_rk_live_objs() - BOs and syncobjs not destroyed. */
+int mock_rk_live_objs(void);
+/* mock_rk_fail_exec() - make every EXEC on @card fail (ACCESS) while @on. */
+void mock_rk_fail_exec(int card, int on);
+/* mock_rk_n_exec() - EXEC jobs run on @card since the last reset. */
+int mock_rk_n_exec(int card);
+
+#endif

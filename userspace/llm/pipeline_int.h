@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pipeline internals shared by pipeline_setup.c (weights layout, upload,
+ * buffers, cross-card links) and pipeline.c (micro-batches in flight:
+ * programs, jobs, fences, status checks). Not a public header.
+ */
+#ifndef RK_LLM_PIPELINE_INT_H
+#define RK_LLM_PIPELINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipeline.h"
+#include "rk1828/program.h"
+
+/* Buffer slots per stage at most (plan_slots()). */
+#define MAX_SLOTS	8
+
+/**
+ * struct stage - one card of the pipeline and its buffers
+ * @card: the card
+ * @first: first block of its segment
+ * @count: blocks in the segment
+ * @last: it also runs the output norm and the LM head
+ * @weights: card BO with the segment's weights image
+ * @kv: card BO with every block's K and V caches: for block i, K at
+ *	2 * i * @kv_region and V at (2 * i + 1) * @kv_region, each region
+ *	n_seq blocks of @kv_one bytes (the program's kv_seq_stride)
+ * @kv_one: bytes of one sequence's cache of one block (F32 [n_ctx][kv_dim])
+ * @kv_region: n_seq * @kv_one
+ * @in_card: per buffer slot, card BO: program area, then hidden states in
+ * @out_card: per buffer slot, card BO: hidden states or logits out
+ * @in_host: per buffer slot, host BO the IN copy reads (stage 0: its own;
+ *	stage k > 0: stage k-1's @out_host, imported as a dma-buf)
+ * @out_host: per buffer slot, host BO the OUT copy writes
+ * @in_map: CPU view of @in_host
+ * @sy_in: per slot, syncobj signalled by the IN copy
+ * @sy_exec: per slot, syncobj signalled by the EXEC
+ * @sy_out: per slot, syncobj signalled by the OUT copy
+ * @sy_prev: per slot, stage k-1's OUT fence imported (k > 0)
+ * @sy_next: per slot, stage k+1's IN fence imported (reader of @out_host)
+ * @checked: the jobs last queued in the slot were waited for and their
+ *	status read
+ * @bucket_of: micro-batch number last queued in the slot (messages)
+ * @pos_of: position of its first token (messages)
+ * @tmpl: program template (header and layers), @prog_bytes bytes
+ * @prog_bytes: header and layers (the program's size field)
+ * @prog_size: program area at the start of each input buffer: the
+ *	program, then the token table (bucket entries), 64-aligned; the
+ *	hidden states follow it
+ * @out_bytes: output BO size per slot
+ * @exec_end_ns: when the last checked EXEC finished (fence timestamp)
+ * @busy_ns: EXEC time observed from fence timestamps, ns
+ */
+struct stage {
+	struct rk_card *card;
+	int first, count, last;
+	struct rk_bo weights, kv;
+	uint64_t kv_one, kv_region;
+	struct rk_bo in_card[MAX_SLOTS], out_card[MAX_SLOTS];
+	struct rk_bo in_host[MAX_SLOTS], out_host[MAX_SLOTS];
+	uint8_t *in_map[MAX_SLOTS];
+	uint32_t sy_in[MAX_SLOTS], sy_exec[MAX_SLOTS], sy_out[MAX_SLOTS];
+	uint32_t sy_prev[MAX_SLOTS], sy_next[MAX_SLOTS];
+	bool checked[MAX_SLOTS];
+	long bucket_of[MAX_SLOTS];
+	int pos_of[MAX_SLOTS];
+	uint8_t *tmpl;
+	uint64_t prog_bytes, prog_size;
+	uint64_t out_bytes;
+	int64_t exec_end_ns, busy_ns;
+};
+
+/**
+ * struct pipeline - the cards, their buffers and the micro-batches in flight
+ * @m: the model
+ * @o: options (defaults filled in)
+ * @n_stages: cards
+ * @st: the stages
+ * @nslot: buffer slots per stage (plan_slots()); micro-batch i uses slot
+ *	i % @nslot
+ * @max_rows: logits rows one micro-batch may return (min(n_seq, bucket))
+ * @n_buckets: micro-batches submitted so far
+ * @n_flight: of those, not yet collected (the newest ones)
+ * @rows_of: per slot, logits rows its micro-batch returns
+ * @up_done: weight bytes uploaded so far (progress)
+ * @up_total: weight bytes to upload, estimated from the model
+ * @stats: host-side counters
+ * @failed: first job failure; the pipeline is unusable after it
+ */
+struct pipeline {
+	const struct llm_model *m;
+	struct pipe_opts o;
+	int n_stages;
+	struct stage *st;
+	int nslot;
+	int max_rows;
+	long n_buckets;
+	int n_flight;
+	int rows_of[MAX_SLOTS];
+	uint64_t up_done, up_total;
+	struct pipe_stats stats;
+	char failed[384];
+};
+
+/* "card1 (/dev/accel/accel1): ..." (or just the message without @st); -1. */
+int pipe_err(char *err, size_t errlen, const struct stage *st, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * pipe_job_ok() - status of the job that signals @sy on @st: waits for it
+ * when @wait (or when it turns out to be still running); @ts_ns (optional)
+ * gets its fence timestamp (0 when unknown). -1 with @err naming the job
+ * (@what, micro-batch @bucket, position @pos) on failure or timeout.
+ */
+int pipe_job_ok(struct pipeline *p, struct stage *st, uint32_t sy, bool wait,
+		const char *what, long bucket, int pos, int64_t *ts_ns,
+		char *err, size_t errlen);
+
+#endif

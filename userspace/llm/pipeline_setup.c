@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pipeline setup: the weights image of each stage (tensors at
+ * PLAN_TENSOR_ALIGN, norms and biases as F32) uploaded through two staging
+ * host BOs, the program template with card addresses, the K/V caches of
+ * n_seq sequences per block, the buffer slots and their syncobjs, and the
+ * dma-buf links between neighbouring stages. The runtime is pipeline.c.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipeline_int.h"
+
+#define STAGING_BUFS	2
+#define STAGING_MAX	(8ULL << 20)
+
+/* One contiguous piece of a weights image: @size bytes from @src at @off. */
+struct piece {
+	uint64_t off;
+	const void *src;
+	uint64_t size;
+};
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/* ------------------------------------------------------------- weights */
+
+struct layout {
+	struct piece *pieces;
+	int n_pieces, cap;
+	void **owned;		/* converted F32 copies to free */
+	int n_owned;
+	uint64_t size;
+};
+
+/*
+ * Place tensor @t (norms/biases @as_f32) in the image; writes its offset
+ * and type into @ht (addr holds the offset until rebased). NULL: absent.
+ */
+static int lay_tensor(struct layout *L, const struct gguf_tensor *t, bool as_f32,
+		      struct rk1828_prog_tensor *ht)
+{
+	uint64_t bytes, off;
+	const void *src;
+
+	memset(ht, 0, sizeof(*ht));
+	if (!t)
+		return 0;
+	bytes = llm_tensor_card_bytes(t, as_f32);
+	src = t->data;
+	if (as_f32 && t->type != GGML_TYPE_F32) {
+		float *f = malloc(bytes);
+
+		if (!f || llm_tensor_to_f32(t, f)) {
+			free(f);
+			return -1;
+		}
+		L->owned[L->n_owned++] = f;
+		src = f;
+	}
+	if (L->n_pieces == L->cap)
+		return -1;
+	off = align_up(L->size, PLAN_TENSOR_ALIGN);
+	L->pieces[L->n_pieces++] = (struct piece){ off, src, bytes };
+	L->size = off + bytes;
+	/* Offset + 1 so that offset 0 is not "absent"; rebased later. */
+	ht->addr = off + 1;
+	ht->type = htole32(as_f32 ? GGML_TYPE_F32 : (uint32_t)t->type);
+	return 0;
+}
+
+static void rebase(struct rk1828_prog_tensor *ht, uint64_t base)
+{
+	if (ht->addr)
+		ht->addr = htole64(base + ht->addr - 1);
+}
+
+static void layout_free(struct layout *L)
+{
+	int i;
+
+	for (i = 0; i < L->n_owned; i++)
+		free(L->owned[i]);
+	free(L->owned);
+	free(L->pieces);
+}
+
+/* Fill @dst with image bytes [off, off + len). */
+static void fill_image(const struct layout *L, uint8_t *dst, uint64_t off, uint64_t len)
+{
+	int i;
+
+	memset(dst, 0, len);
+	for (i = 0; i < L->n_pieces; i++) {
+		const struct piece *pc = &L->pieces[i];
+		uint64_t a = pc->off > off ? pc->off : off;
+		uint64_t b = pc->off + pc->size < off + len ? pc->off + pc->size : off + len;
+
+		if (a < b)
+			memcpy(dst + (a - off), (const uint8_t *)pc->src + (a - pc->off), b - a);
+	}
+}
+
+/* Build the weights layout and the program template of stage @st. */
+static int build_stage_layout(struct pipeline *p, struct stage *st, struct layout *L,
+			      struct rk1828_program *h, struct rk1828_prog_layer *ly)
+{
+	const struct llm_model *m = p->m;
+	int i, n_max = st->count * 14 + 2;
+
+	L->pieces = calloc(n_max, sizeof(*L->pieces));
+	L->owned = calloc(n_max, sizeof(*L->owned));
+	L->cap = n_max;
+	if (!L->pieces || !L->owned)
+		return -1;
+	for (i = 0; i < st->count; i++) {
+		const struct llm_layer *s = &m->layers[st->first + i];
+		struct rk1828_prog_layer *d = &ly[i];
+
+		if (lay_tensor(L, s->attn_norm, true, &d->attn_norm) ||
+		    lay_tensor(L, s->wq, false, &d->wq) ||
+		    lay_tensor(L, s->wk, false, &d->wk) ||
+		    lay_tensor(L, s->wv, false, &d->wv) ||
+		    lay_tensor(L, s->wo, false, &d->wo) ||
+		    lay_tensor(L, s->bq, true, &d->bq) ||
+		    lay_tensor(L, s->bk, true, &d->bk) ||
+		    lay_tensor(L, s->bv, true, &d->bv) ||
+		    lay_tensor(L, s->q_norm, true, &d->q_norm) ||
+		    lay_tensor(L, s->k_norm, true, &d->k_norm) ||
+		    lay_tensor(L, s->ffn_norm, true, &d->ffn_norm) ||
+		    lay_tensor(L, s->ffn_gate, false, &d->ffn_gate) ||
+		    lay_tensor(L, s->ffn_up, false, &d->ffn_up) ||
+		    lay_tensor(L, s->ffn_down, false, &d->ffn_down))
+			return -1;
+	}
+	memset(h, 0, sizeof(*h));
+	if (st->last) {
+		if (lay_tensor(L, m->output_norm, true, &h->output_norm) ||
+		    lay_tensor(L, m->output, false, &h->output))
+			return -1;
+	}
+	h->magic = htole32(RK1828_PROG_MAGIC);
+	h->op = htole32(RK1828_PROG_OP_DECODER);
+	h->size = htole32((uint32_t)plan_prog_bytes(st->count));
+	h->n_layers = htole32(st->count);
+	h->first_layer = htole32(st->first);
+	h->flags = htole32((st->last ? RK1828_PROG_F_OUTPUT : 0) | RK1828_PROG_F_BATCH |
+			   (m->rope_neox ? RK1828_PROG_F_ROPE_NEOX : 0));
+	h->dim = htole32(m->dim);
+	h->n_heads = htole32(m->n_heads);
+	h->n_kv_heads = htole32(m->n_kv_heads);
+	h->head_dim = htole32(m->head_dim);
+	h->ffn_dim = htole32(m->ffn_dim);
+	h->n_ctx = htole32(p->o.n_ctx);
+	h->rope_dim = htole32(m->rope_dim);
+	h->n_vocab = htole32(st->last ? m->n_vocab : 0);
+	h->rms_eps = htole32(f2u(m->rms_eps));
+	h->rope_theta = htole32(f2u(m->rope_theta));
+	h->n_seq = htole32(p->o.n_seq);
+	h->kv_seq_stride = htole64(st->kv_one);
+	return 0;
+}
+
+/* Tell the caller about @len more bytes on their way to a card. */
+static void report_progress(struct pipeline *p, uint64_t len)
+{
+	p->up_done += len;
+	if (p->up_done > p->up_total)
+		p->up_total = p->up_done;
+	if (p->o.progress)
+		p->o.progress(p->o.progress_user, p->up_done, p->up_total);
+}
+
+/* Copy the weights image into the card BO through two staging host BOs. */
+static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
+		  char *err, size_t errlen)
+{
+	uint64_t chunk = L->size < STAGING_MAX ? L->size : STAGING_MAX, off;
+	struct rk_bo stg[STAGING_BUFS] = { 0 };
+	uint32_t sy[STAGING_BUFS] = { 0 };
+	int i, n = 0, ret = -1;
+
+	for (i = 0; i < STAGING_BUFS; i++) {
+		if (rk_bo_create(st->card, chunk, RK_BO_HOST, &stg[i]) ||
+		    rk_bo_mmap(st->card, &stg[i]) ||
+		    rk_syncobj_create(st->card, true, &sy[i])) {
+			pipe_err(err, errlen, st, "weight staging: %s", rk_error());
+			goto out;
+		}
+	}
+	for (off = 0; off < L->size; off += chunk, n++) {
+		uint64_t len = L->size - off < chunk ? L->size - off : chunk;
+		struct rk_sync out = { sy[n % STAGING_BUFS], 0 };
+
+		if (pipe_job_ok(p, st, sy[n % STAGING_BUFS], true, "weight upload COPY",
+				n - STAGING_BUFS, 0, NULL, err, errlen))
+			goto out;
+		fill_image(L, stg[n % STAGING_BUFS].map, off, len);
+		if (rk_submit_copy(st->card, stg[n % STAGING_BUFS].handle, 0, st->weights.handle,
+				   off, len, NULL, 0, &out, 1, NULL)) {
+			pipe_err(err, errlen, st, "weight upload: %s", rk_error());
+			goto out;
+		}
+		report_progress(p, len);
+	}
+	for (i = 0; i < STAGING_BUFS; i++)
+		if (pipe_job_ok(p, st, sy[i], true, "weight upload COPY", n - STAGING_BUFS + i, 0,
+				NULL, err, errlen))
+			goto out;
+	ret = 0;
+out:
+	for (i = 0; i < STAGING_BUFS; i++) {
+		if (sy[i])
+			rk_syncobj_destroy(st->card, sy[i]);
+		rk_bo_destroy(st->card, &stg[i]);
+	}
+	return ret;
+}
+
+static void stage_free(struct stage *st)
+{
+	int s;
+
+	if (!st->card)
+		return;
+	for (s = 0; s < MAX_SLOTS; s++) {
+		uint32_t *all[] = { &st->sy_in[s], &st->sy_exec[s], &st->sy_out[s],
+				    &st->sy_prev[s], &st->sy_next[s] };
+		size_t j;
+
+		for (j = 0; j < sizeof(all) / sizeof(all[0]); j++)
+			if (*all[j])
+				rk_syncobj_destroy(st->card, *all[j]);
+		rk_bo_destroy(st->card, &st->in_card[s]);
+		rk_bo_destroy(st->card, &st->out_card[s]);
+		rk_bo_destroy(st->card, &st->in_host[s]);
+		rk_bo_destroy(st->card, &st->out_host[s]);
+	}
+	rk_bo_destroy(st->card, &st->weights);
+	rk_bo_destroy(st->card, &st->kv);
+	free(st->tmpl);
+	st->tmpl = NULL;
+}
+
+void pipe_destroy(struct pipeline *p)
+{
+	int k;
+
+	if (!p)
+		return;
+	for (k = 0; p->st && k < p->n_stages; k++)
+		stage_free(&p->st[k]);
+	free(p->st);
+	free(p);
+}
+
+/* Allocate stage @k's BOs and syncobjs, upload its weights, build its template. */
+static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
+{
+	const struct llm_model *m = p->m;
+	struct stage *st = &p->st[k];
+	struct rk1828_program *h;
+	struct rk1828_prog_layer *ly;
+	struct layout L = { 0 };
+	uint64_t act = (uint64_t)p->o.bucket * m->dim * sizeof(float);
+	int i, s, ret = -1;
+
+	/* Stage k+1's program travels in front of the hidden states. */
+	st->out_bytes = st->last ? (uint64_t)p->max_rows * m->n_vocab * sizeof(float) :
+			p->st[k + 1].prog_size + act;
+	st->tmpl = calloc(1, st->prog_size);
+	if (!st->tmpl)
+		return pipe_err(err, errlen, st, "out of host memory");
+	h = (struct rk1828_program *)st->tmpl;
+	ly = (struct rk1828_prog_layer *)(h + 1);
+	if (build_stage_layout(p, st, &L, h, ly)) {
+		pipe_err(err, errlen, st, "cannot lay out weights (out of host memory)");
+		goto out;
+	}
+
+#define MK(bo, size, kind, what)						\
+	do {									\
+		if (rk_bo_create(st->card, size, kind, bo)) {			\
+			pipe_err(err, errlen, st, "allocating %s: %s", what, rk_error()); \
+			goto out;						\
+		}								\
+	} while (0)
+	MK(&st->weights, L.size, RK_BO_CARD, "weights");
+	MK(&st->kv, 2 * st->kv_region * st->count, RK_BO_CARD, "KV cache");
+	for (s = 0; s < p->nslot; s++) {
+		MK(&st->in_card[s], st->prog_size + act, RK_BO_CARD,
+		   "program + input activations");
+		MK(&st->out_card[s], st->last ? st->out_bytes : act, RK_BO_CARD,
+		   "output activations");
+		MK(&st->out_host[s], st->out_bytes, RK_BO_HOST, "host output");
+		if (k == 0)
+			MK(&st->in_host[s], st->prog_size + act, RK_BO_HOST, "host input");
+	}
+#undef MK
+	for (s = 0; s < p->nslot; s++) {
+		if ((k == 0 && rk_bo_mmap(st->card, &st->in_host[s])) ||
+		    rk_bo_mmap(st->card, &st->out_host[s])) {
+			pipe_err(err, errlen, st, "%s", rk_error());
+			goto out;
+		}
+		if (k == 0)
+			st->in_map[s] = st->in_host[s].map;
+		if (rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_exec[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_out[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_prev[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_next[s])) {
+			pipe_err(err, errlen, st, "%s", rk_error());
+			goto out;
+		}
+		st->checked[s] = true;
+	}
+
+	/* Card addresses into the template. */
+	for (i = 0; i < st->count; i++) {
+		struct rk1828_prog_layer *d = &ly[i];
+		struct rk1828_prog_tensor *t = &d->attn_norm;
+		size_t j;
+
+		for (j = 0; j < 14; j++)
+			rebase(&t[j], st->weights.card_addr);
+		d->k_cache = htole64(st->kv.card_addr + (2 * i) * st->kv_region);
+		d->v_cache = htole64(st->kv.card_addr + (2 * i + 1) * st->kv_region);
+	}
+	rebase(&h->output_norm, st->weights.card_addr);
+	rebase(&h->output, st->weights.card_addr);
+
+	if (p->o.verbose)
+		fprintf(stderr, "card%d: blk %d-%d%s: weights %.2f MiB, KV %.2f MiB, program %llu B\n",
+			st->card->index, st->first, st->first + st->count - 1,
+			st->last ? " + output" : "", L.size / 1048576.0,
+			st->kv.size / 1048576.0, (unsigned long long)st->prog_size);
+	ret = upload(p, st, &L, err, errlen);
+out:
+	layout_free(&L);
+	return ret;
+}
+
+/* Share stage k-1's output host BOs with stage k (dma-buf). */
+static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
+{
+	struct stage *a = &p->st[k - 1], *b = &p->st[k];
+	int s;
+
+	for (s = 0; s < p->nslot; s++) {
+		int fd;
+
+		if (rk_bo_export(a->card, &a->out_host[s], &fd))
+			return pipe_err(err, errlen, a, "%s", rk_error());
+		if (rk_bo_import(b->card, fd, &b->in_host[s])) {
+			close(fd);
+			return pipe_err(err, errlen, b, "importing card%d's hidden-state buffer: %s",
+				    a->card->index, rk_error());
+		}
+		close(fd);
+		b->in_map[s] = a->out_host[s].map;
+	}
+	return 0;
+}
+
+int pipe_create(struct pipeline **pp, const struct llm_model *m,
+		struct rk_card *cards, const struct plan *plan,
+		const struct pipe_opts *o, char *err, size_t errlen)
+{
+	uint64_t kv_one = (uint64_t)o->n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
+	uint32_t n_seq = o->n_seq ? o->n_seq : 1;
+	struct pipeline *p;
+	int k;
+	uint32_t l;
+
+	*pp = NULL;
+	if (!plan->n_segs || !o->bucket || !o->n_ctx || o->bucket > o->n_ctx ||
+	    n_seq > PIPE_MAX_SEQ)
+		return pipe_err(err, errlen, NULL, "pipeline: bad plan or options");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return pipe_err(err, errlen, NULL, "out of host memory");
+	p->m = m;
+	p->o = *o;
+	p->o.n_seq = n_seq;
+	if (!p->o.timeout_ms)
+		p->o.timeout_ms = 120000;
+	p->n_stages = plan->n_segs;
+	p->nslot = (int)plan_slots(p->n_stages);
+	p->max_rows = (int)(n_seq < o->bucket ? n_seq : o->bucket);
+	for (l = 0; l < m->n_layers; l++)
+		p->up_total += llm_layer_weight_bytes(m, l);
+	p->up_total += llm_head_bytes(m);
+	p->st = calloc(p->n_stages, sizeof(*p->st));
+	if (!p->st) {
+		pipe_destroy(p);
+		return pipe_err(err, errlen, NULL, "out of host memory");
+	}
+	for (k = 0; k < p->n_stages; k++) {
+		struct stage *st = &p->st[k];
+
+		st->first = plan->seg[k].first;
+		st->count = plan->seg[k].count;
+		st->last = k == p->n_stages - 1;
+		st->prog_bytes = plan_prog_bytes(st->count);
+		st->prog_size = align_up(st->prog_bytes + (uint64_t)o->bucket *
+					 sizeof(struct rk1828_prog_token), 64);
+		st->kv_one = kv_one;
+		st->kv_region = kv_one * n_seq;
+	}
+	for (k = 0; k < p->n_stages; k++) {
+		struct stage *st = &p->st[k];
+
+		st->card = &cards[plan->seg[k].card];
+		if (stage_init(p, k, err, errlen) ||
+		    (k > 0 && link_stages(p, k, err, errlen))) {
+			pipe_destroy(p);
+			return -1;
+		}
+	}
+	memset(&p->stats, 0, sizeof(p->stats));
+	if (p->o.progress && p->up_done < p->up_total)
+		p->o.progress(p->o.progress_user, p->up_total, p->up_total);
+	*pp = p;
+	return 0;
+}
+
