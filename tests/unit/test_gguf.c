@@ -350,15 +350,30 @@ static void test_type_sizes(void)
 	      gguf_type_size(GGML_TYPE_Q4_0, 64) == 36 &&
 	      gguf_type_size(GGML_TYPE_Q8_0, 96) == 102 &&
 	      gguf_type_size(GGML_TYPE_Q4_0, 33) == 0 &&
-	      gguf_type_size((enum gguf_type)12, 32) == 0 &&
+	      gguf_type_size(GGML_TYPE_Q4_K, 32) == 0 &&
+	      gguf_type_size(GGML_TYPE_Q4_K, 512) == 288 &&
+	      gguf_type_size(GGML_TYPE_Q5_K, 256) == 176 &&
+	      gguf_type_size(GGML_TYPE_Q6_K, 256) == 210 &&
+	      gguf_type_size(GGML_TYPE_Q4_1, 32) == 20 &&
+	      gguf_type_size(GGML_TYPE_Q5_0, 32) == 22 &&
+	      gguf_type_size(GGML_TYPE_Q5_1, 32) == 24 &&
+	      gguf_type_size(GGML_TYPE_BF16, 3) == 6 &&
+	      gguf_type_size(GGML_TYPE_IQ4_XS, 256) == 136 &&
+	      gguf_type_size((enum gguf_type)4, 32) == 0 &&
 	      gguf_type_size(GGML_TYPE_F32, UINT64_MAX / 2) == 0,
-	      "gguf_type_size: F32 4, F16 2, Q4_0 18/32, Q8_0 34/32; bad -> 0");
+	      "gguf_type_size: F32 4, F16 2, Q4_0 18/32, Q8_0 34/32, K-quants per 256, "
+	      "removed type 4 and bad sizes -> 0");
 	tap_ok(gguf_block_size(GGML_TYPE_F32) == 1 &&
 	      gguf_block_size(GGML_TYPE_Q8_0) == 32 &&
-	      gguf_block_size((enum gguf_type)3) == 0 &&
+	      gguf_block_size(GGML_TYPE_Q6_K) == 256 &&
+	      gguf_block_size((enum gguf_type)5) == 0 &&
+	      gguf_block_size((enum gguf_type)31) == 0 &&
+	      gguf_block_size((enum gguf_type)43) == 0 &&
 	      !strcmp(gguf_type_name(GGML_TYPE_Q4_0), "Q4_0") &&
+	      !strcmp(gguf_type_name(GGML_TYPE_Q4_K), "Q4_K") &&
+	      !strcmp(gguf_type_name(GGML_TYPE_BF16), "BF16") &&
 	      !strcmp(gguf_type_name((enum gguf_type)99), "unknown"),
-	      "gguf_block_size and gguf_type_name");
+	      "gguf_block_size and gguf_type_name know every ggml type, not removed ones");
 }
 
 /* ---- corruption ---- */
@@ -559,10 +574,12 @@ static void test_corrupt_cases(void)
 		  "tensor 'a.weight': element count overflows");
 	bad_field("byte size overflow (F32 2^59 x 32)", ti_ne_off(0, 1), 8, 1ULL << 57,
 		  "tensor 'a.weight': byte size");
-	bad_field("tensor type 12", ti_type_off(0), 4, 12,
-		  "tensor 'a.weight': unsupported tensor type 12");
-	bad_field("tensor type 3 (Q4_1)", ti_type_off(2), 4, 3,
-		  "tensor 'c.weight': unsupported tensor type 3");
+	bad_field("tensor type 4 (removed Q4_2)", ti_type_off(0), 4, 4,
+		  "tensor 'a.weight': unknown tensor type 4 (not a ggml type)");
+	bad_field("tensor type 99", ti_type_off(2), 4, 99,
+		  "tensor 'c.weight': unknown tensor type 99");
+	bad_field("Q4_K row of 32", ti_type_off(0), 4, 12,
+		  "tensor 'a.weight': row length ne[0] = 32 is not a multiple of the Q4_K block size 256");
 	bad_field("Q8_0 row length 48", ti_ne_off(1, 0), 8, 48,
 		  "tensor 'b.weight': row length ne[0] = 48 is not a multiple of the Q8_0 block size 32");
 	bad_field("offset unaligned", ti_offset_off(1), 8, 256 + 4,
@@ -704,7 +721,7 @@ static void test_truncation(void)
 static void test_bitflips(void)
 {
 	uint64_t fields[64];
-	int widths[64], kinds[64];	/* kind 0: length/count, 1: type, 2: offset */
+	int widths[64], kinds[64];	/* kind 0: length/count, 1: value type, 2: offset, 3: tensor type */
 	int nf = 0, i, bit, missed = 0, tried = 0;
 	uint8_t *img = malloc(base_len);
 	char err[512];
@@ -729,7 +746,7 @@ static void test_bitflips(void)
 		ADD(ti_ndims_off(i), 4, 1);
 		ADD(ti_ne_off(i, 0), 8, 0);
 		ADD(ti_ne_off(i, 1), 8, 0);
-		ADD(ti_type_off(i), 4, 1);
+		ADD(ti_type_off(i), 4, 3);
 		ADD(ti_offset_off(i), 8, 2);
 	}
 #undef ADD
@@ -740,9 +757,12 @@ static void test_bitflips(void)
 			/* lengths/counts: bits >= 16 (value >= 64 KiB > file) */
 			if (kinds[i] == 0)
 				must = bit >= 16;
-			/* types: bits >= 4 (>= 16: no value or tensor type) */
+			/* value types: bits >= 4 (>= 16: no value type) */
 			else if (kinds[i] == 1)
 				must = bit >= 4;
+			/* tensor types: bits >= 6 (>= 64: no ggml type) */
+			else if (kinds[i] == 3)
+				must = bit >= 6;
 			/* offsets: bits < 5 (unaligned) or >= 16 (past EOF) */
 			else
 				must = bit < 5 || bit >= 16;

@@ -460,7 +460,6 @@ static bool parse_kv(struct cur *c, struct gguf_priv *p, uint64_t idx)
 	}
 }
 
-static const char *type_list = "supported: F32 (0), F16 (1), Q4_0 (2), Q8_0 (8)";
 
 static bool parse_tensor_info(struct cur *c, struct gguf_priv *p, uint64_t idx)
 {
@@ -517,7 +516,7 @@ static bool parse_tensor_info(struct cur *c, struct gguf_priv *p, uint64_t idx)
 	if (!get_u32(c, "type", &ty))
 		return false;
 	if (!gguf_block_size(ty)) {
-		fail(c, "unsupported tensor type %" PRIu32 " (%s)", ty, type_list);
+		fail(c, "unknown tensor type %" PRIu32 " (not a ggml type)", ty);
 		return false;
 	}
 	t->type = ty;
@@ -899,35 +898,65 @@ bool gguf_arr_i64(const struct gguf_kv *kv, uint64_t i, int64_t *out)
 	}
 }
 
+/*
+ * Every tensor type ggml defines (ggml/include/ggml.h enum ggml_type): its
+ * name, elements per block and bytes per block, from the block structs of
+ * ggml/src/ggml-common.h. The reader knows all of them so that a file with
+ * any ggml type opens and the model loader can name the type it refuses.
+ */
+static const struct {
+	const char *name;
+	uint32_t block;
+	uint32_t bytes;
+} type_info[] = {
+	[GGML_TYPE_F32] = { "F32", 1, 4 },
+	[GGML_TYPE_F16] = { "F16", 1, 2 },
+	[GGML_TYPE_Q4_0] = { "Q4_0", 32, 18 },
+	[GGML_TYPE_Q4_1] = { "Q4_1", 32, 20 },
+	[GGML_TYPE_Q5_0] = { "Q5_0", 32, 22 },
+	[GGML_TYPE_Q5_1] = { "Q5_1", 32, 24 },
+	[GGML_TYPE_Q8_0] = { "Q8_0", 32, 34 },
+	[GGML_TYPE_Q8_1] = { "Q8_1", 32, 36 },
+	[GGML_TYPE_Q2_K] = { "Q2_K", 256, 84 },
+	[GGML_TYPE_Q3_K] = { "Q3_K", 256, 110 },
+	[GGML_TYPE_Q4_K] = { "Q4_K", 256, 144 },
+	[GGML_TYPE_Q5_K] = { "Q5_K", 256, 176 },
+	[GGML_TYPE_Q6_K] = { "Q6_K", 256, 210 },
+	[GGML_TYPE_Q8_K] = { "Q8_K", 256, 292 },
+	[GGML_TYPE_IQ2_XXS] = { "IQ2_XXS", 256, 66 },
+	[GGML_TYPE_IQ2_XS] = { "IQ2_XS", 256, 74 },
+	[GGML_TYPE_IQ3_XXS] = { "IQ3_XXS", 256, 98 },
+	[GGML_TYPE_IQ1_S] = { "IQ1_S", 256, 50 },
+	[GGML_TYPE_IQ4_NL] = { "IQ4_NL", 32, 18 },
+	[GGML_TYPE_IQ3_S] = { "IQ3_S", 256, 110 },
+	[GGML_TYPE_IQ2_S] = { "IQ2_S", 256, 82 },
+	[GGML_TYPE_IQ4_XS] = { "IQ4_XS", 256, 136 },
+	[GGML_TYPE_I8] = { "I8", 1, 1 },
+	[GGML_TYPE_I16] = { "I16", 1, 2 },
+	[GGML_TYPE_I32] = { "I32", 1, 4 },
+	[GGML_TYPE_I64] = { "I64", 1, 8 },
+	[GGML_TYPE_F64] = { "F64", 1, 8 },
+	[GGML_TYPE_IQ1_M] = { "IQ1_M", 256, 56 },
+	[GGML_TYPE_BF16] = { "BF16", 1, 2 },
+	[GGML_TYPE_TQ1_0] = { "TQ1_0", 256, 54 },
+	[GGML_TYPE_TQ2_0] = { "TQ2_0", 256, 66 },
+	[GGML_TYPE_MXFP4] = { "MXFP4", 32, 17 },
+	[GGML_TYPE_NVFP4] = { "NVFP4", 64, 36 },
+	[GGML_TYPE_Q1_0] = { "Q1_0", 128, 18 },
+	[GGML_TYPE_Q2_0] = { "Q2_0", 64, 18 },
+};
+
 uint32_t gguf_block_size(enum gguf_type t)
 {
-	switch (t) {
-	case GGML_TYPE_F32:
-	case GGML_TYPE_F16:
-		return 1;
-	case GGML_TYPE_Q4_0:
-	case GGML_TYPE_Q8_0:
-		return 32;
-	default:
+	if ((unsigned int)t >= sizeof(type_info) / sizeof(type_info[0]))
 		return 0;
-	}
+	return type_info[t].block;
 }
 
 /* Bytes per block. */
 static uint64_t block_bytes(enum gguf_type t)
 {
-	switch (t) {
-	case GGML_TYPE_F32:
-		return 4;
-	case GGML_TYPE_F16:
-		return 2;
-	case GGML_TYPE_Q4_0:
-		return 2 + 16;
-	case GGML_TYPE_Q8_0:
-		return 2 + 32;
-	default:
-		return 0;
-	}
+	return gguf_block_size(t) ? type_info[t].bytes : 0;
 }
 
 uint64_t gguf_type_size(enum gguf_type t, uint64_t n)
@@ -945,16 +974,5 @@ uint64_t gguf_type_size(enum gguf_type t, uint64_t n)
 
 const char *gguf_type_name(enum gguf_type t)
 {
-	switch (t) {
-	case GGML_TYPE_F32:
-		return "F32";
-	case GGML_TYPE_F16:
-		return "F16";
-	case GGML_TYPE_Q4_0:
-		return "Q4_0";
-	case GGML_TYPE_Q8_0:
-		return "Q8_0";
-	default:
-		return "unknown";
-	}
+	return gguf_block_size(t) ? type_info[t].name : "unknown";
 }

@@ -26,7 +26,7 @@ struct wtensor {
 	uint32_t type;
 	bool raw_offset;
 	uint64_t offset;	/* when raw_offset */
-	uint8_t *data;
+	uint8_t *data;		/* NULL for a hole */
 	size_t nbytes;
 };
 
@@ -294,6 +294,61 @@ int gguf_writer_add_str_arr(struct gguf_writer *w, const char *key,
 	return kv_end(w, b, r);
 }
 
+int gguf_writer_copy_kv(struct gguf_writer *w, const struct gguf_kv *kv)
+{
+	char key[256];
+	struct bbuf *b;
+	size_t esz, bytes = 0;
+	uint64_t i;
+	int r;
+
+	if (!kv || kv->key.len >= sizeof(key))
+		return set_err(w, -EINVAL);
+	memcpy(key, kv->key.s, kv->key.len);
+	key[kv->key.len] = '\0';
+	switch (kv->type) {
+	case GGUF_VT_STRING:
+		return gguf_writer_add_strn(w, key, kv->v.str.s, kv->v.str.len);
+	case GGUF_VT_ARRAY:
+		break;
+	case GGUF_VT_F32: {
+		float f = (float)kv->v.f;
+
+		return gguf_writer_add_scalar(w, key, kv->type, &f);
+	}
+	case GGUF_VT_F64:
+		return gguf_writer_add_scalar(w, key, kv->type, &kv->v.f);
+	default:
+		/* Integers and bool: the low bytes of the widened value (LE). */
+		if (!gguf_vtype_size(kv->type))
+			return set_err(w, -EINVAL);
+		return gguf_writer_add_scalar(w, key, kv->type, &kv->v.u);
+	}
+	/* Arrays: copy the encoded elements as they are in the file. */
+	esz = gguf_vtype_size(kv->arr_type);
+	if (kv->arr_type == GGUF_VT_STRING) {
+		for (i = 0; i < kv->arr_n; i++) {
+			uint64_t len;
+
+			memcpy(&len, kv->arr_data + bytes, 8);
+			bytes += 8 + len;
+		}
+	} else if (esz) {
+		bytes = kv->arr_n * esz;
+	} else {
+		return set_err(w, -EINVAL);
+	}
+	b = kv_begin(w, key, GGUF_VT_ARRAY);
+	if (!b)
+		return w->error;
+	r = bb_u32(b, kv->arr_type);
+	if (!r)
+		r = bb_u64(b, kv->arr_n);
+	if (!r)
+		r = bb_put(b, kv->arr_data, bytes);
+	return kv_end(w, b, r);
+}
+
 int gguf_writer_set_alignment(struct gguf_writer *w, uint32_t align,
 			      bool add_kv)
 {
@@ -307,7 +362,7 @@ int gguf_writer_set_alignment(struct gguf_writer *w, uint32_t align,
 static int add_tensor(struct gguf_writer *w, const char *name,
 		      uint32_t n_dims, const uint64_t *ne, uint32_t type,
 		      bool raw, uint64_t offset, const void *data,
-		      size_t nbytes)
+		      size_t nbytes, bool hole)
 {
 	struct wtensor *t;
 	uint32_t d;
@@ -326,15 +381,15 @@ static int add_tensor(struct gguf_writer *w, const char *name,
 	t = &w->tensors[w->n_tensors];
 	memset(t, 0, sizeof(*t));
 	t->name = strdup(name);
-	t->data = malloc(nbytes ? nbytes : 1);
-	if (!t->name || !t->data) {
+	t->data = hole ? NULL : malloc(nbytes ? nbytes : 1);
+	if (!t->name || (!hole && !t->data)) {
 		free(t->name);
 		free(t->data);
 		return set_err(w, -ENOMEM);
 	}
-	if (data)
+	if (data && !hole)
 		memcpy(t->data, data, nbytes);
-	else
+	else if (!hole)
 		memset(t->data, 0, nbytes);
 	t->nbytes = nbytes;
 	t->n_dims = n_dims;
@@ -352,7 +407,14 @@ int gguf_writer_add_tensor(struct gguf_writer *w, const char *name,
 		      uint32_t n_dims, const uint64_t *ne, uint32_t type,
 		      const void *data, size_t nbytes)
 {
-	return add_tensor(w, name, n_dims, ne, type, false, 0, data, nbytes);
+	return add_tensor(w, name, n_dims, ne, type, false, 0, data, nbytes, false);
+}
+
+int gguf_writer_add_tensor_hole(struct gguf_writer *w, const char *name,
+			   uint32_t n_dims, const uint64_t *ne, uint32_t type,
+			   size_t nbytes)
+{
+	return add_tensor(w, name, n_dims, ne, type, false, 0, NULL, nbytes, true);
 }
 
 int gguf_writer_add_tensor_raw(struct gguf_writer *w, const char *name,
@@ -360,7 +422,7 @@ int gguf_writer_add_tensor_raw(struct gguf_writer *w, const char *name,
 			  uint64_t offset, const void *data, size_t nbytes)
 {
 	return add_tensor(w, name, n_dims, ne, type, true, offset, data,
-			  nbytes);
+			  nbytes, false);
 }
 
 static size_t pad_to(size_t pos, uint32_t align)
@@ -370,16 +432,18 @@ static size_t pad_to(size_t pos, uint32_t align)
 	return (pos + align - 1) / align * align;
 }
 
-int gguf_writer_to_mem(struct gguf_writer *w, uint8_t **buf, size_t *len)
+/*
+ * Serialise the header, the kv pairs and the tensor infos into @b and lay
+ * out the data section: w->data_off and w->td_off[i] (absolute file
+ * offsets of each tensor's data) are set, *@total is the file size.
+ */
+static int build_header(struct gguf_writer *w, struct bbuf *b, uint64_t *total)
 {
-	struct bbuf b = { 0 };
 	uint64_t *toff = NULL;
-	size_t i, data_start;
+	size_t i;
 	int r = w->error;
 	uint64_t pos;
 
-	*buf = NULL;
-	*len = 0;
 	if (r)
 		return r;
 	clear_layout(w);
@@ -400,65 +464,106 @@ int gguf_writer_to_mem(struct gguf_writer *w, uint8_t **buf, size_t *len)
 		pos += w->tensors[i].nbytes;
 	}
 
-	r = bb_put(&b, "GGUF", 4);
+	r = bb_put(b, "GGUF", 4);
 	if (!r)
-		r = bb_u32(&b, w->version);
+		r = bb_u32(b, w->version);
 	if (!r)
-		r = bb_u64(&b, w->n_tensors);
+		r = bb_u64(b, w->n_tensors);
 	if (!r)
-		r = bb_u64(&b, w->n_kv);
+		r = bb_u64(b, w->n_kv);
 	for (i = 0; !r && i < w->n_kv; i++) {
-		w->kv_off[i] = b.len;
-		r = bb_put(&b, w->kvs[i].p, w->kvs[i].len);
+		w->kv_off[i] = b->len;
+		r = bb_put(b, w->kvs[i].p, w->kvs[i].len);
 	}
 	for (i = 0; !r && i < w->n_tensors; i++) {
 		const struct wtensor *t = &w->tensors[i];
 		uint32_t d;
 
-		w->ti_off[i] = b.len;
-		r = bb_str(&b, t->name, strlen(t->name));
+		w->ti_off[i] = b->len;
+		r = bb_str(b, t->name, strlen(t->name));
 		if (!r)
-			r = bb_u32(&b, t->n_dims);
+			r = bb_u32(b, t->n_dims);
 		for (d = 0; !r && d < t->n_dims; d++)
-			r = bb_u64(&b, t->ne[d]);
+			r = bb_u64(b, t->ne[d]);
 		if (!r)
-			r = bb_u32(&b, t->type);
+			r = bb_u32(b, t->type);
 		if (!r)
-			r = bb_u64(&b, t->raw_offset ? t->offset : toff[i]);
+			r = bb_u64(b, t->raw_offset ? t->offset : toff[i]);
 	}
-	data_start = pad_to(b.len, w->align);
-	w->data_off = data_start;
-	for (i = 0; !r && i < w->n_tensors; i++) {
-		size_t want = data_start + toff[i];
+	w->data_off = pad_to(b->len, w->align);
+	*total = w->data_off;
+	for (i = 0; i < w->n_tensors; i++) {
+		w->td_off[i] = w->data_off + toff[i];
+		*total = w->td_off[i] + w->tensors[i].nbytes;
+	}
+	free(toff);
+	if (r) {
+		free(b->p);
+		b->p = NULL;
+		clear_layout(w);
+		return r;
+	}
+	w->laid_out = true;
+	return 0;
+}
+
+int gguf_writer_to_mem(struct gguf_writer *w, uint8_t **buf, size_t *len)
+{
+	struct bbuf b = { 0 };
+	uint64_t total;
+	size_t i;
+	int r;
+
+	*buf = NULL;
+	*len = 0;
+	r = build_header(w, &b, &total);
+	if (r)
+		return r;
+	for (i = 0; !r && i <= w->n_tensors; i++) {
+		size_t want = i < w->n_tensors ? w->td_off[i] : total;
 		static const uint8_t zeros[64];
 
 		while (!r && b.len < want)
 			r = bb_put(&b, zeros, want - b.len < sizeof(zeros) ?
 					     want - b.len : sizeof(zeros));
-		w->td_off[i] = b.len;
-		if (!r)
+		if (!r && i < w->n_tensors && w->tensors[i].data)
 			r = bb_put(&b, w->tensors[i].data, w->tensors[i].nbytes);
 	}
-	free(toff);
 	if (r) {
 		free(b.p);
 		clear_layout(w);
 		return r;
 	}
-	w->laid_out = true;
 	*buf = b.p ? b.p : malloc(1);
 	*len = b.len;
 	return *buf ? 0 : -ENOMEM;
 }
 
+static int write_all(int fd, const uint8_t *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
 int gguf_writer_write_file(struct gguf_writer *w, const char *path,
 			   char *err, size_t errlen)
 {
-	uint8_t *buf;
-	size_t len, off = 0;
+	struct bbuf b = { 0 };
+	uint64_t total;
+	size_t i;
 	int fd, r;
 
-	r = gguf_writer_to_mem(w, &buf, &len);
+	r = build_header(w, &b, &total);
 	if (r) {
 		snprintf(err, errlen, "%s: serialising: %s", path, strerror(-r));
 		return r;
@@ -467,26 +572,24 @@ int gguf_writer_write_file(struct gguf_writer *w, const char *path,
 	if (fd < 0) {
 		r = -errno;
 		snprintf(err, errlen, "%s: open: %s", path, strerror(errno));
-		free(buf);
+		free(b.p);
 		return r;
 	}
-	while (off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			snprintf(err, errlen, "%s: write: %s", path, strerror(-r));
-			break;
-		}
-		off += (size_t)n;
-	}
+	r = write_all(fd, b.p, b.len, 0);
+	for (i = 0; !r && i < w->n_tensors; i++)
+		if (w->tensors[i].data)
+			r = write_all(fd, w->tensors[i].data, w->tensors[i].nbytes,
+				      w->td_off[i]);
+	/* Padding and holes read as zeros; the size covers the last tensor. */
+	if (!r && ftruncate(fd, (off_t)total) < 0)
+		r = -errno;
+	if (r)
+		snprintf(err, errlen, "%s: write: %s", path, strerror(-r));
 	if (close(fd) < 0 && !r) {
 		r = -errno;
 		snprintf(err, errlen, "%s: close: %s", path, strerror(-r));
 	}
-	free(buf);
+	free(b.p);
 	if (r)
 		unlink(path);
 	return r;

@@ -73,6 +73,14 @@ int gguf_writer_add_i32_arr(struct gguf_writer *w, const char *key,
 		       const int32_t *v, size_t n);
 
 /*
+ * gguf_writer_copy_kv() - add a copy of a pair read by gguf_open() (any
+ * type, arrays of any element type included), e.g. to carry a
+ * vocabulary's tokenizer.* keys into a new model. -EINVAL for a key of 256
+ * bytes or more or an unknown type.
+ */
+int gguf_writer_copy_kv(struct gguf_writer *w, const struct gguf_kv *kv);
+
+/*
  * gguf_writer_add_tensor() - add a tensor with @n_dims (1..4) dimensions ne[]
  * (ne[0] innermost) of GGML type @type and @nbytes of raw data (copied).
  * @data may be NULL: @nbytes zero bytes are written. The tensor's offset
@@ -81,6 +89,17 @@ int gguf_writer_add_i32_arr(struct gguf_writer *w, const char *key,
 int gguf_writer_add_tensor(struct gguf_writer *w, const char *name,
 		      uint32_t n_dims, const uint64_t *ne, uint32_t type,
 		      const void *data, size_t nbytes);
+
+/*
+ * gguf_writer_add_tensor_hole() - like gguf_writer_add_tensor() but
+ * without data: gguf_writer_write_file() leaves the @nbytes as a hole in a
+ * sparse file (they read as zeros and take no disk space),
+ * gguf_writer_to_mem() writes zeros. For shape-only models of real sizes
+ * (planner tests).
+ */
+int gguf_writer_add_tensor_hole(struct gguf_writer *w, const char *name,
+				uint32_t n_dims, const uint64_t *ne, uint32_t type,
+				size_t nbytes);
 
 /*
  * gguf_writer_add_tensor_raw() - like gguf_writer_add_tensor() but the tensor info
@@ -100,7 +119,9 @@ int gguf_writer_to_mem(struct gguf_writer *w, uint8_t **buf, size_t *len);
 
 /*
  * gguf_writer_write_file() - serialise into @path (created or truncated,
- * mode 0644). Returns 0, or a negative errno with "PATH: reason" in err.
+ * mode 0644), writing each tensor's data in place (no copy of the whole
+ * file in memory; holes stay holes). Returns 0, or a negative errno with
+ * "PATH: reason" in err; the file is removed on failure.
  */
 int gguf_writer_write_file(struct gguf_writer *w, const char *path,
 			   char *err, size_t errlen);
