@@ -186,10 +186,10 @@ static int map_tensor(const struct emu_access *acc, const struct rk1828_prog_ten
 		return optional ? ST_OK : ST_INVAL;
 	if (f32_only && type != QUANT_TYPE_F32)
 		return ST_INVAL;
-	if (type != QUANT_TYPE_F32 && type != QUANT_TYPE_F16 &&
-	    type != QUANT_TYPE_Q4_0 && type != QUANT_TYPE_Q8_0)
+	if (!quant_block_size((int)type))
 		return ST_INVAL;
-	if ((type == QUANT_TYPE_F32 && addr % 4) || (type == QUANT_TYPE_F16 && addr % 2))
+	if ((type == QUANT_TYPE_F32 && addr % 4) ||
+	    ((type == QUANT_TYPE_F16 || type == QUANT_TYPE_BF16) && addr % 2))
 		return ST_INVAL;
 	row = quant_row_size((int)type, ne0);
 	if (row == 0 || !mul_ok(rows, row, &len))

@@ -124,6 +124,145 @@ static AVX2 inline __m256 i8x8_ps(__m128i v8, __m256 d)
 	return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v8)), d);
 }
 
+/* How 32 decoded small integers q become floats (each the scalar order). */
+enum dq_mode {
+	DQ_MUL,		/* q * a */
+	DQ_MUL_ADD,	/* q * a + b */
+	DQ_MUL_SUB,	/* a * q - b */
+};
+
+/*
+ * Store 32 floats from the 32 bytes of @q (signed when @sgn, else
+ * unsigned), converted as @mode says. The rounding is the scalar code's:
+ * a multiply then an add or subtract, never a fused multiply-add.
+ */
+static AVX2 inline void store32(float *dst, __m256i q, bool sgn, __m256 a, __m256 b,
+				enum dq_mode mode)
+{
+	__m128i h[2] = { _mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1) };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		__m128i v = i & 1 ? _mm_srli_si128(h[i / 2], 8) : h[i / 2];
+		__m256 f = _mm256_cvtepi32_ps(sgn ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
+
+		if (mode == DQ_MUL)
+			f = _mm256_mul_ps(f, a);
+		else if (mode == DQ_MUL_ADD)
+			f = _mm256_add_ps(_mm256_mul_ps(f, a), b);
+		else
+			f = _mm256_sub_ps(_mm256_mul_ps(a, f), b);
+		_mm256_storeu_ps(dst + 8 * i, f);
+	}
+}
+
+/* 16 bytes of nibbles -> 32 bytes: the low nibbles, then the high ones. */
+static AVX2 inline __m256i nibbles32(const uint8_t *qs)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)qs), m4 = _mm_set1_epi8(0x0f);
+
+	return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), m4), _mm_and_si128(v, m4));
+}
+
+/* 32 bits (little endian at p) -> 32 bytes, byte j = 0x10 when bit j is set. */
+static AVX2 inline __m256i bits32_x10(const uint8_t *p)
+{
+	uint32_t u;
+	__m256i v, sel, mask;
+
+	memcpy(&u, p, 4);
+	v = _mm256_set1_epi32((int)u);
+	/* Byte j takes byte j / 8 of u, then tests bit j % 8. */
+	sel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+			       2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+	mask = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+	v = _mm256_and_si256(_mm256_shuffle_epi8(v, sel), mask);
+	v = _mm256_cmpeq_epi8(v, mask);
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+static AVX2 void dequant_q5_avx2(const uint8_t *src, float *dst, bool has_min)
+{
+	__m256 d = _mm256_set1_ps(f16_avx2(src));
+	__m256 m = _mm256_set1_ps(has_min ? f16_avx2(src + 2) : 0.0f);
+	const uint8_t *qh = src + (has_min ? 4 : 2);
+	__m256i q = _mm256_or_si256(nibbles32(qh + 4), bits32_x10(qh));
+
+	if (has_min) {
+		store32(dst, q, false, d, m, DQ_MUL_ADD);
+	} else {
+		q = _mm256_sub_epi8(q, _mm256_set1_epi8(16));
+		store32(dst, q, true, d, m, DQ_MUL);
+	}
+}
+
+/* One Q4_K / Q5_K super-block of 256 weights. */
+static AVX2 void dequant_qk45_avx2(const uint8_t *src, float *dst, bool five)
+{
+	float d = f16_avx2(src), dmin = f16_avx2(src + 2);
+	const uint8_t *sc = src + 4, *qs = five ? src + 48 : src + 16;
+	__m256i qh = _mm256_loadu_si256((const __m256i *)(src + 16));
+	const __m256i m4 = _mm256_set1_epi8(0x0f), one = _mm256_set1_epi8(1);
+	int c;
+
+	for (c = 0; c < 4; c++) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+		__m256i lo = _mm256_and_si256(v, m4);
+		__m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+		int s0, m0, s1, m1;
+
+		if (five) {
+			__m256i b0 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one);
+			__m256i b1 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one);
+
+			lo = _mm256_or_si256(lo, _mm256_slli_epi16(b0, 4));
+			hi = _mm256_or_si256(hi, _mm256_slli_epi16(b1, 4));
+		}
+		quant_k_scale_min(2 * c, sc, &s0, &m0);
+		quant_k_scale_min(2 * c + 1, sc, &s1, &m1);
+		store32(dst + 64 * c, lo, false, _mm256_set1_ps(d * (float)s0),
+			_mm256_set1_ps(dmin * (float)m0), DQ_MUL_SUB);
+		store32(dst + 64 * c + 32, hi, false, _mm256_set1_ps(d * (float)s1),
+			_mm256_set1_ps(dmin * (float)m1), DQ_MUL_SUB);
+	}
+}
+
+/* One Q6_K super-block: q in 0..63 minus 32, times (d * scale of 16). */
+static AVX2 void dequant_q6k_avx2(const uint8_t *src, float *dst)
+{
+	const int8_t *sc = (const int8_t *)(src + 192);
+	float d = f16_avx2(src + 208);
+	const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(3);
+	int h, k, i;
+
+	for (h = 0; h < 2; h++) {
+		__m256i qh = _mm256_loadu_si256((const __m256i *)(src + 128 + 32 * h));
+
+		for (k = 0; k < 4; k++) {
+			__m256i l = _mm256_loadu_si256((const __m256i *)(src + 64 * h + 32 * (k & 1)));
+			__m256i q, hi;
+			int e = 128 * h + 32 * k;
+			float out[32];
+
+			l = k >= 2 ? _mm256_srli_epi16(l, 4) : l;
+			l = _mm256_and_si256(l, m4);
+			hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), m3);
+			q = _mm256_or_si256(l, _mm256_slli_epi16(hi, 4));
+			q = _mm256_sub_epi8(q, _mm256_set1_epi8(32));
+			/* Two scales per 32 weights: convert, then scale each half. */
+			store32(out, q, true, _mm256_set1_ps(1.0f), _mm256_setzero_ps(), DQ_MUL);
+			for (i = 0; i < 2; i++) {
+				__m256 ds = _mm256_set1_ps(d * (float)sc[e / 16 + i]);
+
+				_mm256_storeu_ps(dst + e + 16 * i,
+						 _mm256_mul_ps(ds, _mm256_loadu_ps(out + 16 * i)));
+				_mm256_storeu_ps(dst + e + 16 * i + 8,
+						 _mm256_mul_ps(ds, _mm256_loadu_ps(out + 16 * i + 8)));
+			}
+		}
+	}
+}
+
 static AVX2 void dequant_avx2(int type, const uint8_t *src, float *dst, size_t k)
 {
 	size_t i;
@@ -168,6 +307,41 @@ static AVX2 void dequant_avx2(int type, const uint8_t *src, float *dst, size_t k
 		}
 		break;
 	}
+	case QUANT_TYPE_BF16:
+		for (i = 0; i + 8 <= k; i += 8) {
+			__m128i h = _mm_loadu_si128((const __m128i *)(src + 2 * i));
+
+			_mm256_storeu_ps(dst + i, _mm256_castsi256_ps(
+				_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+		}
+		for (; i < k; i++)
+			dst[i] = quant_bf16_to_fp32(quant_load_le16(src + 2 * i));
+		break;
+	case QUANT_TYPE_Q4_1:
+		for (i = 0; i < k; i += QUANT_QK, src += QUANT_Q4_1_BLOCK_BYTES)
+			store32(dst + i, nibbles32(src + 4), false, _mm256_set1_ps(f16_avx2(src)),
+				_mm256_set1_ps(f16_avx2(src + 2)), DQ_MUL_ADD);
+		break;
+	case QUANT_TYPE_Q5_0:
+	case QUANT_TYPE_Q5_1: {
+		size_t bb = quant_block_bytes(type);
+
+		for (i = 0; i < k; i += QUANT_QK, src += bb)
+			dequant_q5_avx2(src, dst + i, type == QUANT_TYPE_Q5_1);
+		break;
+	}
+	case QUANT_TYPE_Q4_K:
+	case QUANT_TYPE_Q5_K: {
+		size_t bb = quant_block_bytes(type);
+
+		for (i = 0; i < k; i += QUANT_QK_K, src += bb)
+			dequant_qk45_avx2(src, dst + i, type == QUANT_TYPE_Q5_K);
+		break;
+	}
+	case QUANT_TYPE_Q6_K:
+		for (i = 0; i < k; i += QUANT_QK_K, src += QUANT_Q6_K_BLOCK_BYTES)
+			dequant_q6k_avx2(src, dst + i);
+		break;
 	default:
 		quant_dequantize_row(type, src, dst, k);
 		break;

@@ -714,8 +714,8 @@ static void check_rejections(struct ref_model *m)
 	neg_run(&e, RK1828_HIF_ST_INVAL, "dim 0");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
-	L(&e, 0)->wk.type = htole32(3);
-	neg_run(&e, RK1828_HIF_ST_INVAL, "unsupported tensor type 3");
+	L(&e, 0)->wk.type = htole32(4);
+	neg_run(&e, RK1828_HIF_ST_INVAL, "unsupported tensor type 4 (removed from ggml)");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
 	L(&e, 0)->ffn_down.type = htole32(QUANT_TYPE_Q4_0);

@@ -243,7 +243,7 @@ int main(void)
 
 	memset(&v, 0, sizeof(v));
 	v.q8_norm = 1;
-	expect_error(&v, "quantized norm", "blk.0.attn_norm.weight has type", "expected f32 or f16");
+	expect_error(&v, "quantized norm", "blk.0.attn_norm.weight has type", "expected F32, F16 or BF16");
 
 	memset(&v, 0, sizeof(v));
 	v.skip_key = 1;

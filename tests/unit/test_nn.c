@@ -420,7 +420,7 @@ static void test_matmul(void)
 		float x[32] = { 0 }, y[2];
 		uint8_t w[64] = { 0 };
 
-		tap_ok(nn_matmul(NULL, 3, w, x, y, 1, 32, 1) == -1 &&
+		tap_ok(nn_matmul(NULL, 4, w, x, y, 1, 32, 1) == -1 &&
 		   nn_matmul(NULL, QUANT_TYPE_Q4_0, w, x, y, 1, 31, 1) == -1 &&
 		   nn_matmul(NULL, QUANT_TYPE_Q8_0, w, x, y, 1, 32, 1) == 0 && y[0] == 0.0f,
 		   "matmul rejects a bad type and a partial block; NULL pool works");

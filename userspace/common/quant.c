@@ -4,6 +4,7 @@
  * rk1828/quant_blocks.h for the formats.
  */
 #include "quant.h"
+#include "quant_enc.h"
 
 #include <math.h>
 #include <string.h>
@@ -69,6 +70,20 @@ const char *quant_type_name(int type)
 		return "q4_0";
 	case QUANT_TYPE_Q8_0:
 		return "q8_0";
+	case QUANT_TYPE_Q4_1:
+		return "q4_1";
+	case QUANT_TYPE_Q5_0:
+		return "q5_0";
+	case QUANT_TYPE_Q5_1:
+		return "q5_1";
+	case QUANT_TYPE_Q4_K:
+		return "q4_k";
+	case QUANT_TYPE_Q5_K:
+		return "q5_k";
+	case QUANT_TYPE_Q6_K:
+		return "q6_k";
+	case QUANT_TYPE_BF16:
+		return "bf16";
 	default:
 		return "?";
 	}
@@ -123,8 +138,8 @@ static void quantize_block_q8_0(const float *x, uint8_t *out)
 
 int quant_quantize_row(int type, const float *src, void *dst, size_t n)
 {
+	size_t i, bs = quant_block_size(type), per = quant_block_bytes(type);
 	uint8_t *p = dst;
-	size_t i;
 
 	if (n && quant_row_size(type, n) == 0)
 		return -1;
@@ -144,7 +159,36 @@ int quant_quantize_row(int type, const float *src, void *dst, size_t n)
 		for (i = 0; i < n / QUANT_QK8_0; i++)
 			quantize_block_q8_0(src + i * QUANT_QK8_0, p + i * QUANT_Q8_0_BLOCK_BYTES);
 		return 0;
+	case QUANT_TYPE_BF16:
+		for (i = 0; i < n; i++)
+			store_le16(p + 2 * i, quant_fp32_to_bf16(src[i]));
+		return 0;
 	default:
-		return -1;
+		break;
 	}
+	for (i = 0; i < n / bs; i++, p += per, src += bs) {
+		switch (type) {
+		case QUANT_TYPE_Q4_1:
+			quant_enc_q4_1(src, p);
+			break;
+		case QUANT_TYPE_Q5_0:
+			quant_enc_q5_0(src, p);
+			break;
+		case QUANT_TYPE_Q5_1:
+			quant_enc_q5_1(src, p);
+			break;
+		case QUANT_TYPE_Q4_K:
+			quant_enc_q4_k(src, p);
+			break;
+		case QUANT_TYPE_Q5_K:
+			quant_enc_q5_k(src, p);
+			break;
+		case QUANT_TYPE_Q6_K:
+			quant_enc_q6_k(src, p);
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
 }

@@ -31,7 +31,8 @@
 uint16_t quant_fp32_to_fp16(float f);
 
 /**
- * quant_type_name() - "f32", "f16", "q4_0", "q8_0" or "?" for others
+ * quant_type_name() - "f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
+ * "q8_0", "q4_k", "q5_k", "q6_k", or "?" for others
  * @type: QUANT_TYPE_*
  *
  * Return: a static string.
@@ -42,7 +43,7 @@ const char *quant_type_name(int type);
  * quant_quantize_row() - convert @n floats to @type with llama.cpp's
  * reference rounding (ggml-quants.c quantize_row_q4_0_ref /
  * quantize_row_q8_0_ref)
- * @type: QUANT_TYPE_F32, F16, Q4_0 or Q8_0
+ * @type: any QUANT_TYPE_*
  * @src: @n floats
  * @dst: quant_row_size(@type, @n) bytes, any alignment
  * @n: element count, a multiple of quant_block_size(@type)
@@ -50,7 +51,8 @@ const char *quant_type_name(int type);
  * Q4_0: per block, m is the element of largest magnitude (sign kept),
  * d = m / -8, q = min(15, (int)(x / d + 8.5)). Q8_0: d = max|x| / 127,
  * q = round(x / d). The scale is stored as f16; quants are computed with
- * the unrounded float d, like llama.cpp.
+ * the unrounded float d, like llama.cpp. The other types use our own
+ * round-to-nearest encoders (quant_enc.h).
  *
  * Return: 0, or -1 (nothing written) on an unknown type or bad @n.
  */

@@ -70,13 +70,13 @@ static int get_f32(const struct gguf_file *gf, const char *arch,
 
 static bool is_small_type(enum gguf_type t)
 {
-	return t == GGML_TYPE_F32 || t == GGML_TYPE_F16;
+	return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16;
 }
 
+/* The weight types the card runs (rk1828/quant_blocks.h). */
 static bool is_matrix_type(enum gguf_type t)
 {
-	return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 ||
-	       t == GGML_TYPE_Q4_0 || t == GGML_TYPE_Q8_0;
+	return quant_block_size((int)t) != 0;
 }
 
 /*
@@ -117,10 +117,12 @@ static int get_tensor(const struct llm_model *m, const char *name,
 			    shape, (unsigned long long)ne0);
 	}
 	if (!ne1 && !is_small_type(t->type))
-		return fail(err, errlen, m->gf, "tensor %s has type %s, expected f32 or f16",
+		return fail(err, errlen, m->gf, "tensor %s has type %s, expected F32, F16 or BF16",
 			    name, gguf_type_name(t->type));
 	if (ne1 && !is_matrix_type(t->type))
-		return fail(err, errlen, m->gf, "tensor %s has unsupported type %s",
+		return fail(err, errlen, m->gf,
+			    "tensor %s has type %s, which the card does not run "
+			    "(supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)",
 			    name, gguf_type_name(t->type));
 	*out = t;
 	return 0;
