@@ -55,6 +55,29 @@ static float get_float(const struct gguf_file *f, const char *arch, const char *
 	return gguf_get_f32(f, name, &v) ? v : def;
 }
 
+/* qwen35 rope.dimension_sections: an array of 4 non-negative integers. */
+static bool get_sections(const struct gguf_file *f, struct ref_config *c)
+{
+	char name[128];
+	const struct gguf_kv *kv;
+	int64_t v;
+	int i;
+
+	snprintf(name, sizeof(name), "%s.rope.dimension_sections", c->arch);
+	kv = gguf_find_kv(f, name);
+	if (!kv || kv->type != GGUF_VT_ARRAY || kv->arr_n < 3 || kv->arr_n > 4)
+		return false;
+	for (i = 0; i < 4; i++) {
+		c->sections[i] = 0;
+		if ((uint64_t)i < kv->arr_n) {
+			if (!gguf_arr_i64(kv, (uint64_t)i, &v) || v < 0 || v > 4096)
+				return false;
+			c->sections[i] = (int)v;
+		}
+	}
+	return c->sections[0] + c->sections[1] + c->sections[2] + c->sections[3] > 0;
+}
+
 /*
  * Look up tensor @name and check it has @ne1 rows of @ne0 elements
  * (@ne1 1: a vector). @optional: absence is fine (t->data NULL).
@@ -117,11 +140,13 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 		goto fail;
 	}
 	memcpy(c->arch, s.s, s.len);
-	if (strcmp(c->arch, "llama") && strcmp(c->arch, "qwen2") && strcmp(c->arch, "qwen3")) {
+	if (strcmp(c->arch, "llama") && strcmp(c->arch, "qwen2") && strcmp(c->arch, "qwen3") &&
+	    strcmp(c->arch, "qwen35")) {
 		set_err(err, errlen, path, "unsupported architecture %s", c->arch);
 		goto fail;
 	}
 	c->neox = strcmp(c->arch, "llama") != 0;
+	c->hybrid = !strcmp(c->arch, "qwen35");
 #define INT(field, key, def) do { \
 		if (!get_int(m->file, c->arch, key, def, &v)) { \
 			set_err(err, errlen, path, "missing or bad %s.%s", c->arch, key); \
@@ -137,6 +162,18 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 	INT(head_dim, "attention.key_length", c->dim / c->n_heads);
 	INT(rope_dim, "rope.dimension_count", c->head_dim);
 	INT(n_ctx, "context_length", 2048);
+	if (c->hybrid) {
+		INT(ssm_state, "ssm.state_size", -1);
+		INT(ssm_groups, "ssm.group_count", -1);
+		INT(ssm_rank, "ssm.time_step_rank", -1);
+		INT(conv_k, "ssm.conv_kernel", -1);
+		INT(fa_interval, "full_attention_interval", 4);
+		if (!get_sections(m->file, c)) {
+			set_err(err, errlen, path, "missing or bad %s.rope.dimension_sections",
+				c->arch);
+			goto fail;
+		}
+	}
 #undef INT
 	if (n_ctx < 1) {
 		set_err(err, errlen, path, "bad n_ctx %d", n_ctx);
@@ -188,16 +225,35 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 			goto fail_quiet; \
 	} while (0)
 		T(attn_norm, "attn_norm.weight", dim, 1, false, true);
-		T(wq, "attn_q.weight", dim, qd, false, false);
-		T(wk, "attn_k.weight", dim, kvd, false, false);
-		T(wv, "attn_v.weight", dim, kvd, false, false);
-		T(wo, "attn_output.weight", qd, dim, false, false);
-		T(bq, "attn_q.bias", qd, 1, true, true);
-		T(bk, "attn_k.bias", kvd, 1, true, true);
-		T(bv, "attn_v.bias", kvd, 1, true, true);
-		T(q_norm, "attn_q_norm.weight", (uint64_t)c->head_dim, 1, true, true);
-		T(k_norm, "attn_k_norm.weight", (uint64_t)c->head_dim, 1, true, true);
-		T(ffn_norm, "ffn_norm.weight", dim, 1, false, true);
+		l->recurrent = c->hybrid && (i + 1) % c->fa_interval != 0;
+		if (l->recurrent) {
+			uint64_t S = (uint64_t)c->ssm_state, key = S * c->ssm_groups;
+			uint64_t val = S * c->ssm_rank, ch = 2 * key + val;
+
+			T(wqkv, "attn_qkv.weight", dim, 2 * key + val, false, false);
+			T(wgate, "attn_gate.weight", dim, val, false, false);
+			T(conv1d, "ssm_conv1d.weight", (uint64_t)c->conv_k, ch, false, true);
+			T(dt_bias, "ssm_dt.bias", (uint64_t)c->ssm_rank, 1, false, true);
+			T(ssm_a, "ssm_a", (uint64_t)c->ssm_rank, 1, false, true);
+			T(beta, "ssm_beta.weight", dim, (uint64_t)c->ssm_rank, false, false);
+			T(alpha, "ssm_alpha.weight", dim, (uint64_t)c->ssm_rank, false, false);
+			T(ssm_norm, "ssm_norm.weight", S, 1, false, true);
+			T(ssm_out, "ssm_out.weight", val, dim, false, false);
+		} else {
+			T(wq, "attn_q.weight", dim, c->hybrid ? 2 * qd : qd, false, false);
+			T(wk, "attn_k.weight", dim, kvd, false, false);
+			T(wv, "attn_v.weight", dim, kvd, false, false);
+			T(wo, "attn_output.weight", qd, dim, false, false);
+			T(bq, "attn_q.bias", qd, 1, true, true);
+			T(bk, "attn_k.bias", kvd, 1, true, true);
+			T(bv, "attn_v.bias", kvd, 1, true, true);
+			T(q_norm, "attn_q_norm.weight", (uint64_t)c->head_dim, 1, true, true);
+			T(k_norm, "attn_k_norm.weight", (uint64_t)c->head_dim, 1, true, true);
+		}
+		if (c->hybrid)
+			T(ffn_norm, "post_attention_norm.weight", dim, 1, false, true);
+		else
+			T(ffn_norm, "ffn_norm.weight", dim, 1, false, true);
 		T(ffn_gate, "ffn_gate.weight", dim, ffn, false, false);
 		T(ffn_up, "ffn_up.weight", dim, ffn, false, false);
 		T(ffn_down, "ffn_down.weight", ffn, dim, false, false);
@@ -210,6 +266,17 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 	if (!m->k_cache || !m->v_cache) {
 		set_err(err, errlen, path, "out of memory for the KV cache");
 		goto fail;
+	}
+	if (c->hybrid) {
+		size_t ch = (size_t)(2 * c->ssm_groups + c->ssm_rank) * c->ssm_state;
+
+		m->conv_state = calloc((size_t)c->n_layers * (c->conv_k - 1) * ch, sizeof(float));
+		m->ssm_state = calloc((size_t)c->n_layers * c->ssm_rank * c->ssm_state *
+				      c->ssm_state, sizeof(float));
+		if (!m->conv_state || !m->ssm_state) {
+			set_err(err, errlen, path, "out of memory for the recurrent state");
+			goto fail;
+		}
 	}
 	return m;
 fail:
@@ -241,12 +308,19 @@ void ref_free(struct ref_model *m)
 			free_tensor(&l->ffn_gate);
 			free_tensor(&l->ffn_up);
 			free_tensor(&l->ffn_down);
+			free_tensor(&l->wqkv);
+			free_tensor(&l->wgate);
+			free_tensor(&l->beta);
+			free_tensor(&l->alpha);
+			free_tensor(&l->ssm_out);
 		}
 	}
 	free_tensor(&m->output);
 	free(m->layers);
 	free(m->k_cache);
 	free(m->v_cache);
+	free(m->conv_state);
+	free(m->ssm_state);
 	if (m->file)
 		gguf_close(m->file);
 	free(m);
@@ -260,7 +334,7 @@ static int requant(struct ref_tensor *t, int type)
 	uint8_t *dst;
 	uint64_t r;
 
-	if (out_row == 0 || t->type == type)
+	if (!t->data || out_row == 0 || t->type == type)
 		return 0;
 	row = malloc(t->ne0 * sizeof(float));
 	dst = malloc(out_row * t->ne1);
@@ -286,12 +360,14 @@ int ref_quantize(struct ref_model *m, int type)
 {
 	int i, n = 0, rc;
 
-	if (type != QUANT_TYPE_F16 && type != QUANT_TYPE_Q8_0 && type != QUANT_TYPE_Q4_0)
+	if (type == QUANT_TYPE_F32 || quant_block_size(type) == 0)
 		return -1;
 	for (i = 0; i < m->c.n_layers; i++) {
 		struct ref_layer *l = &m->layers[i];
 		struct ref_tensor *ts[] = { &l->wq, &l->wk, &l->wv, &l->wo,
-					    &l->ffn_gate, &l->ffn_up, &l->ffn_down };
+					    &l->ffn_gate, &l->ffn_up, &l->ffn_down,
+					    &l->wqkv, &l->wgate, &l->beta, &l->alpha,
+					    &l->ssm_out };
 		size_t j;
 
 		for (j = 0; j < sizeof(ts) / sizeof(ts[0]); j++) {
@@ -348,6 +424,20 @@ static void rmsnorm(float *out, const float *x, const float *w, int n, float eps
 		out[i] = (float)(x[i] * scale) * w[i];
 }
 
+/*
+ * IMROPE (ggml_rope_multi, GGML_ROPE_TYPE_IMROPE): pair i belongs to
+ * section t, h or w when the interleaved rule says so (their position is
+ * the token's for text), else to section e, whose text position is 0.
+ */
+static bool imrope_uses_pos(const struct ref_config *c, int i)
+{
+	const int *s = c->sections;
+	int sect = i % (s[0] + s[1] + s[2] + s[3]);
+
+	return (sect % 3 == 0 && sect < 3 * s[0]) || (sect % 3 == 1 && sect < 3 * s[1]) ||
+	       (sect % 3 == 2 && sect < 3 * s[2]);
+}
+
 static void rope(float *v, int n_heads, const struct ref_config *c, int pos)
 {
 	int h, i, half = c->rope_dim / 2;
@@ -356,7 +446,8 @@ static void rope(float *v, int n_heads, const struct ref_config *c, int pos)
 		float *x = v + h * c->head_dim;
 
 		for (i = 0; i < half; i++) {
-			double ang = pos * pow(c->theta, -2.0 * i / c->rope_dim);
+			int p = !c->hybrid || imrope_uses_pos(c, i) ? pos : 0;
+			double ang = p * pow(c->theta, -2.0 * i / c->rope_dim);
 			int a = c->neox ? i : 2 * i, b = c->neox ? i + half : 2 * i + 1;
 			double x0 = x[a], x1 = x[b];
 
@@ -366,108 +457,232 @@ static void rope(float *v, int n_heads, const struct ref_config *c, int pos)
 	}
 }
 
+static double sigmoid(double x)
+{
+	return 1.0 / (1.0 + exp(-x));
+}
+
+/* Scratch of one forward: every vector a layer needs, sized generously. */
+struct ref_scratch {
+	float *xb, *q, *k, *v, *att, *tmp;
+	double *sc;
+};
+
+/*
+ * Self-attention of block @l on the normalised input @xb; the output
+ * projection goes to @out [dim]. qwen35: gated, q rows interleaved [q, gate].
+ */
+static void attention(struct ref_model *m, int l, const float *xb, int pos, float *out,
+		      struct ref_scratch *w)
+{
+	const struct ref_config *c = &m->c;
+	const struct ref_layer *L = &m->layers[l];
+	int hd = c->head_dim, qd = c->n_heads * hd, kvd = c->n_kv_heads * hd;
+	int group = c->n_heads / c->n_kv_heads, h, i, j;
+	float *kc = m->k_cache + (size_t)l * c->n_ctx * kvd;
+	float *vc = m->v_cache + (size_t)l * c->n_ctx * kvd;
+	float *q = w->q, *k = w->k, *v = w->v, *att = w->att;
+
+	matvec(&L->wq, xb, q, w->tmp);
+	matvec(&L->wk, xb, k, w->tmp);
+	matvec(&L->wv, xb, v, w->tmp);
+	if (c->hybrid) {
+		/* [q_h, gate_h] per head: gather the queries, keep the gates after them. */
+		float *gate = q + 2 * qd;
+
+		for (h = 0; h < c->n_heads; h++) {
+			memcpy(gate + h * hd, q + (2 * h + 1) * hd, sizeof(float) * hd);
+			memmove(q + h * hd, q + 2 * h * hd, sizeof(float) * hd);
+		}
+	}
+	for (i = 0; L->bq.data && i < qd; i++)
+		q[i] += ((const float *)L->bq.data)[i];
+	for (i = 0; L->bk.data && i < kvd; i++)
+		k[i] += ((const float *)L->bk.data)[i];
+	for (i = 0; L->bv.data && i < kvd; i++)
+		v[i] += ((const float *)L->bv.data)[i];
+	for (h = 0; L->q_norm.data && h < c->n_heads; h++)
+		rmsnorm(q + h * hd, q + h * hd, L->q_norm.data, hd, c->eps);
+	for (h = 0; L->k_norm.data && h < c->n_kv_heads; h++)
+		rmsnorm(k + h * hd, k + h * hd, L->k_norm.data, hd, c->eps);
+	rope(q, c->n_heads, c, pos);
+	rope(k, c->n_kv_heads, c, pos);
+	memcpy(kc + (size_t)pos * kvd, k, sizeof(float) * kvd);
+	memcpy(vc + (size_t)pos * kvd, v, sizeof(float) * kvd);
+
+	for (h = 0; h < c->n_heads; h++) {
+		const float *qh = q + h * hd;
+		int off = (h / group) * hd;
+		double max = -INFINITY, sum = 0.0;
+
+		for (j = 0; j <= pos; j++) {
+			double s = 0.0;
+
+			for (i = 0; i < hd; i++)
+				s += (double)qh[i] * kc[(size_t)j * kvd + off + i];
+			w->sc[j] = s / sqrt((double)hd);
+			if (w->sc[j] > max)
+				max = w->sc[j];
+		}
+		for (j = 0; j <= pos; j++) {
+			w->sc[j] = exp(w->sc[j] - max);
+			sum += w->sc[j];
+		}
+		for (i = 0; i < hd; i++) {
+			double o = 0.0;
+
+			for (j = 0; j <= pos; j++)
+				o += w->sc[j] / sum * vc[(size_t)j * kvd + off + i];
+			if (c->hybrid)
+				o *= sigmoid(q[2 * qd + h * hd + i]);
+			att[h * hd + i] = (float)o;
+		}
+	}
+	matvec(&L->wo, att, out, w->tmp);
+}
+
+/* L2 norm over @n values: x / sqrt(sum x^2 + eps), times @scale. */
+static void l2norm(float *x, int n, float eps, double scale)
+{
+	double ss = 0.0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		ss += (double)x[i] * x[i];
+	for (i = 0; i < n; i++)
+		x[i] = (float)(x[i] / sqrt(ss + eps) * scale);
+}
+
+/*
+ * qwen35 Gated DeltaNet mixer of block @l for one token, the per-token
+ * recurrence (emulator/deltanet.h has the equations); output to @out [dim].
+ */
+static void deltanet(struct ref_model *m, int l, const float *xb, float *out,
+		     struct ref_scratch *w)
+{
+	const struct ref_config *c = &m->c;
+	const struct ref_layer *L = &m->layers[l];
+	int S = c->ssm_state, Hk = c->ssm_groups, Hv = c->ssm_rank, K = c->conv_k;
+	int key = Hk * S, val = Hv * S, ch = 2 * key + val, h, i, j, t;
+	float *cs = m->conv_state + (size_t)l * (K - 1) * ch;
+	float *ss = m->ssm_state + (size_t)l * Hv * S * S;
+	float *qkv = w->q, *z = w->k, *gb = w->v, *o = w->att;
+	const float *cw = L->conv1d.data, *dt = L->dt_bias.data, *a = L->ssm_a.data;
+
+	matvec(&L->wqkv, xb, qkv, w->tmp);
+	matvec(&L->wgate, xb, z, w->tmp);
+	matvec(&L->beta, xb, gb, w->tmp);
+	matvec(&L->alpha, xb, gb + Hv, w->tmp);
+	for (i = 0; i < ch; i++) {
+		double acc = (double)qkv[i] * cw[i * K + K - 1];
+
+		for (t = 0; t < K - 1; t++)
+			acc += (double)cs[t * ch + i] * cw[i * K + t];
+		for (t = 0; t + 1 < K - 1; t++)
+			cs[t * ch + i] = cs[(t + 1) * ch + i];
+		cs[(K - 2) * ch + i] = qkv[i];
+		qkv[i] = (float)(acc * sigmoid(acc));
+	}
+	for (h = 0; h < Hk; h++) {
+		l2norm(qkv + h * S, S, c->eps, 1.0 / sqrt((double)S));
+		l2norm(qkv + key + h * S, S, c->eps, 1.0);
+	}
+	for (h = 0; h < Hv; h++) {
+		const float *q = qkv + (h % Hk) * S, *k = qkv + key + (h % Hk) * S;
+		const float *v = qkv + 2 * key + h * S;
+		double x = (double)gb[Hv + h] + dt[h];
+		double g = (x > 20.0 ? x : log1p(exp(x))) * a[h];
+		double beta = sigmoid(gb[h]), decay = exp(g);
+		float *M = ss + (size_t)h * S * S;
+
+		for (i = 0; i < S * S; i++)
+			M[i] = (float)(M[i] * decay);
+		for (j = 0; j < S; j++) {
+			double u = 0.0, d;
+
+			for (i = 0; i < S; i++)
+				u += (double)M[j * S + i] * k[i];
+			d = (v[j] - u) * beta;
+			for (i = 0; i < S; i++)
+				M[j * S + i] = (float)(M[j * S + i] + d * k[i]);
+		}
+		for (j = 0; j < S; j++) {
+			double u = 0.0;
+
+			for (i = 0; i < S; i++)
+				u += (double)M[j * S + i] * q[i];
+			o[h * S + j] = (float)u;
+		}
+		rmsnorm(o + h * S, o + h * S, L->ssm_norm.data, S, c->eps);
+		for (j = 0; j < S; j++) {
+			double zz = z[h * S + j];
+
+			o[h * S + j] = (float)(o[h * S + j] * zz * sigmoid(zz));
+		}
+	}
+	matvec(&L->ssm_out, o, out, w->tmp);
+}
+
 int ref_forward(struct ref_model *m, int token, int pos, float *logits)
 {
 	const struct ref_config *c = &m->c;
-	int dim = c->dim, hd = c->head_dim;
-	int qd = c->n_heads * hd, kvd = c->n_kv_heads * hd;
-	int group = c->n_heads / c->n_kv_heads;
-	int maxw = dim > c->ffn_dim ? dim : c->ffn_dim;
-	float *x, *xb, *xb2, *q, *k, *v, *att, *hb, *hb2, *tmp;
-	double *sc;
-	int l, h, j, i;
+	int dim = c->dim, qd = c->n_heads * c->head_dim;
+	int big = dim > c->ffn_dim ? dim : c->ffn_dim;
+	float *x, *xb2, *hb, *hb2;
+	struct ref_scratch w;
+	int l, i;
 
 	if (pos < 0 || pos >= c->n_ctx)
 		return -1;
-	maxw = maxw > qd ? maxw : qd;	/* longest row of any matrix */
-	int xbn = dim > qd ? dim : qd;	/* xb: any activation vector */
-	size_t nf = (size_t)dim * 2 + xbn + qd * 2 + kvd * 2 + c->ffn_dim * 2 + maxw;
+	/* Longest vector any layer uses: q with gates, qkv, rows of any matrix. */
+	if (3 * qd > big)
+		big = 3 * qd;
+	if (c->hybrid && (2 * c->ssm_groups + c->ssm_rank) * c->ssm_state > big)
+		big = (2 * c->ssm_groups + c->ssm_rank) * c->ssm_state;
+	size_t nf = (size_t)dim * 2 + (size_t)big * 9;
 
 	x = malloc(sizeof(float) * nf);
-	sc = malloc(sizeof(double) * (size_t)c->n_ctx);
-	if (!x || !sc || ref_embed(m, token, x)) {
+	w.sc = malloc(sizeof(double) * (size_t)c->n_ctx);
+	if (!x || !w.sc || ref_embed(m, token, x)) {
 		free(x);
-		free(sc);
+		free(w.sc);
 		return -1;
 	}
-	xb = x + dim;
-	xb2 = xb + xbn;
-	q = xb2 + dim;
-	k = q + qd;
-	v = k + kvd;
-	att = v + kvd;
-	hb = att + qd;
-	hb2 = hb + c->ffn_dim;
-	tmp = hb2 + c->ffn_dim;
+	xb2 = x + dim;
+	w.xb = xb2 + dim;
+	w.q = w.xb + big;
+	w.k = w.q + big;
+	w.v = w.k + big;
+	w.att = w.v + big;
+	hb = w.att + big;
+	hb2 = hb + big;
+	w.tmp = hb2 + big;
 
 	for (l = 0; l < c->n_layers; l++) {
 		const struct ref_layer *L = &m->layers[l];
-		float *kc = m->k_cache + (size_t)l * c->n_ctx * kvd;
-		float *vc = m->v_cache + (size_t)l * c->n_ctx * kvd;
 
-		rmsnorm(xb, x, L->attn_norm.data, dim, c->eps);
-		matvec(&L->wq, xb, q, tmp);
-		matvec(&L->wk, xb, k, tmp);
-		matvec(&L->wv, xb, v, tmp);
-		for (i = 0; L->bq.data && i < qd; i++)
-			q[i] += ((const float *)L->bq.data)[i];
-		for (i = 0; L->bk.data && i < kvd; i++)
-			k[i] += ((const float *)L->bk.data)[i];
-		for (i = 0; L->bv.data && i < kvd; i++)
-			v[i] += ((const float *)L->bv.data)[i];
-		for (h = 0; L->q_norm.data && h < c->n_heads; h++)
-			rmsnorm(q + h * hd, q + h * hd, L->q_norm.data, hd, c->eps);
-		for (h = 0; L->k_norm.data && h < c->n_kv_heads; h++)
-			rmsnorm(k + h * hd, k + h * hd, L->k_norm.data, hd, c->eps);
-		rope(q, c->n_heads, c, pos);
-		rope(k, c->n_kv_heads, c, pos);
-		memcpy(kc + (size_t)pos * kvd, k, sizeof(float) * kvd);
-		memcpy(vc + (size_t)pos * kvd, v, sizeof(float) * kvd);
-
-		for (h = 0; h < c->n_heads; h++) {
-			const float *qh = q + h * hd;
-			int off = (h / group) * hd;
-			double max = -INFINITY, sum = 0.0;
-
-			for (j = 0; j <= pos; j++) {
-				double s = 0.0;
-
-				for (i = 0; i < hd; i++)
-					s += (double)qh[i] * kc[(size_t)j * kvd + off + i];
-				sc[j] = s / sqrt((double)hd);
-				if (sc[j] > max)
-					max = sc[j];
-			}
-			for (j = 0; j <= pos; j++) {
-				sc[j] = exp(sc[j] - max);
-				sum += sc[j];
-			}
-			for (i = 0; i < hd; i++) {
-				double o = 0.0;
-
-				for (j = 0; j <= pos; j++)
-					o += sc[j] / sum * vc[(size_t)j * kvd + off + i];
-				att[h * hd + i] = (float)o;
-			}
-		}
-		matvec(&L->wo, att, xb2, tmp);
+		rmsnorm(w.xb, x, L->attn_norm.data, dim, c->eps);
+		if (L->recurrent)
+			deltanet(m, l, w.xb, xb2, &w);
+		else
+			attention(m, l, w.xb, pos, xb2, &w);
 		for (i = 0; i < dim; i++)
 			x[i] += xb2[i];
 
-		rmsnorm(xb, x, L->ffn_norm.data, dim, c->eps);
-		matvec(&L->ffn_gate, xb, hb, tmp);
-		matvec(&L->ffn_up, xb, hb2, tmp);
+		rmsnorm(w.xb, x, L->ffn_norm.data, dim, c->eps);
+		matvec(&L->ffn_gate, w.xb, hb, w.tmp);
+		matvec(&L->ffn_up, w.xb, hb2, w.tmp);
 		for (i = 0; i < c->ffn_dim; i++)
 			hb[i] = (float)(hb[i] / (1.0 + exp(-(double)hb[i])) * hb2[i]);
-		matvec(&L->ffn_down, hb, xb2, tmp);
+		matvec(&L->ffn_down, hb, xb2, w.tmp);
 		for (i = 0; i < dim; i++)
 			x[i] += xb2[i];
 	}
 	if (logits) {
-		rmsnorm(xb, x, m->output_norm.data, dim, c->eps);
-		matvec(&m->output, xb, logits, tmp);
+		rmsnorm(w.xb, x, m->output_norm.data, dim, c->eps);
+		matvec(&m->output, w.xb, logits, w.tmp);
 	}
 	free(x);
-	free(sc);
+	free(w.sc);
 	return 0;
 }

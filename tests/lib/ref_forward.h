@@ -14,6 +14,16 @@
  * qwen2/qwen3, causal grouped-query attention (query head h uses KV head
  * h / (n_heads / n_kv_heads)), SwiGLU FFN, final norm and LM head (tied
  * to token_embd when "output.weight" is absent).
+ *
+ * qwen35 (llama.cpp src/models/qwen35.cpp, delta-net-base.cpp): layer l
+ * is full attention when (l + 1) % full_attention_interval == 0, else a
+ * Gated DeltaNet layer computed here by the per-token recurrence only (see
+ * emulator/deltanet.h for the equations). Full-attention layers: the q
+ * projection gives [q, gate] per head, the attention output of each head
+ * is multiplied by sigmoid(gate); q/k RMSNorm; interleaved multi-section
+ * RoPE (IMROPE) where pair i uses the position unless the interleaved
+ * section rule sends it to the fourth section, whose position is 0 for
+ * text. The norm before the FFN is post_attention_norm.
  */
 #ifndef RK_TEST_REF_FORWARD_H
 #define RK_TEST_REF_FORWARD_H
@@ -41,11 +51,17 @@ struct ref_tensor {
 	size_t nbytes;
 };
 
-/** struct ref_layer - one decoder block's weights (absent optional: data NULL) */
+/**
+ * struct ref_layer - one decoder block's weights (absent optional: data NULL)
+ * @recurrent: a qwen35 Gated DeltaNet layer (wqkv ... ssm_out used, the
+ *	attention tensors absent); ffn_norm is post_attention_norm in qwen35
+ */
 struct ref_layer {
+	bool recurrent;
 	struct ref_tensor attn_norm, wq, wk, wv, wo;
 	struct ref_tensor bq, bk, bv, q_norm, k_norm;
 	struct ref_tensor ffn_norm, ffn_gate, ffn_up, ffn_down;
+	struct ref_tensor wqkv, wgate, conv1d, dt_bias, ssm_a, beta, alpha, ssm_norm, ssm_out;
 };
 
 /**
@@ -64,6 +80,11 @@ struct ref_layer {
  * @eps: <arch>.attention.layer_norm_rms_epsilon (default 1e-5)
  * @theta: <arch>.rope.freq_base (default 10000)
  * @neox: RoPE pairs (i, i + rope_dim/2) (qwen2/qwen3) instead of (2i, 2i+1)
+ * @hybrid: qwen35
+ * @sections: qwen35 rope.dimension_sections
+ * @ssm_state, @ssm_groups, @ssm_rank, @conv_k, @fa_interval: qwen35
+ *	ssm.state_size, ssm.group_count, ssm.time_step_rank, ssm.conv_kernel,
+ *	full_attention_interval
  */
 struct ref_config {
 	char arch[16];
@@ -71,6 +92,9 @@ struct ref_config {
 	int rope_dim, n_vocab;
 	float eps, theta;
 	bool neox;
+	bool hybrid;
+	int sections[4];
+	int ssm_state, ssm_groups, ssm_rank, conv_k, fa_interval;
 };
 
 /**
@@ -83,6 +107,8 @@ struct ref_config {
  * @layers: @c.n_layers blocks
  * @k_cache: [n_layers][n_ctx][n_kv_heads * head_dim]
  * @v_cache: same shape as @k_cache
+ * @conv_state: qwen35 [n_layers][conv_k - 1][channels] (zero at start)
+ * @ssm_state: qwen35 [n_layers][ssm_rank][ssm_state][ssm_state]
  */
 struct ref_model {
 	struct ref_config c;
@@ -90,6 +116,7 @@ struct ref_model {
 	struct ref_tensor token_embd, output_norm, output;
 	struct ref_layer *layers;
 	float *k_cache, *v_cache;
+	float *conv_state, *ssm_state;
 };
 
 /**
@@ -129,7 +156,8 @@ int ref_embed(const struct ref_model *m, int token, float *out);
  * ref_forward() - run @token at position @pos; writes logits [n_vocab]
  * @m: model; KV rows [0, pos) must hold the earlier tokens
  * @token: token id in [0, n_vocab)
- * @pos: position in [0, n_ctx)
+ * @pos: position in [0, n_ctx); qwen35 needs the positions in order
+ *	0, 1, 2, ... (its recurrent state has seen every earlier token)
  * @logits: n_vocab floats, or NULL to only fill the KV cache
  *
  * Return: 0, or -1 on a bad token/pos or out of memory.
