@@ -34,66 +34,17 @@
  * bytes; quantized tensors any. rms_eps must be finite and >= 0,
  * rope_theta finite and > 0. All pad and reserved fields must be zero.
  */
-#include "exec.h"
+#include "exec_int.h"
 
 #include <endian.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "rk1828_hif.h"
-#include "rk1828/program.h"
 #include "nn.h"
 #include "threadpool.h"
-
-/* Refuse programs whose scratch would exceed this (bytes). */
-#define EXEC_MAX_SCRATCH	(8ULL << 30)
-
-#define ST_OK		RK1828_HIF_ST_OK
-#define ST_ACCESS	RK1828_HIF_ST_ACCESS
-#define ST_INVAL	RK1828_HIF_ST_INVAL
-#define ST_NOMEM	RK1828_HIF_ST_NOMEM
-
-/* A validated weight: host pointer (NULL: absent) and type. */
-struct ex_tensor {
-	const uint8_t *p;
-	int type;
-};
-
-struct ex_layer {
-	struct ex_tensor attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm;
-	struct ex_tensor ffn_norm, ffn_gate, ffn_up, ffn_down;
-	float *k_cache, *v_cache;
-};
-
-/* One token: its KV row (position), its sequence, whether it wants logits. */
-struct ex_tok {
-	size_t pos, seq;
-	bool logits;
-};
-
-/*
- * The validated program, all sizes as size_t. Every program gets a token
- * table: from F_BATCH's, or made up for a version 1.0 program (positions
- * pos.., sequence 0, logits for the last token or all).
- */
-struct ex_prog {
-	uint32_t flags;
-	size_t n_layers, n_tokens, pos;
-	size_t dim, n_heads, n_kv_heads, head_dim, ffn_dim, n_ctx, rope_dim, n_vocab;
-	size_t q_dim, kv_dim;
-	size_t n_seq, kv_stride;	/* sequences; floats from one to the next */
-	float eps, theta;
-	const float *in;
-	float *out;
-	struct ex_tensor output_norm, output;
-	struct ex_layer *layers;
-	struct ex_tok *toks;
-	size_t n_out;			/* tokens that want logits (F_OUTPUT) */
-};
 
 /* ------------------------------------------------------------ thread pool */
 
@@ -131,13 +82,13 @@ static struct tpool *exec_pool(void)
 
 /* ------------------------------------------------------------- validation */
 
-static bool mul_ok(uint64_t a, uint64_t b, uint64_t *r)
-{
-	return !__builtin_mul_overflow(a, b, r);
-}
+#define mul_ok ex_mul_ok
+#define check_range ex_check_range
+#define map_f32 ex_map_f32
+#define map_tensor ex_map_tensor
+#define matmul ex_matmul
 
-/* [addr, addr + len) inside card memory and one mapping of the context. */
-static int check_range(const struct emu_access *acc, uint64_t addr, uint64_t len)
+int ex_check_range(const struct emu_access *acc, uint64_t addr, uint64_t len)
 {
 	uint64_t end;
 
@@ -150,8 +101,7 @@ static int check_range(const struct emu_access *acc, uint64_t addr, uint64_t len
 	return ST_OK;
 }
 
-/* A float array of n elements at a card address (4-byte aligned). */
-static int map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, float **out)
+int ex_map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, float **out)
 {
 	uint64_t len;
 	int rc;
@@ -165,13 +115,9 @@ static int map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, floa
 	return ST_OK;
 }
 
-/*
- * Validate a weight of @rows rows of @ne0 elements. @f32_only for norms and
- * biases; @optional lets addr 0 mean "absent".
- */
-static int map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor *t,
-		      uint64_t rows, uint64_t ne0, bool f32_only, bool optional,
-		      struct ex_tensor *out)
+int ex_map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor *t,
+		  uint64_t rows, uint64_t ne0, bool f32_only, bool optional,
+		  struct ex_tensor *out)
 {
 	uint64_t addr = le64toh(t->addr), len;
 	uint32_t type = le32toh(t->type);
@@ -199,6 +145,28 @@ static int map_tensor(const struct emu_access *acc, const struct rk1828_prog_ten
 		return rc;
 	out->p = acc->base + addr;
 	return ST_OK;
+}
+
+int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *st,
+		 const struct ex_prog *p, uint64_t block_floats, float **out,
+		 size_t *stride_floats)
+{
+	uint64_t addr = le64toh(st->addr), stride = le64toh(st->seq_stride), n;
+
+	if (!addr || !block_floats)
+		return ST_INVAL;
+	if (!(p->flags & RK1828_PROG_F_BATCH)) {
+		if (stride)
+			return ST_INVAL;
+	} else if (stride % 4 || stride / 4 < block_floats) {
+		return ST_INVAL;
+	}
+	*stride_floats = (size_t)(stride / 4);
+	/* All n_seq blocks: (n_seq - 1) strides + one block. */
+	if (!mul_ok(p->n_seq - 1, *stride_floats, &n) ||
+	    __builtin_add_overflow(n, block_floats, &n))
+		return ST_INVAL;
+	return map_f32(acc, addr, n, out);
 }
 
 static bool float_bits(uint32_t le, float *f)
@@ -230,7 +198,16 @@ static int validate_seqs(const struct rk1828_program *h, struct ex_prog *p)
 	}
 	p->n_seq = le32toh(h->n_seq);
 	if (p->pos || (p->flags & RK1828_PROG_F_ALL_LOGITS) || !p->n_seq ||
-	    !h->tok_addr || le64toh(h->tok_addr) % 4 || stride % 4 || stride < one)
+	    !h->tok_addr || le64toh(h->tok_addr) % 4)
+		return ST_INVAL;
+	/* Hybrid layer records carry their own strides. */
+	if (p->hybrid) {
+		if (stride)
+			return ST_INVAL;
+		p->kv_stride = 0;
+		return ST_OK;
+	}
+	if (stride % 4 || stride < one)
 		return ST_INVAL;
 	p->kv_stride = stride / 4;
 	return ST_OK;
@@ -282,13 +259,19 @@ static int validate_tokens(const struct emu_access *acc, const struct rk1828_pro
 		uint32_t pos = le32toh(__atomic_load_n(&raw[t].pos, __ATOMIC_RELAXED));
 		uint32_t seq = le32toh(__atomic_load_n(&raw[t].seq, __ATOMIC_RELAXED));
 		uint32_t fl = le32toh(__atomic_load_n(&raw[t].flags, __ATOMIC_RELAXED));
-		uint32_t pad = __atomic_load_n(&raw[t].pad, __ATOMIC_RELAXED);
+		uint32_t aux = le32toh(__atomic_load_n(&raw[t].aux, __ATOMIC_RELAXED));
+		const uint32_t snap = RK1828_PROG_TOK_SNAPSHOT | RK1828_PROG_TOK_RESTORE;
+		uint32_t known = RK1828_PROG_TOK_LOGITS | (p->hybrid ? snap : 0);
 
-		if (pos >= p->n_ctx || seq >= p->n_seq || (fl & ~RK1828_PROG_TOK_LOGITS) || pad) {
+		if (pos >= p->n_ctx || seq >= p->n_seq || (fl & ~known) ||
+		    ((fl & snap) ? aux >= p->n_seq || aux == seq : aux != 0)) {
 			free(keys);
 			return ST_INVAL;
 		}
-		p->toks[t] = (struct ex_tok){ pos, seq, fl & RK1828_PROG_TOK_LOGITS };
+		p->toks[t] = (struct ex_tok){ .pos = pos, .seq = seq, .aux = aux,
+					      .logits = fl & RK1828_PROG_TOK_LOGITS,
+					      .snapshot = fl & RK1828_PROG_TOK_SNAPSHOT,
+					      .restore = fl & RK1828_PROG_TOK_RESTORE };
 		p->n_out += p->toks[t].logits;
 		keys[t] = (uint64_t)seq << 32 | pos;
 	}
@@ -324,7 +307,8 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 	p->rope_dim = le32toh(h->rope_dim);
 	p->n_vocab = le32toh(h->n_vocab);
 
-	want = sizeof(*h) + (uint64_t)p->n_layers * sizeof(struct rk1828_prog_layer);
+	want = sizeof(*h) + (uint64_t)p->n_layers *
+	       (p->hybrid ? sizeof(struct rk1828_prog_hlayer) : sizeof(struct rk1828_prog_layer));
 	if (size != want || size > prog_size)
 		return ST_INVAL;
 	if (h->pad || h->delay_ms || h->pad2 || h->reserved[0])
@@ -384,7 +368,94 @@ static int validate_layer(const struct emu_access *acc, const struct rk1828_prog
 	TRY(map_f32(acc, le64toh(l->k_cache), kv_elems, &o->k_cache));
 	TRY(map_f32(acc, le64toh(l->v_cache), kv_elems, &o->v_cache));
 #undef TRY
+	o->kind = RK1828_PROG_LAYER_ATTN;
+	o->kv_stride = p->kv_stride;
 	return ST_OK;
+}
+
+/* The FFN tensors both hlayer kinds share. */
+static int validate_hffn(const struct emu_access *acc, const struct rk1828_prog_hlayer *l,
+			 const struct ex_prog *p, struct ex_layer *o)
+{
+	int rc;
+
+#define TRY(x) do { rc = (x); if (rc) return rc; } while (0)
+	TRY(map_tensor(acc, &l->attn_norm, 1, p->dim, true, false, &o->attn_norm));
+	TRY(map_tensor(acc, &l->ffn_norm, 1, p->dim, true, false, &o->ffn_norm));
+	TRY(map_tensor(acc, &l->ffn_gate, p->ffn_dim, p->dim, false, false, &o->ffn_gate));
+	TRY(map_tensor(acc, &l->ffn_up, p->ffn_dim, p->dim, false, false, &o->ffn_up));
+	TRY(map_tensor(acc, &l->ffn_down, p->dim, p->ffn_dim, false, false, &o->ffn_down));
+#undef TRY
+	return l->reserved ? ST_INVAL : ST_OK;
+}
+
+/* An attention hlayer: the v1 layer's tensors, LF_GATE and LF_IMROPE. */
+static int validate_hattn(const struct emu_access *acc, const struct rk1828_prog_hlayer *l,
+			  const struct ex_prog *p, struct ex_layer *o)
+{
+	const struct rk1828_prog_attn *a = &l->attn;
+	uint32_t fl = le32toh(l->flags);
+	size_t i, sum = 0;
+	int rc;
+
+	if (fl & ~(RK1828_PROG_LF_GATE | RK1828_PROG_LF_IMROPE) || a->pad[0] || a->pad[1])
+		return ST_INVAL;
+	o->lflags = fl;
+	for (i = 0; i < 4; i++) {
+		o->sections[i] = le16toh(a->rope_sections[i]);
+		sum += o->sections[i];
+	}
+	if ((fl & RK1828_PROG_LF_IMROPE) ? !sum || !(p->flags & RK1828_PROG_F_ROPE_NEOX) : sum)
+		return ST_INVAL;
+#define TRY(x) do { rc = (x); if (rc) return rc; } while (0)
+	TRY(validate_hffn(acc, l, p, o));
+	TRY(map_tensor(acc, &a->wq, (fl & RK1828_PROG_LF_GATE ? 2 : 1) * p->q_dim, p->dim,
+		       false, false, &o->wq));
+	TRY(map_tensor(acc, &a->wk, p->kv_dim, p->dim, false, false, &o->wk));
+	TRY(map_tensor(acc, &a->wv, p->kv_dim, p->dim, false, false, &o->wv));
+	TRY(map_tensor(acc, &a->wo, p->dim, p->q_dim, false, false, &o->wo));
+	TRY(map_tensor(acc, &a->bq, 1, p->q_dim, true, true, &o->bq));
+	TRY(map_tensor(acc, &a->bk, 1, p->kv_dim, true, true, &o->bk));
+	TRY(map_tensor(acc, &a->bv, 1, p->kv_dim, true, true, &o->bv));
+	TRY(map_tensor(acc, &a->q_norm, 1, p->head_dim, true, true, &o->q_norm));
+	TRY(map_tensor(acc, &a->k_norm, 1, p->head_dim, true, true, &o->k_norm));
+	if ((fl & RK1828_PROG_LF_GATE) && o->bq.p)
+		return ST_INVAL;
+	TRY(ex_map_state(acc, &l->state[0], p, (uint64_t)p->n_ctx * p->kv_dim, &o->k_cache,
+			 &o->kv_stride));
+	{
+		size_t vs;
+
+		TRY(ex_map_state(acc, &l->state[1], p, (uint64_t)p->n_ctx * p->kv_dim,
+				 &o->v_cache, &vs));
+		/* One stride per layer: the caches of a sequence move together. */
+		if (vs != o->kv_stride)
+			return ST_INVAL;
+	}
+#undef TRY
+	o->kind = RK1828_PROG_LAYER_ATTN;
+	if (!(p->flags & RK1828_PROG_F_BATCH))
+		o->kv_stride = 0;
+	return ST_OK;
+}
+
+static int validate_hlayer(const struct emu_access *acc, const struct rk1828_prog_hlayer *l,
+			   struct ex_prog *p, struct ex_layer *o)
+{
+	int rc;
+
+	switch (le32toh(l->kind)) {
+	case RK1828_PROG_LAYER_ATTN:
+		rc = validate_hattn(acc, l, p, o);
+		if (!rc && (o->lflags & RK1828_PROG_LF_GATE))
+			p->gated = true;
+		return rc;
+	case RK1828_PROG_LAYER_DELTANET:
+		rc = validate_hffn(acc, l, p, o);
+		return rc ? rc : ex_validate_dnet(acc, l, p, o);
+	default:
+		return ST_INVAL;
+	}
 }
 
 static int validate_io(const struct emu_access *acc, const struct rk1828_program *h,
@@ -422,17 +493,8 @@ static int validate_io(const struct emu_access *acc, const struct rk1828_program
 
 /* ---------------------------------------------------------------- compute */
 
-struct ex_work {
-	const struct ex_prog *p;
-	struct tpool *pool;
-	float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *rcos, *rsin;
-	const struct ex_layer *l;
-	float scale;
-	volatile int failed;
-};
-
-static int matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, float *y,
-		  size_t rows, size_t k, size_t n_tok)
+int ex_matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, float *y,
+	      size_t rows, size_t k, size_t n_tok)
 {
 	return nn_matmul(w->pool, t->type, t->p, x, y, rows, k, n_tok) ? ST_NOMEM : ST_OK;
 }
@@ -457,7 +519,7 @@ static void attn_worker(void *arg, size_t b, size_t e, int tid)
 		size_t t = i / p->n_heads, h = i % p->n_heads;
 		const struct ex_tok *tk = &p->toks[t];
 		size_t n = tk->pos + 1;
-		size_t koff = tk->seq * p->kv_stride + (h / group) * hd;
+		size_t koff = tk->seq * l->kv_stride + (h / group) * hd;
 		const float *qh = w->q + t * p->q_dim + h * hd;
 		float *o = w->att + t * p->q_dim + h * hd;
 
@@ -495,35 +557,90 @@ static void head_norm(float *y, const struct ex_tensor *nw, size_t n_heads, size
 		nn_rmsnorm(y + i * hd, y + i * hd, (const float *)nw->p, hd, eps);
 }
 
-static int run_layer(struct ex_work *w, const struct ex_layer *l)
+/*
+ * LF_GATE: the q projection gave [query, gate] per head in w->q (2 q_dim
+ * per token); move the gates to w->gate and compact the queries to q_dim
+ * per token, in place (every destination lies before its source).
+ */
+static void split_gate(struct ex_work *w, size_t T)
+{
+	const struct ex_prog *p = w->p;
+	size_t hd = p->head_dim, t, h;
+
+	for (t = 0; t < T; t++) {
+		for (h = 0; h < p->n_heads; h++) {
+			const float *src = w->q + t * 2 * p->q_dim + 2 * h * hd;
+
+			memcpy(w->gate + t * p->q_dim + h * hd, src + hd, hd * sizeof(float));
+			memmove(w->q + t * p->q_dim + h * hd, src, hd * sizeof(float));
+		}
+	}
+}
+
+/* IMROPE: does rotated pair @i turn with the position (ggml's interleaved rule)? */
+static bool imrope_uses_pos(const unsigned int *sec, size_t i)
+{
+	size_t c = i % (sec[0] + sec[1] + sec[2] + sec[3]);
+
+	return (c % 3 == 0 && c < 3 * sec[0]) || (c % 3 == 1 && c < 3 * sec[1]) ||
+	       (c % 3 == 2 && c < 3 * sec[2]);
+}
+
+/* IMROPE tables of layer @l: as rope_tables(), angle 0 for the fourth section. */
+static void imrope_tables(const struct ex_prog *p, const struct ex_layer *l, float *cs,
+			  float *sn)
+{
+	size_t half = p->rope_dim / 2, t, i;
+
+	for (t = 0; t < p->n_tokens; t++) {
+		for (i = 0; i < half; i++) {
+			double freq = pow((double)p->theta, -2.0 * (double)i / (double)p->rope_dim);
+			double a = imrope_uses_pos(l->sections, i) ? (double)p->toks[t].pos * freq : 0;
+
+			cs[t * half + i] = (float)cos(a);
+			sn[t * half + i] = (float)sin(a);
+		}
+	}
+}
+
+/* Self-attention of layer @l: x += Wo attn(rmsnorm(x) * attn_norm). */
+static int run_attn(struct ex_work *w, const struct ex_layer *l)
 {
 	const struct ex_prog *p = w->p;
 	size_t T = p->n_tokens, t, i;
-	bool neox = p->flags & RK1828_PROG_F_ROPE_NEOX;
+	bool neox = p->flags & RK1828_PROG_F_ROPE_NEOX, gated = l->lflags & RK1828_PROG_LF_GATE;
 	size_t half = p->rope_dim / 2;
+	const float *cs = w->rcos, *sn = w->rsin;
 	int rc;
 
 	for (t = 0; t < T; t++)
 		nn_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
 			     (const float *)l->attn_norm.p, p->dim, p->eps);
-	if ((rc = matmul(w, &l->wq, w->xb, w->q, p->q_dim, p->dim, T)) ||
+	if ((rc = matmul(w, &l->wq, w->xb, w->q, (gated ? 2 : 1) * p->q_dim, p->dim, T)) ||
 	    (rc = matmul(w, &l->wk, w->xb, w->k, p->kv_dim, p->dim, T)) ||
 	    (rc = matmul(w, &l->wv, w->xb, w->v, p->kv_dim, p->dim, T)))
 		return rc;
+	if (gated)
+		split_gate(w, T);
 	add_bias(w->q, &l->bq, p->q_dim, T);
 	add_bias(w->k, &l->bk, p->kv_dim, T);
 	add_bias(w->v, &l->bv, p->kv_dim, T);
 	head_norm(w->q, &l->q_norm, p->n_heads, p->head_dim, T, p->eps);
 	head_norm(w->k, &l->k_norm, p->n_kv_heads, p->head_dim, T, p->eps);
+	if (l->lflags & RK1828_PROG_LF_IMROPE) {
+		imrope_tables(p, l, w->icos, w->isin);
+		cs = w->icos;
+		sn = w->isin;
+	}
 	for (t = 0; t < T; t++) {
 		nn_rope(w->q + t * p->q_dim, p->n_heads, p->head_dim, p->rope_dim,
-			  w->rcos + t * half, w->rsin + t * half, neox);
+			cs + t * half, sn + t * half, neox);
 		nn_rope(w->k + t * p->kv_dim, p->n_kv_heads, p->head_dim, p->rope_dim,
-			  w->rcos + t * half, w->rsin + t * half, neox);
+			cs + t * half, sn + t * half, neox);
 	}
 	/* Every K/V row of the program is written before any attention reads. */
 	for (t = 0; t < T; t++) {
-		size_t row = p->toks[t].seq * p->kv_stride + p->toks[t].pos * p->kv_dim;
+		size_t row = p->toks[t].seq * l->kv_stride + p->toks[t].pos * p->kv_dim;
 
 		memcpy(l->k_cache + row, w->k + t * p->kv_dim, p->kv_dim * sizeof(float));
 		memcpy(l->v_cache + row, w->v + t * p->kv_dim, p->kv_dim * sizeof(float));
@@ -534,12 +651,23 @@ static int run_layer(struct ex_work *w, const struct ex_layer *l)
 	tp_parallel_for(w->pool, T * p->n_heads, 1, attn_worker, w);
 	if (w->failed)
 		return ST_NOMEM;
+	if (gated)
+		for (i = 0; i < T * p->q_dim; i++)
+			w->att[i] *= 1.0f / (1.0f + expf(-w->gate[i]));
 
 	rc = matmul(w, &l->wo, w->att, w->xb, p->dim, p->q_dim, T);
 	if (rc)
 		return rc;
 	for (i = 0; i < T * p->dim; i++)
 		w->x[i] += w->xb[i];
+	return ST_OK;
+}
+
+int ex_run_ffn(struct ex_work *w, const struct ex_layer *l)
+{
+	const struct ex_prog *p = w->p;
+	size_t T = p->n_tokens, t, i;
+	int rc;
 
 	for (t = 0; t < T; t++)
 		nn_rmsnorm(w->xb + t * p->dim, w->x + t * p->dim,
@@ -554,6 +682,13 @@ static int run_layer(struct ex_work *w, const struct ex_layer *l)
 	for (i = 0; i < T * p->dim; i++)
 		w->x[i] += w->xb[i];
 	return ST_OK;
+}
+
+static int run_layer(struct ex_work *w, const struct ex_layer *l)
+{
+	int rc = l->kind == RK1828_PROG_LAYER_DELTANET ? ex_run_dnet(w, l) : run_attn(w, l);
+
+	return rc ? rc : ex_run_ffn(w, l);
 }
 
 /* RoPE tables: theta_i = pos_t * theta^(-2i / rope_dim), in double. */
@@ -586,10 +721,17 @@ static int run_program(const struct emu_access *acc, const struct ex_prog *p)
 	size_t i;
 	int rc = ST_OK;
 
-	/* x, xb, q, k, v, att, hb, hb2 per token, plus the RoPE tables. */
-	if (__builtin_add_overflow(per_tok, (uint64_t)p->dim + dmax + 2 * p->q_dim, &per_tok) ||
+	/*
+	 * x, xb, q, k, v, att, hb, hb2 per token, plus the RoPE tables; gated
+	 * attention: q holds [query, gate] (2 q_dim) and the gates q_dim more;
+	 * hybrid: IMROPE tables.
+	 */
+	uint64_t qn = (p->gated ? 2 : 1) * (uint64_t)p->q_dim, gn = p->gated ? p->q_dim : 0;
+	uint64_t tables = (p->hybrid ? 4 : 2) * half;
+
+	if (__builtin_add_overflow(per_tok, (uint64_t)p->dim + dmax + qn + gn + p->q_dim, &per_tok) ||
 	    __builtin_add_overflow(per_tok, 2 * (uint64_t)p->kv_dim, &per_tok) ||
-	    __builtin_add_overflow(per_tok, 2 * (uint64_t)p->ffn_dim + 2 * half, &per_tok) ||
+	    __builtin_add_overflow(per_tok, 2 * (uint64_t)p->ffn_dim + tables, &per_tok) ||
 	    !mul_ok(per_tok, T, &total) || !mul_ok(total, sizeof(float), &total) ||
 	    total > EXEC_MAX_SCRATCH)
 		return ST_NOMEM;
@@ -599,13 +741,16 @@ static int run_program(const struct emu_access *acc, const struct ex_prog *p)
 	w.x = buf;
 	w.xb = w.x + T * p->dim;
 	w.q = w.xb + T * dmax;
-	w.k = w.q + T * p->q_dim;
+	w.gate = w.q + T * qn;
+	w.k = w.gate + T * gn;
 	w.v = w.k + T * p->kv_dim;
 	w.att = w.v + T * p->kv_dim;
 	w.hb = w.att + T * p->q_dim;
 	w.hb2 = w.hb + T * p->ffn_dim;
 	w.rcos = w.hb2 + T * p->ffn_dim;
 	w.rsin = w.rcos + T * half;
+	w.icos = w.rsin + T * half;
+	w.isin = w.icos + (p->hybrid ? T * half : 0);
 	w.scale = (float)(1.0 / sqrt((double)p->head_dim));
 
 	memcpy(w.x, p->in, T * p->dim * sizeof(float));
@@ -656,12 +801,40 @@ static int run_delay(const struct emu_access *acc, uint32_t ms)
 	return aborted(acc) ? -1 : ST_OK;
 }
 
+/* Copy the layer records out of card memory and validate each. */
+static int validate_layers(const struct emu_access *acc, uint64_t prog_addr, struct ex_prog *p)
+{
+	size_t rec = p->hybrid ? sizeof(struct rk1828_prog_hlayer) : sizeof(struct rk1828_prog_layer);
+	uint8_t *raw;
+	size_t i;
+	int rc = ST_OK;
+
+	if (!p->n_layers)
+		return ST_OK;
+	raw = malloc(p->n_layers * rec);
+	p->layers = calloc(p->n_layers, sizeof(*p->layers));
+	if (!raw || !p->layers) {
+		free(raw);
+		return ST_NOMEM;
+	}
+	memcpy(raw, acc->base + prog_addr + sizeof(struct rk1828_program), p->n_layers * rec);
+	for (i = 0; !rc && i < p->n_layers; i++) {
+		if (p->hybrid)
+			rc = validate_hlayer(acc, (const struct rk1828_prog_hlayer *)(raw + i * rec),
+					     p, &p->layers[i]);
+		else
+			rc = validate_layer(acc, (const struct rk1828_prog_layer *)(raw + i * rec),
+					    p, &p->layers[i]);
+	}
+	free(raw);
+	return rc;
+}
+
 int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_size)
 {
 	struct rk1828_program h;
-	struct rk1828_prog_layer *raw = NULL;
 	struct ex_prog p;
-	size_t i;
+	uint32_t op;
 	int rc;
 
 	if (prog_size < sizeof(h))
@@ -673,46 +846,34 @@ int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_siz
 	if (le32toh(h.magic) != RK1828_PROG_MAGIC)
 		return ST_INVAL;
 
-	if (le32toh(h.op) == RK1828_PROG_OP_DELAY) {
+	op = le32toh(h.op);
+	if (op == RK1828_PROG_OP_DELAY) {
 		uint64_t size = le32toh(h.size);
 
 		if (size < sizeof(h) || size > prog_size)
 			return ST_INVAL;
 		return run_delay(acc, le32toh(h.delay_ms));
 	}
-	if (le32toh(h.op) != RK1828_PROG_OP_DECODER)
+	if (op != RK1828_PROG_OP_DECODER && op != RK1828_PROG_OP_HYBRID)
 		return ST_INVAL;
 
 	memset(&p, 0, sizeof(p));
+	p.hybrid = op == RK1828_PROG_OP_HYBRID;
 	rc = validate_header(&h, prog_size, &p);
 	if (rc)
 		return rc;
 	rc = check_range(acc, prog_addr, le32toh(h.size));
 	if (rc)
 		return rc;
-	if (p.n_layers) {
-		raw = malloc(p.n_layers * sizeof(*raw));
-		p.layers = calloc(p.n_layers, sizeof(*p.layers));
-		if (!raw || !p.layers) {
-			rc = ST_NOMEM;
-			goto out;
-		}
-		memcpy(raw, acc->base + prog_addr + sizeof(h), p.n_layers * sizeof(*raw));
-	}
-	for (i = 0; i < p.n_layers; i++) {
-		rc = validate_layer(acc, &raw[i], &p, &p.layers[i]);
-		if (rc)
-			goto out;
-	}
-	rc = validate_tokens(acc, &h, &p);
-	if (rc)
-		goto out;
-	rc = validate_io(acc, &h, &p);
-	if (rc)
-		goto out;
-	rc = run_program(acc, &p);
-out:
-	free(raw);
+	rc = validate_layers(acc, prog_addr, &p);
+	if (!rc)
+		rc = validate_tokens(acc, &h, &p);
+	if (!rc && p.hybrid)
+		rc = ex_validate_dnet_tokens(&p);
+	if (!rc)
+		rc = validate_io(acc, &h, &p);
+	if (!rc)
+		rc = run_program(acc, &p);
 	free(p.layers);
 	free(p.toks);
 	return rc;

@@ -49,22 +49,33 @@
  *   1.1  micro-batches: %RK1828_PROG_F_BATCH, a token table with each
  *        token's position, sequence and logits request, per-sequence
  *        state regions (@n_seq, @kv_seq_stride).
+ *   1.2  hybrid models (qwen35): %RK1828_PROG_OP_HYBRID with struct
+ *        rk1828_prog_hlayer records (attention and Gated DeltaNet layers,
+ *        attention output gate, IMROPE), state snapshots in the token
+ *        table (%RK1828_PROG_TOK_SNAPSHOT, %RK1828_PROG_TOK_RESTORE).
  */
-#define RK1828_PROG_MINOR		1
+#define RK1828_PROG_MINOR		2
 
 /* Sizes of the fixed records in bytes (version 1). */
 #define RK1828_PROG_HEADER_BYTES	160
 #define RK1828_PROG_LAYER_BYTES		240
+#define RK1828_PROG_HLAYER_BYTES	288
 
 /**
  * enum rk1828_prog_op - what a program does
  * @RK1828_PROG_OP_DECODER: run @n_layers decoder layers (and the output
  *	head with %RK1828_PROG_F_OUTPUT)
  * @RK1828_PROG_OP_DELAY: test mode, spin for @delay_ms and succeed
+ * @RK1828_PROG_OP_HYBRID: (1.2) as %RK1828_PROG_OP_DECODER, but the
+ *	header is followed by @n_layers struct rk1828_prog_hlayer, each
+ *	naming its kind; the header's attention sizes apply to its attention
+ *	layers and @kv_seq_stride must be zero (every record has its own
+ *	state regions)
  */
 enum rk1828_prog_op {
 	RK1828_PROG_OP_DECODER = 1,
 	RK1828_PROG_OP_DELAY = 2,
+	RK1828_PROG_OP_HYBRID = 3,
 };
 
 /* Apply the output norm and LM head; out_addr receives logits. */
@@ -110,6 +121,20 @@ struct rk1828_prog_state {
 
 /* struct rk1828_prog_token.flags: return this token's logits (F_OUTPUT). */
 #define RK1828_PROG_TOK_LOGITS		0x1U
+/*
+ * (1.2, %RK1828_PROG_OP_HYBRID) After this token, copy the recurrent
+ * states of its sequence (the conv and DeltaNet state blocks of every
+ * DeltaNet layer of the program; K/V caches are not copied) into the
+ * blocks of sequence @aux: a checkpoint, e.g. at a bucket boundary, that a
+ * prefix cache can restore.
+ */
+#define RK1828_PROG_TOK_SNAPSHOT	0x2U
+/*
+ * (1.2, %RK1828_PROG_OP_HYBRID) Before this token, which must be the first
+ * of its sequence in the program, copy those blocks of sequence @aux into
+ * its sequence's (resume from a checkpoint).
+ */
+#define RK1828_PROG_TOK_RESTORE		0x4U
 
 /**
  * struct rk1828_prog_token - one token of a micro-batch (16 bytes), entry
@@ -119,19 +144,22 @@ struct rk1828_prog_state {
  * @seq: its sequence (< @n_seq): which block of every state region it
  *	reads and writes
  * @flags: RK1828_PROG_TOK_*
- * @pad: zero
+ * @aux: with %RK1828_PROG_TOK_SNAPSHOT or %RK1828_PROG_TOK_RESTORE the
+ *	other sequence (< @n_seq, not @seq); else zero
  *
  * Within one program, (@seq, @pos) pairs are distinct. All K/V rows of a
  * program are written before any attention reads, so tokens of one
  * sequence may share a program (a prefill chunk); rows below a token's
  * position that no token of the program writes must hold what earlier
- * programs wrote there.
+ * programs wrote there. A DeltaNet layer (%RK1828_PROG_OP_HYBRID) runs
+ * the tokens of each sequence in table order, so they must come at
+ * consecutive increasing positions, continuing its recurrent state.
  */
 struct rk1828_prog_token {
 	__le32 pos;
 	__le32 seq;
 	__le32 flags;
-	__le32 pad;
+	__le32 aux;
 };
 
 /**
@@ -186,6 +214,147 @@ struct rk1828_prog_layer {
 	struct rk1828_prog_tensor ffn_down;
 	__le64 k_cache;
 	__le64 v_cache;
+};
+
+/**
+ * enum rk1828_prog_layer_kind - struct rk1828_prog_hlayer.kind
+ * @RK1828_PROG_LAYER_ATTN: self-attention over a K/V cache (as struct
+ *	rk1828_prog_layer, plus the @flags options)
+ * @RK1828_PROG_LAYER_DELTANET: Gated DeltaNet linear attention (qwen35):
+ *	qkv projection, causal depthwise conv1d over a conv state, per-head
+ *	decay and beta gates, the delta-rule update of a recurrent state
+ *	matrix per value head, gated RMSNorm, output projection
+ */
+enum rk1828_prog_layer_kind {
+	RK1828_PROG_LAYER_ATTN = 1,
+	RK1828_PROG_LAYER_DELTANET = 2,
+};
+
+/*
+ * struct rk1828_prog_hlayer.flags of an attention layer: the q projection
+ * has 2 * head_dim rows per head, first the query, then an output gate;
+ * each head's attention output is multiplied by sigmoid(gate) (qwen35).
+ */
+#define RK1828_PROG_LF_GATE		0x1U
+/*
+ * ... and RoPE is interleaved multi-section (IMROPE, ggml's
+ * GGML_ROPE_TYPE_IMROPE) with @rope_sections: rotated pair i (NEOX pairs
+ * (i, i + rope_dim / 2)) has sector c = i mod (s0 + s1 + s2 + s3); it
+ * turns by pos * rope_theta^(-2i / rope_dim) when c mod 3 == 0 and
+ * c < 3 s0, c mod 3 == 1 and c < 3 s1, or c mod 3 == 2 and c < 3 s2 (the
+ * temporal, height and width sections, all the token position for text),
+ * and not at all otherwise (the fourth section, position 0 for text).
+ */
+#define RK1828_PROG_LF_IMROPE		0x2U
+
+/**
+ * struct rk1828_prog_attn - the attention part of an hlayer (160 bytes)
+ * @wq: [n_heads * head_dim rows][dim], or with %RK1828_PROG_LF_GATE
+ *	[n_heads * 2 * head_dim rows][dim] ([query, gate] per head)
+ * @wk: [n_kv_heads * head_dim rows][dim]
+ * @wv: [n_kv_heads * head_dim rows][dim]
+ * @wo: [dim rows][n_heads * head_dim]
+ * @bq: optional F32 bias [n_heads * head_dim] (not with LF_GATE)
+ * @bk: optional F32 bias [n_kv_heads * head_dim]
+ * @bv: optional F32 bias [n_kv_heads * head_dim]
+ * @q_norm: optional F32 per-head RMSNorm weight [head_dim]
+ * @k_norm: optional F32 per-head RMSNorm weight [head_dim]
+ * @rope_sections: with %RK1828_PROG_LF_IMROPE, sections s0..s3 (not all 0)
+ * @pad: zero
+ */
+struct rk1828_prog_attn {
+	struct rk1828_prog_tensor wq;
+	struct rk1828_prog_tensor wk;
+	struct rk1828_prog_tensor wv;
+	struct rk1828_prog_tensor wo;
+	struct rk1828_prog_tensor bq;
+	struct rk1828_prog_tensor bk;
+	struct rk1828_prog_tensor bv;
+	struct rk1828_prog_tensor q_norm;
+	struct rk1828_prog_tensor k_norm;
+	__le16 rope_sections[4];
+	__le32 pad[2];
+};
+
+/**
+ * struct rk1828_prog_dnet - the Gated DeltaNet part of an hlayer (160
+ * bytes); S = @head_dim, Hk = @n_k_heads, Hv = @n_v_heads, K = @conv_kernel,
+ * C = (2 Hk + Hv) S conv channels. Value head h uses key head h mod Hk.
+ * @qkv: [C rows][dim]: queries (Hk S), keys (Hk S), values (Hv S)
+ * @gate: [Hv S rows][dim], the output gate z
+ * @beta: [Hv rows][dim]; beta = sigmoid(beta . h)
+ * @alpha: [Hv rows][dim]; decay g = softplus(alpha . h + dt_bias) * ssm_a
+ * @conv: F32 [C][K] depthwise conv1d taps, tap K - 1 on the newest input
+ * @dt_bias: F32 [Hv]
+ * @ssm_a: F32 [Hv], negative (-exp(A_log))
+ * @norm: F32 [S] weight of the gated RMSNorm
+ * @out: [dim rows][Hv S]
+ * @head_dim: S (1..1024)
+ * @n_k_heads: Hk (>= 1)
+ * @n_v_heads: Hv, a multiple of Hk
+ * @conv_kernel: K (2..16)
+ * @pad: zero
+ *
+ * q and k are L2-normalised per head (x / sqrt(sum x^2 + rms_eps)), q then
+ * scaled by S^-1/2; per token, M <- e^g M; d = beta (v - M k);
+ * M <- M + d k^T; o = M q (M[j][i]: value j, key i); out = Wout (rmsnorm(o)
+ * * norm * silu(z)) per head. The conv runs after the projection and
+ * before the split, followed by silu. Emulator: emulator/deltanet.h.
+ */
+struct rk1828_prog_dnet {
+	struct rk1828_prog_tensor qkv;
+	struct rk1828_prog_tensor gate;
+	struct rk1828_prog_tensor beta;
+	struct rk1828_prog_tensor alpha;
+	struct rk1828_prog_tensor conv;
+	struct rk1828_prog_tensor dt_bias;
+	struct rk1828_prog_tensor ssm_a;
+	struct rk1828_prog_tensor norm;
+	struct rk1828_prog_tensor out;
+	__le32 head_dim;
+	__le16 n_k_heads;
+	__le16 n_v_heads;
+	__le32 conv_kernel;
+	__le32 pad;
+};
+
+/**
+ * struct rk1828_prog_hlayer - one layer of a %RK1828_PROG_OP_HYBRID
+ * program (288 bytes)
+ * @kind: &enum rk1828_prog_layer_kind
+ * @flags: RK1828_PROG_LF_* (attention layers; zero for DeltaNet)
+ * @attn_norm: F32 [dim], the norm before the token mixer
+ * @attn: the attention tensors (@kind ATTN)
+ * @dnet: the DeltaNet tensors and sizes (@kind DELTANET)
+ * @ffn_norm: F32 [dim] (qwen35's post_attention_norm)
+ * @ffn_gate: [ffn_dim rows][dim]
+ * @ffn_up: [ffn_dim rows][dim]
+ * @ffn_down: [dim rows][ffn_dim]
+ * @state: the per-sequence state regions: ATTN the K and V caches, F32
+ *	[n_ctx][n_kv_heads * head_dim] each; DELTANET the conv state, F32
+ *	[K - 1][C] (the last K - 1 qkv rows, oldest first), and the recurrent
+ *	state, F32 [Hv][S][S]. Without %RK1828_PROG_F_BATCH one sequence
+ *	and @seq_stride zero; else @n_seq blocks, @seq_stride >= the block
+ *	size and a multiple of 4
+ * @reserved: zero
+ *
+ * The residual structure is the decoder layer's: x += mixer(rmsnorm(x) *
+ * attn_norm); x += ffn(rmsnorm(x) * ffn_norm).
+ */
+struct rk1828_prog_hlayer {
+	__le32 kind;
+	__le32 flags;
+	struct rk1828_prog_tensor attn_norm;
+	union {
+		struct rk1828_prog_attn attn;
+		struct rk1828_prog_dnet dnet;
+	};
+	struct rk1828_prog_tensor ffn_norm;
+	struct rk1828_prog_tensor ffn_gate;
+	struct rk1828_prog_tensor ffn_up;
+	struct rk1828_prog_tensor ffn_down;
+	struct rk1828_prog_state state[2];
+	__le64 reserved;
 };
 
 /**
@@ -267,6 +436,9 @@ _Static_assert(sizeof(struct rk1828_prog_tensor) == 16, "tensor record");
 _Static_assert(sizeof(struct rk1828_prog_state) == 16, "state region record");
 _Static_assert(sizeof(struct rk1828_prog_token) == 16, "token record");
 _Static_assert(sizeof(struct rk1828_prog_layer) == RK1828_PROG_LAYER_BYTES, "layer record");
+_Static_assert(sizeof(struct rk1828_prog_attn) == 160, "hybrid attention part");
+_Static_assert(sizeof(struct rk1828_prog_dnet) == 160, "hybrid DeltaNet part");
+_Static_assert(sizeof(struct rk1828_prog_hlayer) == RK1828_PROG_HLAYER_BYTES, "hybrid layer record");
 _Static_assert(sizeof(struct rk1828_program) == RK1828_PROG_HEADER_BYTES, "program header");
 
 #endif /* RK1828_PROGRAM_H */

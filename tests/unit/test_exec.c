@@ -595,10 +595,10 @@ static void check_rejections(struct ref_model *m)
 		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: pos >= n_ctx");
 		BATCH(1, kvb);
 		TT(0)->flags = htole32(2);
-		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: unknown token flag");
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: token flag SNAPSHOT outside a hybrid program");
 		BATCH(1, kvb);
-		TT(3)->pad = htole32(1);
-		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: non-zero token pad");
+		TT(3)->aux = htole32(1);
+		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: non-zero token aux without SNAPSHOT or RESTORE");
 		BATCH(1, kvb - 4);
 		neg_run(&e, RK1828_HIF_ST_INVAL, "batch: KV stride below one block");
 		BATCH(1, kvb + 2);

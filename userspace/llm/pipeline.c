@@ -168,7 +168,7 @@ static void write_program(struct pipeline *p, struct stage *st, int s,
 		tt[i].pos = htole32((uint32_t)t[i].pos);
 		tt[i].seq = htole32(t[i].seq);
 		tt[i].flags = htole32((t[i].flags & PIPE_TOK_LOGITS) ? RK1828_PROG_TOK_LOGITS : 0);
-		tt[i].pad = 0;
+		tt[i].aux = 0;
 	}
 }
 
