@@ -215,6 +215,16 @@ int eng_submit_batch(struct engine *e, int n, char *err, size_t errlen)
 		f->rq[i]->n_flight++;
 	}
 	e->n_flight++;
+	if (e->o.verbose > 2) {
+		char line[256];
+		int at = 0;
+
+		for (i = 0; i < n && at < (int)sizeof(line) - 16; i++)
+			at += snprintf(line + at, sizeof(line) - at, " %d:%d%s", e->mb[i].slot,
+				       e->mb[i].pos, (e->mb[i].flags & SCHED_TOK_LOGITS) ? "*" : "");
+		fprintf(stderr, "engine: %.3f submit %d tokens (%d in flight):%s\n",
+			eng_now_ms(), n, e->n_flight, line);
+	}
 	pthread_mutex_lock(&e->mu);
 	e->stats.steps++;
 	e->stats.batch_tokens += (uint64_t)n;
@@ -358,6 +368,8 @@ int eng_collect(struct engine *e, char *err, size_t errlen)
 	rows = pipe_collect(e->pipe, e->logits, e->max_rows, err, errlen);
 	if (rows < 0)
 		return -1;
+	if (e->o.verbose > 2)
+		fprintf(stderr, "engine: %.3f collect %d rows\n", eng_now_ms(), rows);
 	for (i = 0; i < f->n; i++) {
 		struct engine_req *q = f->rq[i];
 

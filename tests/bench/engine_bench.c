@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+/*
+ * engine_bench: the engine's serving figures on real (emulated) cards, for
+ * `make bench` (tests/bench/guest-bench runs it in the guest). Prints
+ * progress as "# ..." and results as "BENCH key value" lines.
+ *
+ *   engine_bench MODEL streams CARDS [ROUNDS]
+ *                                        aggregate decode tokens/s with 1, 2,
+ *                                        4 and 8 concurrent greedy streams
+ *                                        on the first CARDS cards (ROUNDS
+ *                                        rounds, default 3)
+ *   engine_bench MODEL prefix REPS       TTFT of a 500-token prompt on a
+ *                                        prefix-cache miss and on a hit
+ *   engine_bench MODEL tbt               time between tokens of a running
+ *                                        stream while another request
+ *                                        prefills a 1000-token prompt
+ *
+ * Streams: each stream has its own 8-token prompt and generates
+ * STREAM_TOKENS tokens (greedy, end-of-sequence ignored); the aggregate
+ * rate is the tokens after each stream's first, over the window from the
+ * first stream's first token to the last DONE. Prompts are strings of
+ * lower-case letters, L letters = L + 1 tokens on the synthetic
+ * vocabulary of tests/bench/mkmodel.c.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "gguf.h"
+#include "model.h"
+#include "rk1828.h"
+#include "tokenizer.h"
+
+#define STREAM_TOKENS	24
+#define MAX_STAMPS	512
+
+struct run {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	int64_t t_submit, t_first, t_done;
+	int64_t stamps[MAX_STAMPS];	/* arrival of each completed token */
+	int n_stamps;
+	struct engine_event done_ev;
+	char error[256];
+};
+
+static struct llm_model M;
+static struct tokenizer *tk;
+static struct rk_card *cards;
+static int n_cards;
+
+static void on_event(const struct engine_event *ev, void *user)
+{
+	struct run *r = user;
+	int64_t now = rk_now_ns();
+	int i;
+
+	pthread_mutex_lock(&r->mu);
+	for (i = 0; i < ev->n_ids && r->n_stamps < MAX_STAMPS; i++)
+		r->stamps[r->n_stamps++] = now;
+	if (ev->n_ids && !r->t_first)
+		r->t_first = now;
+	if (ev->kind == ENGINE_EV_DONE) {
+		r->done_ev = *ev;
+		if (ev->error)
+			snprintf(r->error, sizeof(r->error), "%s", ev->error);
+		r->t_done = now;
+		r->done = true;
+		pthread_cond_broadcast(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void run_wait(struct run *r)
+{
+	pthread_mutex_lock(&r->mu);
+	while (!r->done)
+		pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Wait until @r has @n token stamps (or is done). */
+static void run_wait_tokens(struct run *r, int n)
+{
+	for (;;) {
+		bool ok;
+
+		pthread_mutex_lock(&r->mu);
+		ok = r->n_stamps >= n || r->done;
+		pthread_mutex_unlock(&r->mu);
+		if (ok)
+			return;
+		usleep(1000);
+	}
+}
+
+/* A prompt of @len tokens: letters starting at @shift, after the U+2581 token. */
+static int *letters(int len, int shift)
+{
+	char *s = malloc((size_t)len);
+	int *t = malloc(sizeof(int) * (size_t)(len + 8)), i, n;
+
+	for (i = 0; i < len - 1; i++)
+		s[i] = (char)('a' + (i * 7 + shift) % 26);
+	s[len - 1] = 0;
+	n = tok_encode(tk, s, false, t, len + 8);
+	free(s);
+	if (n != len) {
+		fprintf(stderr, "engine_bench: prompt of %d letters gave %d tokens\n", len - 1, n);
+		exit(1);
+	}
+	return t;
+}
+
+static struct engine *mk(int slots, int cards_used, uint32_t ctx, uint32_t bucket)
+{
+	struct engine_opts o = { .n_slots = slots, .n_ctx = ctx, .bucket = bucket,
+				 .strict_slots = true,
+				 .verbose = getenv("ENGINE_BENCH_VERBOSE") ? atoi(getenv("ENGINE_BENCH_VERBOSE")) : 0 };
+	struct engine *e;
+	char err[768];
+
+	if (engine_create(&e, &M, tk, cards, NULL, cards_used, &o, err, sizeof(err))) {
+		fprintf(stderr, "engine_bench: %s\n", err);
+		exit(1);
+	}
+	return e;
+}
+
+static void submit(struct engine *e, struct run *r, int *prompt, int n, int max_tokens)
+{
+	struct engine_request rq = { 0 };
+	struct engine_req *q;
+	char err[256];
+
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	rq.prompt = prompt;
+	rq.n_prompt = n;
+	rq.max_tokens = max_tokens;
+	rq.s.top_p = 1;
+	rq.ignore_eos = true;
+	rq.cb = on_event;
+	rq.user = r;
+	r->t_submit = rk_now_ns();
+	if (engine_submit(e, &rq, &q, err, sizeof(err))) {
+		fprintf(stderr, "engine_bench: submit: %s\n", err);
+		exit(1);
+	}
+	engine_req_put(q);
+}
+
+static void check(const struct run *r)
+{
+	if (r->done_ev.finish == ENGINE_FINISH_ERROR) {
+		fprintf(stderr, "engine_bench: %s\n", r->error);
+		exit(1);
+	}
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_dbl);
+	return v[(n - 1) / 2];
+}
+
+/* One measurement: @k streams at once; returns aggregate decode tokens/s. */
+static double streams_once(struct engine *e, int k, int round, double *per_mb)
+{
+	static struct run runs[8];
+	struct engine_stats st;
+	int64_t t0 = INT64_MAX, t1 = 0;
+	uint64_t steps0, btok0;
+	int j, tokens = 0;
+	int *p[8];
+
+	engine_get_stats(e, &st);
+	steps0 = st.steps;
+	btok0 = st.batch_tokens;
+	for (j = 0; j < k; j++) {
+		p[j] = letters(8, 3 * j + 11 * k + 5 * round);
+		submit(e, &runs[j], p[j], 8, STREAM_TOKENS);
+	}
+	for (j = 0; j < k; j++) {
+		run_wait(&runs[j]);
+		check(&runs[j]);
+		if (runs[j].t_first < t0)
+			t0 = runs[j].t_first;
+		if (runs[j].t_done > t1)
+			t1 = runs[j].t_done;
+		tokens += runs[j].done_ev.usage.completion_tokens - 1;
+		free(p[j]);
+	}
+	engine_get_stats(e, &st);
+	*per_mb = st.steps > steps0 ? (double)(st.batch_tokens - btok0) / (st.steps - steps0) : 0;
+	return t1 > t0 ? tokens / ((t1 - t0) / 1e9) : 0;
+}
+
+/*
+ * Rounds of 1, 2, 4 and 8 streams back to back (so that the load of a
+ * shared host hits every count alike); each count's ratio to 1 stream is
+ * the median of the per-round ratios.
+ */
+static void bench_streams(int n_use, int rounds)
+{
+	static const int ks[] = { 1, 2, 4, 8 };
+	enum { NK = sizeof(ks) / sizeof(ks[0]) };
+	double rate[NK][16], ratio[NK][16], mb[NK];
+	struct engine *e = mk(8, n_use, 256, 32);
+	struct engine_stats st;
+	int r, i, j;
+
+	if (rounds > 16)
+		rounds = 16;
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < NK; i++) {
+			rate[i][r] = streams_once(e, ks[i], r, &mb[i]);
+			ratio[i][r] = rate[0][r] > 0 ? rate[i][r] / rate[0][r] : 0;
+			printf("# streams: %d cards, round %d, %d stream%s: %.1f tok/s (x%.2f), %.2f tokens per micro-batch\n",
+			       n_use, r + 1, ks[i], ks[i] == 1 ? "" : "s", rate[i][r], ratio[i][r], mb[i]);
+			fflush(stdout);
+		}
+	}
+	for (i = 0; i < NK; i++) {
+		printf("BENCH streams_%dc_%d_tok_s %.2f\n", n_use, ks[i], median(rate[i], rounds));
+		printf("BENCH streams_%dc_%d_ratio %.2f\n", n_use, ks[i], median(ratio[i], rounds));
+		printf("BENCH streams_%dc_%d_tok_per_mb %.2f\n", n_use, ks[i], mb[i]);
+	}
+	engine_get_stats(e, &st);
+	for (j = 0; j < st.n_cards; j++)
+		printf("# streams: card%d busy %.0f%% of the time\n", j, 100 * st.card_busy[j]);
+	engine_destroy(e);
+}
+
+static void bench_prefix(int reps)
+{
+	struct engine *e = mk(2, n_cards < 2 ? n_cards : 2, 1024, 128);
+	double miss[16], hit[16];
+	char all_m[512] = "", all_h[512] = "";
+	struct run a, b;
+	int i;
+
+	if (reps > 16)
+		reps = 16;
+	for (i = 0; i < reps; i++) {
+		int *p = letters(500, 5 * i + 1);
+
+		submit(e, &a, p, 500, 1);
+		run_wait(&a);
+		check(&a);
+		submit(e, &b, p, 500, 1);
+		run_wait(&b);
+		check(&b);
+		miss[i] = a.done_ev.timing.ttft_ms;
+		hit[i] = b.done_ev.timing.ttft_ms;
+		printf("# prefix: 500-token prompt, run %d: miss TTFT %.1f ms, hit TTFT %.1f ms (%d cached)\n",
+		       i + 1, miss[i], hit[i], b.done_ev.usage.cached_tokens);
+		snprintf(all_m + strlen(all_m), sizeof(all_m) - strlen(all_m), "%s%.2f",
+			 i ? "," : "", miss[i]);
+		snprintf(all_h + strlen(all_h), sizeof(all_h) - strlen(all_h), "%s%.2f",
+			 i ? "," : "", hit[i]);
+		fflush(stdout);
+		free(p);
+	}
+	printf("BENCH prefix_cached %d\n", b.done_ev.usage.cached_tokens);
+	printf("BENCH prefix_miss_ms_all %s\nBENCH prefix_hit_ms_all %s\n", all_m, all_h);
+	printf("BENCH prefix_miss_ms %.2f\n", median(miss, reps));
+	printf("BENCH prefix_hit_ms %.2f\n", median(hit, reps));
+	engine_destroy(e);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void bench_tbt(void)
+{
+	struct engine *e = mk(2, n_cards < 2 ? n_cards : 2, 1536, 128);
+	int64_t idle[MAX_STAMPS], busy[MAX_STAMPS], t_b0, t_b1;
+	int n_idle = 0, n_busy = 0, i, *pa = letters(8, 2), *pb = letters(1000, 9);
+	struct run a, b;
+
+	submit(e, &a, pa, 8, 160);
+	run_wait_tokens(&a, 40);
+	submit(e, &b, pb, 1000, 1);
+	run_wait(&b);
+	check(&b);
+	run_wait(&a);
+	check(&a);
+	t_b0 = b.t_submit;
+	t_b1 = b.t_done;
+	for (i = 1; i < a.n_stamps; i++) {
+		int64_t d = a.stamps[i] - a.stamps[i - 1];
+
+		if (a.stamps[i] < t_b0)
+			idle[n_idle++] = d;
+		else if (a.stamps[i - 1] >= t_b0 && a.stamps[i - 1] <= t_b1)
+			busy[n_busy++] = d;
+	}
+	qsort(idle, n_idle, sizeof(*idle), cmp_i64);
+	qsort(busy, n_busy, sizeof(*busy), cmp_i64);
+	if (!n_idle || !n_busy) {
+		fprintf(stderr, "engine_bench: tbt: %d idle and %d busy intervals\n", n_idle, n_busy);
+		exit(1);
+	}
+	{
+		double med = idle[n_idle / 2] / 1e6;
+		double p99 = busy[(n_busy * 99) / 100 < n_busy ? (n_busy * 99) / 100 : n_busy - 1] / 1e6;
+		double mx = busy[n_busy - 1] / 1e6;
+
+		printf("# tbt: idle TPOT %.1f ms (median of %d); while a 1000-token prompt prefills (%.0f ms, TTFT %.0f ms): %d intervals, p99 %.1f ms, max %.1f ms\n",
+		       med, n_idle, (t_b1 - t_b0) / 1e6, b.done_ev.timing.ttft_ms, n_busy, p99, mx);
+		printf("BENCH tbt_idle_ms %.2f\nBENCH tbt_prefill_p99_ms %.2f\nBENCH tbt_prefill_max_ms %.2f\nBENCH tbt_prefill_ms %.2f\nBENCH tbt_intervals %d\n",
+		       med, p99, mx, (t_b1 - t_b0) / 1e6, n_busy);
+	}
+	free(pa);
+	free(pb);
+	engine_destroy(e);
+}
+
+int main(int argc, char **argv)
+{
+	struct gguf_file *gf;
+	char err[512];
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: engine_bench MODEL streams CARDS [ROUNDS] | prefix REPS | tbt\n");
+		return 2;
+	}
+	gf = gguf_open(argv[1], err, sizeof(err));
+	if (!gf || llm_model_load(&M, gf, err, sizeof(err)) ||
+	    !(tk = tok_load(gf, err, sizeof(err)))) {
+		fprintf(stderr, "engine_bench: %s\n", err);
+		return 1;
+	}
+	if (rk_open_all(&cards, &n_cards)) {
+		fprintf(stderr, "engine_bench: %s\n", rk_error());
+		return 1;
+	}
+	if (!strcmp(argv[2], "streams") && argc > 3) {
+		int n = atoi(argv[3]);
+
+		if (n < 1 || n > n_cards) {
+			fprintf(stderr, "engine_bench: %d cards asked for, %d found\n", n, n_cards);
+			return 1;
+		}
+		bench_streams(n, argc > 4 ? atoi(argv[4]) : 3);
+	} else if (!strcmp(argv[2], "prefix")) {
+		bench_prefix(argc > 3 ? atoi(argv[3]) : 3);
+	} else if (!strcmp(argv[2], "tbt")) {
+		bench_tbt();
+	} else {
+		fprintf(stderr, "engine_bench: unknown mode %s\n", argv[2]);
+		return 2;
+	}
+	rk_close_all(cards, n_cards);
+	tok_free(tk);
+	llm_model_free(&M);
+	gguf_close(gf);
+	return 0;
+}
