@@ -99,20 +99,17 @@ $(B)/obj/userspace/server/ui.o: $(wildcard userspace/server/ui/*)
 $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 # The server over the scripted test engine: host tests of the HTTP layer.
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC)) $(B)/libserver.a $(B)/libcommon.a
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c) $(B)/libserver.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(LDLIBS)
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $(filter %.o,$^)
 
-# `rk1828-llm serve` (userspace/server) is built in once the engine
-# (userspace/llm/engine.h) is there.
-ifneq ($(wildcard userspace/llm/engine.h),)
-$(B)/obj/userspace/llm/main.o: CFLAGS += -DRK1828_HAVE_SERVER $(SERVER_CFLAGS)
+# rk1828-llm: the CLI (run, plan, info) and `serve` (userspace/server).
+$(B)/obj/userspace/llm/main.o: CFLAGS += $(SERVER_CFLAGS)
 LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a
-endif
 $(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(if $(LLM_SERVER),$(SERVER_LIBS)) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(SERVER_LIBS) $(LDLIBS)
 
 $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a
 	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)

@@ -6,6 +6,8 @@
  *   rk1828-llm info                                list the cards
  *   rk1828-llm plan -m MODEL [--cards ...] [--ctx N] [--bucket B]
  *                                                  print the segment plan
+ *   rk1828-llm serve -m MODEL [options]            OpenAI-compatible server
+ *                                                  and web UI (serve.c)
  *
  * The generated text goes to stdout as it is produced (the prompt is not
  * echoed); one stats line goes to stderr at the end.
@@ -20,15 +22,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "cardspec.h"
 #include "engine.h"
 #include "gguf.h"
 #include "model.h"
 #include "planner.h"
 #include "rk1828.h"
 #include "sampler.h"
-#ifdef RK1828_HAVE_SERVER
 #include "server.h"
-#endif
 #include "tokenizer.h"
 
 #define DEFAULT_CTX	4096
@@ -38,19 +39,6 @@
 /* Exit status: see the end of usage(). */
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
-
-/**
- * struct cards_spec - --cards, checked for syntax by parse_cards()
- * @kind: CARDS_ALL (every card found), CARDS_COUNT (the first @n cards)
- *	or CARDS_LIST (the @n card indices in @idx, in pipeline order)
- * @n: 1..PLAN_MAX_CARDS for CARDS_COUNT and CARDS_LIST
- * @idx: distinct card indices (CARDS_LIST)
- */
-struct cards_spec {
-	enum { CARDS_ALL, CARDS_COUNT, CARDS_LIST } kind;
-	int n;
-	int idx[PLAN_MAX_CARDS];
-};
 
 struct args {
 	const char *cmd, *model, *prompt, *cards, *dump_logits;
@@ -74,6 +62,11 @@ static void usage(FILE *f)
 		"       rk1828-llm info\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem BYTES[K|M|G]]\n"
+		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
+		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
+		"                        [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
+		"                        (OpenAI-compatible HTTP server and web UI;\n"
+		"                        'rk1828-llm serve --help' explains its options)\n"
 		"\n"
 		"  -n N_PREDICT     tokens to generate (default 128)\n"
 		"  --temp T         temperature, 0 = greedy (default 0.8)\n"
@@ -153,69 +146,6 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Decimal digits only (no sign, no blanks), at most 9 of them. */
-static int parse_digits(const char *s, const char **end, int *out)
-{
-	int v = 0, n = 0;
-
-	for (; *s >= '0' && *s <= '9'; s++, n++) {
-		if (n == 9)
-			return -1;
-		v = v * 10 + (*s - '0');
-	}
-	*end = s;
-	*out = v;
-	return n ? 0 : -1;
-}
-
-/*
- * Check the syntax of --cards: "all", a count 1..PLAN_MAX_CARDS or a comma
- * separated list of distinct card indices (a trailing comma makes a
- * one-card list: "2,"). Whether the cards exist is select_cards()'s job.
- */
-static int parse_cards(const char *spec, struct cards_spec *cs)
-{
-	const char *p = spec, *end;
-	int v, i;
-
-	memset(cs, 0, sizeof(*cs));
-	if (!strcmp(spec, "all")) {
-		cs->kind = CARDS_ALL;
-		return 0;
-	}
-	if (!strchr(spec, ',')) {
-		if (parse_digits(spec, &end, &v) || *end || v < 1 || v > PLAN_MAX_CARDS)
-			goto bad;
-		cs->kind = CARDS_COUNT;
-		cs->n = v;
-		return 0;
-	}
-	cs->kind = CARDS_LIST;
-	while (*p) {
-		if (parse_digits(p, &end, &v) || (*end && *end != ','))
-			goto bad;
-		for (i = 0; i < cs->n; i++) {
-			if (cs->idx[i] == v) {
-				fprintf(stderr, "rk1828-llm: --cards: card %d listed twice in \"%s\"\n",
-					v, spec);
-				return -1;
-			}
-		}
-		if (cs->n == PLAN_MAX_CARDS) {
-			fprintf(stderr, "rk1828-llm: --cards: more than %d cards listed\n",
-				PLAN_MAX_CARDS);
-			return -1;
-		}
-		cs->idx[cs->n++] = v;
-		p = *end ? end + 1 : end;
-	}
-	return 0;
-bad:
-	fprintf(stderr, "rk1828-llm: --cards: \"%s\" is not all, a count 1..%d, or a list of card indices (e.g. 0,2)\n",
-		spec, PLAN_MAX_CARDS);
-	return -1;
-}
-
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
@@ -238,6 +168,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char err[160];
 	uint32_t u;
 	int c;
 
@@ -333,45 +264,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
 		return -1;
 	}
-	return parse_cards(a->cards, &a->cs);
-}
-
-/*
- * Select from the @n_all cards found those --cards (@cs) names; @sel gets
- * their indices. Fails when fewer cards are there than @cs asks for.
- */
-static int select_cards(const struct cards_spec *cs, int n_all, int *sel, int *n_sel)
-{
-	int i;
-
-	*n_sel = 0;
-	switch (cs->kind) {
-	case CARDS_ALL:
-		for (; *n_sel < n_all && *n_sel < PLAN_MAX_CARDS; (*n_sel)++)
-			sel[*n_sel] = *n_sel;
-		return 0;
-	case CARDS_COUNT:
-		if (cs->n > n_all) {
-			fprintf(stderr, "rk1828-llm: --cards %d: only %d card%s found\n", cs->n, n_all,
-				n_all == 1 ? "" : "s");
-			return -1;
-		}
-		for (; *n_sel < cs->n; (*n_sel)++)
-			sel[*n_sel] = *n_sel;
-		return 0;
-	case CARDS_LIST:
-		for (i = 0; i < cs->n; i++) {
-			if (cs->idx[i] >= n_all) {
-				fprintf(stderr, "rk1828-llm: --cards: no card %d (%d found)\n",
-					cs->idx[i], n_all);
-				return -1;
-			}
-			sel[i] = cs->idx[i];
-		}
-		*n_sel = cs->n;
-		return 0;
+	if (cards_spec_parse(a->cards, &a->cs, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
 	}
-	return -1;
+	return 0;
 }
 
 static void fmt_bytes(char *buf, size_t n, uint64_t b)
@@ -471,8 +368,10 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 			fprintf(stderr, "rk1828-llm: %s\n", rk_error());
 			return -1;
 		}
-		if (select_cards(&a->cs, S->n_cards, S->sel, &S->n_sel))
+		if (cards_spec_select(&a->cs, S->n_cards, S->sel, &S->n_sel, err, sizeof(err))) {
+			fprintf(stderr, "rk1828-llm: %s\n", err);
 			return -1;
+		}
 		for (i = 0; i < S->n_sel; i++) {
 			struct rk_card *c = &S->cards[S->sel[i]];
 
@@ -788,11 +687,9 @@ int main(int argc, char **argv)
 {
 	struct args a;
 
-#ifdef RK1828_HAVE_SERVER
 	/* `serve` has its own options (userspace/server/serve.c). */
 	if (argc >= 2 && !strcmp(argv[1], "serve"))
 		return serve_main(argc - 1, argv + 1);
-#endif
 	if (parse_args(argc, argv, &a))
 		return EXIT_USAGE;
 	if (!strcmp(a.cmd, "info"))

@@ -29,57 +29,6 @@ static struct {
 	int n_all;
 } L;
 
-/* --cards: "all", a count N (the first N) or a list "0,2" -> @idx. */
-static int pick_cards(const char *spec, int n_all, int *idx, int *n, char *err, size_t errlen)
-{
-	char *end;
-	const char *p = spec;
-	long v;
-	int i;
-
-	*n = 0;
-	if (!strcmp(spec, "all")) {
-		for (; *n < n_all && *n < ENGINE_MAX_CARDS; (*n)++)
-			idx[*n] = *n;
-		return 0;
-	}
-	if (!strchr(spec, ',')) {
-		v = strtol(spec, &end, 10);
-		if (*end || end == spec || v < 1 || v > ENGINE_MAX_CARDS)
-			goto bad;
-		if (v > n_all) {
-			snprintf(err, errlen, "--cards %ld: only %d card%s found", v, n_all,
-				 n_all == 1 ? "" : "s");
-			return -1;
-		}
-		for (; *n < v; (*n)++)
-			idx[*n] = *n;
-		return 0;
-	}
-	while (*p) {
-		v = strtol(p, &end, 10);
-		if (end == p || v < 0 || (*end && *end != ',') || *n == ENGINE_MAX_CARDS)
-			goto bad;
-		if (v >= n_all) {
-			snprintf(err, errlen, "--cards: no card %ld (%d found)", v, n_all);
-			return -1;
-		}
-		for (i = 0; i < *n; i++) {
-			if (idx[i] == v) {
-				snprintf(err, errlen, "--cards: card %ld listed twice in \"%s\"", v, spec);
-				return -1;
-			}
-		}
-		idx[(*n)++] = (int)v;
-		p = *end ? end + 1 : end;
-	}
-	return 0;
-bad:
-	snprintf(err, errlen, "--cards: \"%s\" is not all, a count or a list of card indices (e.g. 0,2)",
-		 spec);
-	return -1;
-}
-
 static void on_progress(void *user, uint64_t done, uint64_t total)
 {
 	srv_set_progress(user, 200 + (int)(total ? 800 * done / total : 0),
@@ -93,7 +42,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 		.queue_max = s->o.queue_max ? s->o.queue_max : -1, .verbose = s->o.verbose,
 		.progress = on_progress, .progress_user = s,
 	};
-	int idx[ENGINE_MAX_CARDS], n_idx, i, ret;
+	int idx[PLAN_MAX_CARDS], n_idx, i, ret;
 	struct engine_info info;
 	struct gguf_str t;
 	char e2[768];
@@ -119,7 +68,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", rk_error());
 		return -1;
 	}
-	if (pick_cards(s->o.cards, L.n_all, idx, &n_idx, err, errlen))
+	if (cards_spec_select(&s->o.cs, L.n_all, idx, &n_idx, err, errlen))
 		return -1;
 	srv_set_progress(s, 200, "planning the segments");
 	ret = engine_create(&s->e, &L.m, s->tok, L.cards, idx, n_idx, &eo, e2, sizeof(e2));

@@ -81,6 +81,7 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char err[160];
 	long v;
 	int c;
 
@@ -147,6 +148,10 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 	}
 	if (!o->model) {
 		fprintf(stderr, "rk1828-llm: serve: no model given (-m MODEL)\n");
+		return -1;
+	}
+	if (cards_spec_parse(o->cards, &o->cs, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
 		return -1;
 	}
 	return 0;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cardspec.h"
 #include "engine.h"
 
 struct gguf_file;
@@ -30,6 +31,7 @@ struct gen;
  * @host: listen address (numeric IPv4/IPv6 or a name), default 127.0.0.1
  * @port: TCP port, default 8080
  * @cards: --cards spec ("all", a count or a list), default "all"
+ * @cs: @cards parsed (cardspec.h)
  * @n_slots: --parallel, 0 = engine default (4)
  * @n_ctx: --ctx per slot, 0 = min(model context, 4096)
  * @bucket: --bucket, 0 = default (128)
@@ -42,6 +44,7 @@ struct gen;
  */
 struct srv_opts {
 	const char *model, *host, *cards, *api_key, *alias;
+	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
 	bool no_ui;
