@@ -86,11 +86,11 @@ static json_t *usage_json(const struct gen *g)
 static json_t *timings_json(const struct gen *g)
 {
 	const struct engine_timing *t = &g->timing;
-	double dec = t->total_ms - t->ttft_ms;
+	double dec = t->decode_ms;
 	int n = g->usage.completion_tokens;
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:f}", "queued_ms", t->queued_ms,
-			 "ttft_ms", t->ttft_ms, "total_ms", t->total_ms,
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "queued_ms", t->queued_ms,
+			 "prefill_ms", t->prefill_ms, "ttft_ms", t->ttft_ms, "total_ms", t->total_ms,
 			 "tpot_ms", n > 1 ? dec / (n - 1) : 0.0,
 			 "decode_tokens_per_second", n > 1 && dec > 0 ? (n - 1) * 1000.0 / dec : 0.0);
 }

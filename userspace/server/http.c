@@ -845,7 +845,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		u.cached_tokens, t.ttft_ms, (now_ns() - h->t0) / 1e6,
 		(g && !gen_done) || left ? " (client left: cancelled)" :
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
-	metrics_observe(s, h->status, &u, &t, g && gen_done);
+	metrics_observe(s, h->status);
 	if (g)
 		gen_put(g);
 	free(h->body);

@@ -89,6 +89,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 
 		snprintf(s->cards_desc + l, sizeof(s->cards_desc) - l, "%scard%d", i ? "," : "",
 			 idx[i]);
+		s->card_ids[i] = idx[i];
 	}
 	s->n_cards = info.n_cards;
 	s->n_slots = info.n_slots;

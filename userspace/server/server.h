@@ -53,33 +53,6 @@ struct srv_opts {
 
 enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
 
-/* Histogram buckets (ms) for TTFT and TPOT in /metrics. */
-#define SRV_HIST_N 12
-
-/**
- * struct srv_hist - a Prometheus histogram (cumulative at output time)
- * @count: observations per bucket (non-cumulative), last = +Inf
- * @sum: sum of the observations, seconds
- * @n: number of observations
- */
-struct srv_hist {
-	uint64_t count[SRV_HIST_N + 1];
-	double sum;
-	uint64_t n;
-};
-
-/**
- * struct srv_metrics - counters kept by the HTTP layer (under srv.lock)
- * @status: requests by final HTTP status class index (see metrics.c)
- * @prompt_tokens, @generated_tokens, @cached_tokens: sums over requests
- * @ttft, @tpot: per-request time to first token and time per output token
- */
-struct srv_metrics {
-	uint64_t by_status[600];
-	uint64_t prompt_tokens, generated_tokens, cached_tokens;
-	struct srv_hist ttft, tpot;
-};
-
 /**
  * struct srv - one running server
  * @o: options
@@ -91,13 +64,14 @@ struct srv_metrics {
  * @gf, @tok: the model file and its tokenizer (read-only once loaded)
  * @model_id: the id in the API (alias or file name)
  * @plan, @cards_desc: the segment plan and "card0,card1" for /v1/models
+ * @card_ids: the device index of each card of the plan, in pipeline order
  * @n_cards, @n_ctx, @n_slots: what the engine runs with
  * @chat_template: tokenizer.chat_template ("" when the model has none)
  * @add_bos: prepend BOS to every prompt
- * @lock: protects @gens, @metrics, @load_what
+ * @lock: protects @gens, @by_status, @load_what
  * @gens: generation requests in flight (watched for clients that left)
  * @n_gens: length of @gens
- * @metrics: HTTP-side counters
+ * @by_status: HTTP requests answered, by status code (for /metrics)
  * @monitor: thread polling the sockets of @gens
  * @monitor_stop: ends @monitor
  * @t_start: start time (s since the epoch) for "created" fields
@@ -113,6 +87,7 @@ struct srv {
 	struct tokenizer *tok;
 	char model_id[256];
 	char plan[512], cards_desc[128];
+	int card_ids[ENGINE_MAX_CARDS];
 	int n_cards, n_slots;
 	uint32_t n_ctx;
 	char *chat_template;
@@ -120,7 +95,7 @@ struct srv {
 	pthread_mutex_t lock;
 	struct gen *gens;
 	int n_gens;
-	struct srv_metrics metrics;
+	uint64_t by_status[600];
 	pthread_t monitor;
 	atomic_bool monitor_stop;
 	long long t_start;
@@ -141,9 +116,8 @@ void http_cancel_all(struct srv *s);
 int http_wait_idle(struct srv *s, int timeout_ms);
 void http_stop(struct srv *s);
 
-/* metrics.c */
-void metrics_observe(struct srv *s, int status, const struct engine_usage *u,
-		     const struct engine_timing *t, bool generated);
+/* metrics.c: count an answered request; the /metrics text (malloc'ed). */
+void metrics_observe(struct srv *s, int status);
 char *metrics_render(struct srv *s, size_t *len);
 
 /* ui.c: embedded web UI files; NULL when @path is not one of them. */

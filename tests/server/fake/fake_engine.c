@@ -6,7 +6,10 @@
  * text "w<i> " (i = 0, 1, ...), ends it after FAKE_LEN tokens (stop) or at
  * max_tokens (length), honours stop strings, the slot and queue limits
  * (-EBUSY), -E2BIG, cancel, and reports the longest common prefix with
- * the previous request as cached tokens. Only the server's tests use it.
+ * the previous request as cached tokens. Its engine_get_stats() counts
+ * like the real engine's (tokens, requests by finish, TTFT/TPOT
+ * histograms, prefix hits; a card is "busy" while any request runs). Only
+ * the server's tests use it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,7 +31,7 @@ struct engine_req {
 	struct engine_request r;
 	int32_t *prompt;
 	char *stop[4];
-	char text[8192];
+	char *text;	/* 8 bytes per token of the context ("w4095 ") */
 	size_t text_len;
 	int n_gen, cached;
 	bool active, cancel, done;
@@ -44,7 +47,8 @@ struct engine {
 	struct engine_req *list;
 	int32_t last[FAKE_MAX * 64];
 	int n_last;
-	uint64_t hits, misses;
+	struct engine_stats st;
+	double t_created, busy_ms;
 };
 
 static double now_ms(void)
@@ -62,9 +66,21 @@ static void put_locked(struct engine_req *q)
 	if (--q->refs)
 		return;
 	free(q->prompt);
+	free(q->text);
 	for (i = 0; i < 4; i++)
 		free(q->stop[i]);
 	free(q);
+}
+
+static void hist_add(struct engine_hist *h, double ms)
+{
+	int i;
+
+	for (i = 0; i < ENGINE_HIST_BUCKETS; i++)
+		if (ms <= engine_hist_le_ms[i])
+			h->count[i]++;
+	h->total++;
+	h->sum_ms += ms;
 }
 
 static void finish(struct engine *e, struct engine_req *q, enum engine_finish f)
@@ -79,7 +95,14 @@ static void finish(struct engine *e, struct engine_req *q, enum engine_finish f)
 	ev.timing.queued_ms = q->t_start - q->t_submit;
 	ev.timing.ttft_ms = q->t_first ? q->t_first - q->t_submit : 0;
 	ev.timing.total_ms = t - q->t_submit;
+	ev.timing.prefill_ms = q->t_first ? q->t_first - q->t_start : 0;
+	ev.timing.decode_ms = q->t_first ? t - q->t_first : 0;
 	q->done = true;
+	e->st.requests[f]++;
+	if (q->n_gen >= 1)
+		hist_add(&e->st.ttft, ev.timing.ttft_ms);
+	if (q->n_gen >= 2)
+		hist_add(&e->st.tpot, ev.timing.decode_ms / (q->n_gen - 1));
 	if (f != ENGINE_FINISH_CANCELLED || q->n_gen) {
 		e->n_last = q->r.n_prompt < (int)(sizeof(e->last) / 4) ? q->r.n_prompt : 0;
 		memcpy(e->last, q->prompt, e->n_last * 4);
@@ -113,6 +136,8 @@ static void step(struct engine *e, struct engine_req *q)
 	if (!q->n_gen)
 		q->t_first = now_ms();
 	q->n_gen++;
+	e->st.completion_tokens++;
+	e->st.batch_tokens++;
 	memcpy(q->text + q->text_len, tok, len);
 	q->text_len += len;
 	q->text[q->text_len] = 0;
@@ -160,9 +185,11 @@ static void admit(struct engine *e)
 		if (q->cached < 0)
 			q->cached = 0;
 		if (q->cached)
-			e->hits++;
+			e->st.prefix_hits++;
 		else
-			e->misses++;
+			e->st.prefix_misses++;
+		e->st.prompt_tokens += q->r.n_prompt;
+		e->st.cached_tokens += q->cached;
 		active++;
 	}
 }
@@ -174,12 +201,20 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&e->mu);
 	while (!e->quit) {
+		bool any = false;
+
 		admit(e);
 		for (q = e->list; q; q = q->next) {
-			if (q->active && !q->done)
+			if (q->active && !q->done) {
+				any = true;
 				step(e, q);
+			}
 			else if (!q->active && q->cancel && !q->done)
 				finish(e, q, ENGINE_FINISH_CANCELLED);
+		}
+		if (any) {
+			e->st.steps++;
+			e->busy_ms += FAKE_STEP_MS;
 		}
 		for (pp = &e->list; *pp;) {
 			q = *pp;
@@ -218,6 +253,7 @@ int engine_create(struct engine **ep, const struct llm_model *m, const struct to
 	if (getenv("RK1828_FAKE_LEN"))
 		FAKE_LEN = atoi(getenv("RK1828_FAKE_LEN"));
 	pthread_mutex_init(&e->mu, NULL);
+	e->t_created = now_ms();
 	pthread_create(&e->th, NULL, run, e);
 	*ep = e;
 	return 0;
@@ -256,6 +292,7 @@ int engine_submit(struct engine *e, const struct engine_request *r, struct engin
 	q = calloc(1, sizeof(*q));
 	q->r = *r;
 	q->prompt = malloc(r->n_prompt * sizeof(int32_t));
+	q->text = calloc(8, e->o.n_ctx + 8);
 	memcpy(q->prompt, r->prompt, r->n_prompt * sizeof(int32_t));
 	for (i = 0; i < r->n_stop && i < 4; i++)
 		q->stop[i] = strdup(r->stop[i]);
@@ -290,16 +327,19 @@ void engine_get_stats(struct engine *e, struct engine_stats *st)
 {
 	struct engine_req *q;
 
-	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&e->mu);
+	*st = e->st;
 	for (q = e->list; q; q = q->next) {
 		st->active += q->active && !q->done;
 		st->queued += !q->active && !q->done;
 	}
 	st->n_slots = e->o.n_slots;
-	st->prefix_hits = e->hits;
-	st->prefix_misses = e->misses;
+	st->uptime_s = (now_ms() - e->t_created) / 1000.0;
 	st->n_cards = 2;
+	st->card_busy[0] = st->card_busy[1] = st->uptime_s > 0 ?
+		e->busy_ms / 1000.0 / st->uptime_s : 0;
+	if (st->card_busy[0] > 1)
+		st->card_busy[0] = st->card_busy[1] = 1;
 	pthread_mutex_unlock(&e->mu);
 }
 

@@ -44,6 +44,8 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	snprintf(s->plan, sizeof(s->plan), "card0: blk 0-2, card1: blk 3-4 + output (scripted)");
 	snprintf(s->cards_desc, sizeof(s->cards_desc), "card0,card1");
 	s->n_cards = 2;
+	s->card_ids[0] = 0;
+	s->card_ids[1] = 1;
 	s->n_slots = eo.n_slots;
 	s->n_ctx = eo.n_ctx;
 	srv_set_progress(s, 1000, "done");
