@@ -12,6 +12,11 @@ export const require = createRequire(path.join(root, 'build/node/package.json'))
 
 export const BASE = process.env.RK1828_SERVER_URL || 'http://127.0.0.1:18080';
 export const KEY = process.env.RK1828_API_KEY || '';
+// RK1828_ENGINE=scripted: the server runs over the scripted test engine
+// (build/tests/serve-fake), whose text does not depend on the prompt: the
+// tests then check the HTTP layer only, and say so in their names.
+export const REAL = process.env.RK1828_ENGINE !== 'scripted';
+export const claim = (real, scripted) => (REAL ? real : scripted);
 
 let n = 0, failed = 0;
 export function ok(cond, name, diag) {
@@ -68,10 +73,24 @@ export async function metrics() {
   const r = await raw('GET', '/metrics');
   const m = {};
   for (const line of r.text.split('\n')) {
-    const x = /^([a-z_]+)(\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+    const x = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$/.exec(line);
     if (x) m[x[1] + (x[2] || '')] = Number(x[3]);
   }
   return m;
+}
+
+// waitMetrics(pred, ms): poll /metrics until pred(m) holds; returns m, or
+// throws after ms with the last values (a failed wait is a failed check,
+// never a silent pass).
+export async function waitMetrics(pred, ms, what) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const m = await metrics();
+    if (pred(m)) return m;
+    if (Date.now() > end)
+      throw new Error(`${what || 'condition'} not reached within ${ms} ms: ` + JSON.stringify(m));
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 export async function waitIdle(ms = 10000) {
@@ -83,5 +102,8 @@ export async function waitIdle(ms = 10000) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+// The engine's count of requests that ended with @finish.
+export const finished = (m, finish) => m[`rk1828_engine_requests_total{finish="${finish}"}`] || 0;
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,7 @@
 // stream, reload and find the conversation, a phone-width layout; saves
 // screenshots under build/. Prints TAP.
 import path from 'node:path';
-import { BASE, KEY, ok, done, check, require, root, waitIdle } from './lib.mjs';
+import { BASE, KEY, ok, done, check, require, root, metrics, waitMetrics, finished } from './lib.mjs';
 
 const { chromium } = require('playwright-core');
 const shots = path.join(root, 'build');
@@ -55,12 +55,15 @@ await check('ui', async () => {
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => { const n = document.querySelectorAll('.msg.assistant'); return n.length === 2 && n[1].querySelector('.body').textContent.length > 0; }, null, { timeout: 60000 });
   ok(await page.isVisible('#stop'), 'the stop button shows while streaming');
+  const m0 = await metrics();
   await page.click('#stop');
   await page.waitForFunction(() => !document.querySelector('.msg.streaming'), null, { timeout: 10000 });
   const meta2 = await page.textContent('.msg.assistant:last-of-type .meta');
   ok(/stopped/.test(meta2) && await page.isVisible('#send'), 'stop ends the stream and marks the reply stopped', meta2);
-  const idle = await waitIdle(10000);
-  ok(!idle.rk1828_sessions_active, 'stopping in the browser cancelled the request on the server', idle);
+  const m1 = await waitMetrics((m) => finished(m, 'cancelled') > finished(m0, 'cancelled') && !m.rk1828_sessions_active, 30000,
+    'the stopped request cancelled');
+  ok(finished(m1, 'cancelled') === finished(m0, 'cancelled') + 1 && !m1.rk1828_sessions_active,
+     'stopping in the browser cancelled the request in the engine and freed its session', { m0, m1 });
 
   // Reload: the conversation comes back from localStorage.
   const before = await page.$$eval('.msg', (n) => n.map((x) => x.querySelector('.body').textContent));
