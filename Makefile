@@ -99,7 +99,10 @@ $(B)/obj/userspace/server/ui.o: $(wildcard userspace/server/ui/*)
 $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 # The server over the scripted test engine: host tests of the HTTP layer.
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c) $(B)/libserver.a $(B)/libcommon.a
+# It takes from userspace/llm only what the server calls besides the
+# engine: --cards and the chat templates.
+FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c)
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(LDLIBS)
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile

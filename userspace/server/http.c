@@ -30,7 +30,6 @@
 #include "api.h"
 #include "gen.h"
 #include "server.h"
-#include "tmpl_fallback.h"
 #include "tokenizer.h"
 
 #define MONITOR_MS	50
@@ -457,47 +456,134 @@ static enum MHD_Result queue_stream(struct MHD_Connection *c, struct hreq *h, st
 	return ret;
 }
 
-/* Template (chat, responses) and tokenize; -1 with @e on failure. */
-static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
-		    struct api_error *e)
+/*
+ * Leading system messages (e.g. /v1/responses instructions followed by a
+ * developer message) as one: a template has one system block. Returns the
+ * joined text (malloc'ed; NULL when out of memory) and the count in @n_sys.
+ */
+static char *join_system(const struct api_params *p, int *n_sys)
 {
-	char *text = p->kind == API_COMPLETION ? p->prompt :
-		     tmpl_render(s->chat_template, p->msgs, p->n_msgs);
-	int need, got;
+	size_t len = 0;
+	char *t;
+	int i;
 
-	*toks = NULL;
-	if (!text) {
-		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+	for (i = 0; i < p->n_msgs && !strcmp(p->msgs[i].role, "system"); i++)
+		len += strlen(p->msgs[i].content) + 2;
+	*n_sys = i;
+	t = malloc(len + 1);
+	if (!t)
+		return NULL;
+	t[0] = 0;
+	for (i = 0; i < *n_sys; i++) {
+		if (i)
+			strcat(t, "\n\n");
+		strcat(t, p->msgs[i].content);
+	}
+	return t;
+}
+
+/* The prompt of a chat or responses request through the model's template (chat.h). */
+static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		       struct api_error *e)
+{
+	struct chat_opts co = {
+		.add_generation_prompt = strcmp(p->msgs[p->n_msgs - 1].role, "assistant") != 0,
+		.thinking = CHAT_THINK_DEFAULT,
+	};
+	struct chat_msg *m = calloc(p->n_msgs, sizeof(*m));
+	struct chat_prompt cp = { 0 };
+	char why[256] = "", *sys;
+	int i, k = 0, n_sys, ret;
+
+	sys = m ? join_system(p, &n_sys) : NULL;
+	if (!sys) {
+		free(m);
+		goto oom;
+	}
+	if (n_sys) {
+		m[k].role = "system";
+		m[k++].content = sys;
+	}
+	for (i = n_sys; i < p->n_msgs; i++, k++) {
+		m[k].role = p->msgs[i].role;
+		m[k].content = p->msgs[i].content;
+	}
+	ret = chat_render(&s->ct, m, k, &co, &cp, why, sizeof(why));
+	free(m);
+	free(sys);
+	if (ret == -EINVAL) {
+		api_error_set(e, 400, "invalid_request_error", NULL,
+			      p->kind == API_RESPONSES ? "input" : "messages",
+			      "the conversation cannot be rendered with the model's chat template (%s): %s",
+			      s->ct.name, why);
 		return -1;
 	}
-	if (strlen(text) > TOK_MAX_TEXT) {
+	if (ret)
+		goto oom;
+	if (cp.len > TOK_MAX_TEXT) {
 		api_error_set(e, 400, "invalid_request_error", NULL, NULL,
 			      "the prompt is longer than %u bytes", TOK_MAX_TEXT);
-		goto fail;
+		chat_prompt_free(&cp);
+		return -1;
+	}
+	ret = chat_encode(s->tok, &cp, 0, toks, n);
+	chat_prompt_free(&cp);
+	if (ret == -ENOMEM)
+		goto oom;
+	if (ret) {
+		api_error_set(e, 500, "server_error", NULL, NULL, "cannot tokenize the prompt");
+		return -1;
+	}
+	return 0;
+oom:
+	api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+	return -1;
+}
+
+/* A completions prompt: the text as it is, no template, no special tokens. */
+static int encode_text(struct srv *s, const char *text, int32_t **toks, int *n,
+		       struct api_error *e)
+{
+	int need, got;
+
+	if (strlen(text) > TOK_MAX_TEXT) {
+		api_error_set(e, 400, "invalid_request_error", NULL, "prompt",
+			      "the prompt is longer than %u bytes", TOK_MAX_TEXT);
+		return -1;
 	}
 	need = strlen(text) * 3 + 8;
 	*toks = malloc(need * sizeof(**toks));
 	got = *toks ? tok_encode(s->tok, text, s->add_bos, *toks, need) : INT32_MIN;
 	if (got < 0) {
-		api_error_set(e, 500, "server_error", NULL, NULL, "cannot tokenize the prompt");
-		goto fail;
+		api_error_set(e, 500, "server_error", NULL, NULL, *toks ? "cannot tokenize the prompt" :
+			      "out of memory");
+		return -1;
 	}
-	if (!got) {
+	*n = got;
+	return 0;
+}
+
+/* Template (chat, responses) and tokenize; -1 with @e on failure. */
+static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		    struct api_error *e)
+{
+	int ret;
+
+	*toks = NULL;
+	*n = 0;
+	ret = p->kind == API_COMPLETION ? encode_text(s, p->prompt, toks, n, e) :
+	      render_chat(s, p, toks, n, e);
+	if (!ret && !*n) {
 		api_error_set(e, 400, "invalid_request_error", NULL,
 			      p->kind == API_COMPLETION ? "prompt" : "messages",
 			      "the prompt is empty");
-		goto fail;
+		ret = -1;
 	}
-	*n = got;
-	if (text != p->prompt)
-		free(text);
-	return 0;
-fail:
-	if (text != p->prompt)
-		free(text);
-	free(*toks);
-	*toks = NULL;
-	return -1;
+	if (ret) {
+		free(*toks);
+		*toks = NULL;
+	}
+	return ret;
 }
 
 static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,

@@ -61,8 +61,13 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	if (!s->tok)
 		return -1;
 	s->add_bos = tok_add_bos_default(s->tok);
-	s->chat_template = gguf_get_str(s->gf, "tokenizer.chat_template", &t) ?
-			   strndup(t.s, t.len) : strdup("");
+	if (gguf_get_str(s->gf, "tokenizer.chat_template", &t))
+		chat_template_init(&s->ct, t.s, t.len, s->tok);
+	else
+		chat_template_init(&s->ct, NULL, 0, s->tok);
+	if (s->ct.fallback)
+		fprintf(stderr, "rk1828-llm: warning: %s: chat template not recognised; chats are rendered as chatml\n",
+			s->o.model);
 	srv_set_progress(s, 100, "opening the cards");
 	if (rk_open_all(&L.cards, &L.n_all)) {
 		snprintf(err, errlen, "%s", rk_error());
@@ -115,6 +120,4 @@ void srv_unload(struct srv *s)
 	if (s->gf)
 		gguf_close(s->gf);
 	s->gf = NULL;
-	free(s->chat_template);
-	s->chat_template = NULL;
 }

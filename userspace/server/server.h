@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cardspec.h"
+#include "chat.h"
 #include "engine.h"
 
 struct gguf_file;
@@ -66,7 +67,7 @@ enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
  * @plan, @cards_desc: the segment plan and "card0,card1" for /v1/models
  * @card_ids: the device index of each card of the plan, in pipeline order
  * @n_cards, @n_ctx, @n_slots: what the engine runs with
- * @chat_template: tokenizer.chat_template ("" when the model has none)
+ * @ct: the model's chat template (chat.h; plain when it has none)
  * @add_bos: prepend BOS to every prompt
  * @lock: protects @gens, @by_status, @load_what
  * @gens: generation requests in flight (watched for clients that left)
@@ -90,7 +91,7 @@ struct srv {
 	int card_ids[ENGINE_MAX_CARDS];
 	int n_cards, n_slots;
 	uint32_t n_ctx;
-	char *chat_template;
+	struct chat_template ct;
 	bool add_bos;
 	pthread_mutex_t lock;
 	struct gen *gens;

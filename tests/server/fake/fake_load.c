@@ -31,8 +31,10 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	if (!s->tok)
 		return -1;
 	s->add_bos = tok_add_bos_default(s->tok);
-	s->chat_template = gguf_get_str(s->gf, "tokenizer.chat_template", &t) ?
-			   strndup(t.s, t.len) : strdup("");
+	if (gguf_get_str(s->gf, "tokenizer.chat_template", &t))
+		chat_template_init(&s->ct, t.s, t.len, s->tok);
+	else
+		chat_template_init(&s->ct, NULL, 0, s->tok);
 	srv_set_progress(s, 500, "starting the scripted engine");
 	usleep(300000);
 	if (engine_create(&s->e, NULL, s->tok, NULL, NULL, 2, &eo, err, errlen))
@@ -61,7 +63,6 @@ void srv_unload(struct srv *s)
 		tok_free(s->tok);
 	if (s->gf)
 		gguf_close(s->gf);
-	free(s->chat_template);
 }
 
 int main(int argc, char **argv)
