@@ -1054,6 +1054,11 @@ int http_start(struct srv *s, char *err, size_t errlen)
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
 		return -1;
 	}
+	if (!s->o.port) {	/* --port 0: the kernel picked one */
+		const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+
+		s->o.port = di ? di->port : 0;
+	}
 	if (pthread_create(&s->monitor, NULL, monitor, s)) {
 		MHD_stop_daemon(s->d);
 		s->d = NULL;

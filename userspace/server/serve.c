@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
-		"  --port P       TCP port (default 8080)\n"
+		"  --port P       TCP port (default 8080; 0: any free port, printed)\n"
 		"  --cards C      all (default), N (the first N cards) or a list (\"0,2\")\n"
 		"  --parallel S   concurrent sessions, each with its own KV cache (default 4)\n"
 		"  --ctx N        context per session in tokens (default min(model, 4096))\n"
@@ -97,7 +97,7 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 		case 'm': o->model = optarg; break;
 		case O_HOST: o->host = optarg; break;
 		case O_PORT:
-			if (parse_int(optarg, "--port", 1, 65535, &v))
+			if (parse_int(optarg, "--port", 0, 65535, &v))
 				return -1;
 			o->port = (int)v;
 			break;

@@ -30,7 +30,7 @@ struct gen;
  * struct srv_opts - `rk1828-llm serve` options
  * @model: GGUF path (-m)
  * @host: listen address (numeric IPv4/IPv6 or a name), default 127.0.0.1
- * @port: TCP port, default 8080
+ * @port: TCP port, default 8080; 0 = any free one (set to it by http_start())
  * @cards: --cards spec ("all", a count or a list), default "all"
  * @cs: @cards parsed (cardspec.h)
  * @n_slots: --parallel, 0 = engine default (4)
