@@ -20,17 +20,19 @@ DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
 # (README.md "Layout" lists the arrows; tools/check-layering checks every
 # #include against the same rules in `make check`).
 INC_common    := -Iinclude -Iuserspace/common
+INC_cardmodel := -Icardmodel
 INC_lib       := -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
-INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm
+INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm -Icardmodel
 INC_server    := $(INC_llm) -Iuserspace/server
 INC_cli       := $(INC_server)
-INC_emu       := -Iinclude -Ikernel -Iemulator
+INC_emu       := -Iinclude -Ikernel -Iemulator -Icardmodel
 # Host tests, tools and benchmarks exercise every userspace layer. (The
 # selftests build with their own Makefile: uapi and include/rk1828 only.)
 INC_tests     := -Itests/lib -Iinclude -Iuapi -Ikernel -Iuserspace/common \
-		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/server -Iemulator $(DRM_CFLAGS)
+		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/server -Iemulator -Icardmodel $(DRM_CFLAGS)
 
 $(B)/obj/userspace/common/%.o: INC := $(INC_common)
+$(B)/obj/cardmodel/%.o: INC := $(INC_cardmodel)
 $(B)/obj/userspace/lib/%.o: INC := $(INC_lib)
 $(B)/obj/userspace/llm/%.o: INC := $(INC_llm)
 $(B)/obj/userspace/llm/main.o: INC := $(INC_cli)
@@ -39,6 +41,7 @@ $(B)/obj/emulator/%.o: INC := $(INC_emu)
 $(B)/obj/tests/%.o: INC := $(INC_tests)
 
 COMMON_SRC := $(wildcard userspace/common/*.c)
+CARDMODEL_SRC := $(wildcard cardmodel/*.c)
 LIB_SRC    := $(wildcard userspace/lib/*.c)
 LLM_SRC    := $(filter-out userspace/llm/main.c,$(wildcard userspace/llm/*.c))
 EMU_SRC    := $(wildcard emulator/*.c)
@@ -53,7 +56,7 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps module userspace tests selftests selftests-install check \
-	demo serve bench checkpatch clean dkms-install dkms-uninstall
+	demo serve bench checkpatch clean dkms-install dkms-uninstall fit-profile
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
 all: userspace module tests
@@ -65,6 +68,7 @@ help:
 	@echo "make serve      OpenAI-compatible server + web UI on $(CARDS) emulated cards"
 	@echo "make check      run every test (host + guest)"
 	@echo "make bench      benchmarks (ratios measured side by side)"
+	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
 	@echo "make selftests-install KTREE=DIR  kselftests into a kernel tree"
 	@echo "make dkms-install  install the module with DKMS (real machines)"
@@ -83,6 +87,12 @@ $(B)/obj/%.o: %.c
 
 $(B)/libcommon.a: $(call obj,$(COMMON_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+# The card model (profile + cost function), shared by the emulator's
+# timing mode and the planner's prediction; profile.o embeds the default
+# profile (.incbin).
+$(B)/libcardmodel.a: $(call obj,$(CARDMODEL_SRC))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/obj/cardmodel/profile.o: emulator/profiles/rk1828.conf
 $(B)/librk1828.a: $(call obj,$(LIB_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 $(B)/libllm.a: $(call obj,$(LLM_SRC))
@@ -111,10 +121,10 @@ $(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile
 # rk1828-llm: the CLI (run, plan, info) and `serve` (userspace/server).
 $(B)/obj/userspace/llm/main.o: CFLAGS += $(SERVER_CFLAGS)
 LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a
-$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
+$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(SERVER_LIBS) $(LDLIBS)
 
-$(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a
+$(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a $(B)/libcardmodel.a
 	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)
 
 # Host unit tests: one binary per tests/unit/test_*.c, linked with every library.
@@ -122,7 +132,7 @@ $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a
 # mock_rk_*() gets the mock's rk_* functions, the others the real ones.
 $(B)/libmock.a: $(call obj,tests/lib/mock_rk.c)
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
-$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
 
@@ -164,14 +174,14 @@ $(B)/linux-src/.stamp $(KSFT_DIR)/lib.mk:
 # Test tools: one binary per tests/tools/*.c (e.g. the reference logits check).
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRC))
-$(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a
+$(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
 
 # Benchmark helpers (tests/run-bench): build/bench/{mkmodel,latency,cpucal,engine_bench}.
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
-$(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(LDLIBS)
 
@@ -227,6 +237,11 @@ serve: deps all
 
 check: deps all
 	tests/run-all
+
+# Refit the card profile's fitted values on the vendor's single-card
+# figures (Documentation/accel/rk1828/timing.rst) and print the residuals.
+fit-profile: $(B)/tests/fit_profile
+	$(B)/tests/fit_profile --write
 
 bench: deps all
 	tests/run-bench

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Deployment prediction (predict.h): the model's layers for the cost
+ * function, a simulation of the pipeline's job graph on modelled queue
+ * clocks, and the scenarios plan --predict reports.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict.h"
+#include "rk1828/program.h"
+
+static const uint32_t ttft_prompts[PREDICT_N_TTFT] = { 1024, 4096, 8192 };
+static const uint32_t sessions[PREDICT_N_SESSIONS] = { 1, 2, 4 };
+
+uint32_t predict_ttft_prompt(int i)
+{
+	return i >= 0 && i < PREDICT_N_TTFT ? ttft_prompts[i] : 0;
+}
+
+uint32_t predict_sessions(int i)
+{
+	return i >= 0 && i < PREDICT_N_SESSIONS ? sessions[i] : 0;
+}
+
+static void add_mat(struct cost_layer *c, const struct gguf_tensor *t)
+{
+	if (!t || c->n_mats == COST_MAX_MATS)
+		return;
+	c->mat[c->n_mats++] = (struct cost_matrix){ (uint32_t)t->ne[1], (uint32_t)t->ne[0],
+						    t->nbytes };
+}
+
+void predict_cost_layer(const struct llm_model *m, uint32_t l, struct cost_layer *c)
+{
+	const struct llm_layer *L = &m->layers[l];
+
+	memset(c, 0, sizeof(*c));
+	c->mixer = COST_MIX_ATTN;
+	c->dim = m->dim;
+	c->ffn_dim = m->ffn_dim;
+	c->n_heads = m->n_heads;
+	c->n_kv_heads = m->n_kv_heads;
+	c->head_dim = m->head_dim;
+	c->qk_norm = L->q_norm != NULL;
+	c->bias = L->bq != NULL;
+	c->kv_elt_bytes = sizeof(float);
+	c->state_elt_bytes = sizeof(float);
+	add_mat(c, L->wq);
+	add_mat(c, L->wk);
+	add_mat(c, L->wv);
+	add_mat(c, L->wo);
+	add_mat(c, L->ffn_gate);
+	add_mat(c, L->ffn_up);
+	add_mat(c, L->ffn_down);
+	c->small_bytes = llm_tensor_card_bytes(L->attn_norm, true) +
+			 llm_tensor_card_bytes(L->ffn_norm, true) +
+			 llm_tensor_card_bytes(L->q_norm, true) +
+			 llm_tensor_card_bytes(L->k_norm, true) +
+			 llm_tensor_card_bytes(L->bq, true) +
+			 llm_tensor_card_bytes(L->bk, true) +
+			 llm_tensor_card_bytes(L->bv, true);
+}
+
+void predict_cost_head(const struct llm_model *m, struct cost_head *h)
+{
+	h->dim = m->dim;
+	h->n_vocab = m->n_vocab;
+	h->bytes = llm_tensor_card_bytes(m->output, false);
+}
+
+/* Most slots a stage has (plan_slots() caps at 8). */
+#define PSIM_SLOTS	8
+
+/**
+ * struct psim_stage - one card's modelled queues
+ * @first, @count: its blocks
+ * @last: it runs the output head
+ * @prog_size: bytes of program and token table in front of the hidden
+ *	states of its input COPY (as pipeline_setup.c lays them out)
+ * @copy_free, @exec_free: when its COPY and COMPUTE queues are next free
+ * @in_end, @exec_end, @out_end: per slot, when the jobs of the slot's
+ *	latest micro-batch end
+ * @busy: EXEC time so far
+ */
+struct psim_stage {
+	uint32_t first, count;
+	bool last;
+	uint64_t prog_size;
+	double copy_free, exec_free;
+	double in_end[PSIM_SLOTS], exec_end[PSIM_SLOTS], out_end[PSIM_SLOTS];
+	double busy;
+};
+
+struct psim {
+	const struct card_profile *prof;
+	enum cost_link link;
+	uint32_t dim, vocab;
+	int n_stages, nslot, depth;
+	long n_mb;
+	double done[PSIM_SLOTS];
+	const struct cost_layer *layers;
+	struct cost_head head;
+	struct psim_stage st[];
+};
+
+struct psim *psim_create(const struct cost_layer *layers, uint32_t n_layers,
+			 const struct cost_head *head, const struct plan *plan,
+			 const struct predict_opts *o)
+{
+	struct psim *s;
+	int k;
+
+	if (plan->n_segs < 1 || plan->n_segs > PLAN_MAX_CARDS || !n_layers)
+		return NULL;
+	for (k = 0; k < plan->n_segs; k++)
+		if (plan->seg[k].first < 0 || plan->seg[k].count < 1 ||
+		    (uint32_t)(plan->seg[k].first + plan->seg[k].count) > n_layers)
+			return NULL;
+	s = calloc(1, sizeof(*s) + (size_t)plan->n_segs * sizeof(s->st[0]));
+	if (!s)
+		return NULL;
+	s->layers = layers;
+	s->head = *head;
+	s->prof = o->prof;
+	s->link = o->link;
+	s->dim = head->dim;
+	s->vocab = head->n_vocab;
+	s->n_stages = plan->n_segs;
+	s->nslot = (int)plan_slots(plan->n_segs);
+	s->depth = plan->n_segs > 1 ? plan->n_segs : 2;
+	for (k = 0; k < plan->n_segs; k++) {
+		struct psim_stage *st = &s->st[k];
+
+		st->first = (uint32_t)plan->seg[k].first;
+		st->count = (uint32_t)plan->seg[k].count;
+		st->last = k == plan->n_segs - 1;
+		st->prog_size = (plan_prog_bytes(st->count) +
+				 (uint64_t)o->bucket * sizeof(struct rk1828_prog_token) + 63) & ~63ULL;
+	}
+	return s;
+}
+
+void psim_destroy(struct psim *s)
+{
+	free(s);
+}
+
+int psim_depth(const struct psim *s)
+{
+	return s->depth;
+}
+
+double psim_busy_ns(const struct psim *s, int k)
+{
+	return k >= 0 && k < s->n_stages ? s->st[k].busy : 0;
+}
+
+static double max3(double a, double b, double c)
+{
+	double m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+/* The IN, EXEC and OUT of one stage (the dependencies of pipeline.c). */
+static void stage_jobs(struct psim *s, int k, int slot, double t, const struct cost_batch *b)
+{
+	struct psim_stage *st = &s->st[k];
+	uint64_t hid = (uint64_t)b->n_tokens * s->dim * sizeof(float), out;
+	double in_start, ex_start, out_start, ex;
+
+	/* IN waits for EXEC i-n (slot reuse) and stage k-1's OUT of this one. */
+	in_start = max3(t, st->copy_free, st->exec_end[slot]);
+	if (k > 0 && s->st[k - 1].out_end[slot] > in_start)
+		in_start = s->st[k - 1].out_end[slot];
+	st->copy_free = in_start + cost_link_ns(s->prof, s->link, st->prog_size + hid);
+	/* EXEC waits for its input, EXEC i-1 and OUT i-n (output slot drained). */
+	ex_start = max3(st->copy_free, st->exec_free, st->out_end[slot]);
+	ex = cost_exec_ns(s->prof, s->layers + st->first, st->count,
+			  st->last ? &s->head : NULL, b);
+	st->exec_free = ex_start + ex;
+	st->busy += ex;
+	/* OUT waits for the EXEC and for stage k+1's IN i-n (host slot read). */
+	out_start = max3(st->exec_free, st->copy_free,
+			 st->last ? 0 : s->st[k + 1].in_end[slot]);
+	out = st->last ? (b->n_logits ? (uint64_t)b->n_logits * s->vocab * sizeof(float) : 4)
+		       : hid;
+	st->in_end[slot] = st->copy_free;
+	st->exec_end[slot] = st->exec_free;
+	st->copy_free = out_start + cost_link_ns(s->prof, s->link, out);
+	st->out_end[slot] = st->copy_free;
+}
+
+double psim_submit(struct psim *s, double t, const struct cost_batch *b)
+{
+	int slot = (int)(s->n_mb % s->nslot), k;
+
+	/* pipe_submit() refuses more than pipe_depth() in flight: the host
+	 * waits for the oldest first.
+	 */
+	if (s->n_mb >= s->depth) {
+		double oldest = s->done[(s->n_mb - s->depth) % s->nslot];
+
+		if (oldest > t)
+			t = oldest;
+	}
+	for (k = 0; k < s->n_stages; k++)
+		stage_jobs(s, k, slot, t, b);
+	s->done[slot] = s->st[s->n_stages - 1].out_end[slot];
+	s->n_mb++;
+	return s->done[slot];
+}
+
+/* Prefill of @n tokens in buckets from time 0; returns when its logits are back. */
+static double prefill(struct psim *s, uint32_t n, uint32_t bucket)
+{
+	double end = 0;
+	uint32_t done;
+
+	for (done = 0; done < n; done += bucket) {
+		uint32_t nb = n - done < bucket ? n - done : bucket;
+		struct cost_batch b = { 0 };
+
+		cost_batch_add_seq(&b, nb, done, done + nb == n);
+		end = psim_submit(s, 0, &b);
+	}
+	return end;
+}
+
+/* Aggregate decode tokens/s of @n_sess sessions at positions from @pos. */
+static double aggregate(struct psim *s, uint32_t n_sess, uint32_t pos)
+{
+	enum { ROUNDS = 24, WARM = 4 };
+	int cap = s->n_stages > 1 ? (int)((n_sess + s->n_stages - 1) / s->n_stages) : (int)n_sess;
+	int groups = ((int)n_sess + cap - 1) / cap, r, g;
+	double ready[PLAN_MAX_CARDS] = { 0 }, t_warm = 0, t_end = 0;
+	uint32_t toks = 0;
+
+	for (r = 0; r < ROUNDS; r++) {
+		for (g = 0; g < groups; g++) {
+			int n = g == groups - 1 ? (int)n_sess - cap * (groups - 1) : cap, i;
+			struct cost_batch b = { 0 };
+
+			for (i = 0; i < n; i++)
+				cost_batch_add_seq(&b, 1, pos + r, 1);
+			ready[g] = psim_submit(s, ready[g], &b);
+			if (r >= WARM)
+				toks += n;
+		}
+		t_end = ready[groups - 1];
+		if (r == WARM - 1)
+			t_warm = t_end;
+	}
+	return t_end > t_warm ? toks / ((t_end - t_warm) / 1e9) : 0;
+}
+
+int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
+		       const struct cost_head *head, const struct plan *plan,
+		       const struct predict_opts *o, struct prediction *out,
+		       char *err, size_t errlen)
+{
+	struct psim *s;
+	double t, t0;
+	int i, k;
+
+	memset(out, 0, sizeof(*out));
+	if (!o->bucket || !o->prof) {
+		snprintf(err, errlen, "predict: no bucket size or profile");
+		return -1;
+	}
+	for (i = 0; i < PREDICT_N_TTFT; i++) {
+		out->ttft_ms[i] = NAN;
+		if (ttft_prompts[i] > o->n_ctx)
+			continue;
+		s = psim_create(layers, n_layers, head, plan, o);
+		if (!s)
+			goto oom;
+		out->ttft_ms[i] = prefill(s, ttft_prompts[i], o->bucket) / 1e6;
+		psim_destroy(s);
+	}
+
+	/* The vendor's conditions: a PREDICT_PROMPT prompt, PREDICT_GEN tokens. */
+	s = psim_create(layers, n_layers, head, plan, o);
+	if (!s)
+		goto oom;
+	t0 = t = prefill(s, PREDICT_PROMPT, o->bucket);
+	out->prefill_tok_s = PREDICT_PROMPT / (t / 1e9);
+	for (k = 0; k < plan->n_segs; k++)
+		out->card_busy[k] = psim_busy_ns(s, k) / t;
+	for (i = 0; i < PREDICT_GEN; i++) {
+		struct cost_batch b = { 0 };
+
+		cost_batch_add_seq(&b, 1, PREDICT_PROMPT + (uint32_t)i, 1);
+		t = psim_submit(s, t, &b);
+	}
+	out->tpot_ms = (t - t0) / PREDICT_GEN / 1e6;
+	out->decode_tok_s = 1000.0 / out->tpot_ms;
+	psim_destroy(s);
+
+	for (i = 0; i < PREDICT_N_SESSIONS; i++) {
+		s = psim_create(layers, n_layers, head, plan, o);
+		if (!s)
+			goto oom;
+		out->aggregate_tok_s[i] = aggregate(s, sessions[i], PREDICT_PROMPT);
+		psim_destroy(s);
+	}
+	return 0;
+oom:
+	snprintf(err, errlen, "predict: out of memory or a plan that does not match the model");
+	return -1;
+}
+
+int predict_run(const struct llm_model *m, const struct plan *plan,
+		const struct predict_opts *o, struct prediction *out,
+		char *err, size_t errlen)
+{
+	struct cost_layer *layers = calloc(m->n_layers ? m->n_layers : 1, sizeof(*layers));
+	struct cost_head head;
+	uint32_t l;
+	int ret;
+
+	if (!layers) {
+		snprintf(err, errlen, "predict: out of memory");
+		return -1;
+	}
+	for (l = 0; l < m->n_layers; l++)
+		predict_cost_layer(m, l, &layers[l]);
+	predict_cost_head(m, &head);
+	ret = predict_run_layers(layers, m->n_layers, &head, plan, o, out, err, errlen);
+	free(layers);
+	return ret;
+}

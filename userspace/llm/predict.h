@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deployment prediction (rk1828-llm plan --predict, and the "predicted"
+ * column of rk1828-llm bench): what a plan will do on RK1828 cards of a
+ * profile (cardmodel/profile.h) over a link, before anyone buys cards.
+ *
+ * Every job's time comes from the card cost function (cardmodel/cost.h),
+ * the same the emulator's timing mode completes jobs with; this file adds
+ * them up over the job graph the pipeline really queues (pipeline.h: per
+ * micro-batch and card an input COPY, the EXEC and an output COPY; COPY
+ * and EXEC on the card's two queues, each running its jobs one at a time
+ * in submission order) and the engine's schedule (scheduler.h: decode
+ * micro-batches of ceil(sessions / cards) tokens, at most one micro-batch
+ * per card in flight). Host time (embedding, submits, sampling) is taken
+ * as zero: the prediction is the cards' and links' time, and bench
+ * measures the host's on top. Documentation/accel/rk1828/timing.rst.
+ */
+#ifndef RK_LLM_PREDICT_H
+#define RK_LLM_PREDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
+#include "model.h"
+#include "planner.h"
+#include "profile.h"
+
+/* Prompt lengths of the TTFT predictions, and the vendor's conditions. */
+#define PREDICT_N_TTFT		3
+#define PREDICT_PROMPT		4096	/* prompt of the prefill/decode rates */
+#define PREDICT_GEN		128	/* generated tokens of the decode rate */
+#define PREDICT_N_SESSIONS	3	/* aggregate decode at 1, 2, 4 sessions */
+
+/** predict_ttft_prompt() - prompt length of TTFT prediction @i (1024, 4096, 8192). */
+uint32_t predict_ttft_prompt(int i);
+
+/** predict_sessions() - session count of aggregate prediction @i (1, 2, 4). */
+uint32_t predict_sessions(int i);
+
+/**
+ * struct predict_opts - the deployment
+ * @prof: card profile
+ * @link: host link of every card
+ * @bucket: prefill bucket, tokens (the pipeline's micro-batch limit)
+ * @n_ctx: context; a TTFT at a prompt longer than this is not predicted
+ */
+struct predict_opts {
+	const struct card_profile *prof;
+	enum cost_link link;
+	uint32_t bucket;
+	uint32_t n_ctx;
+};
+
+/**
+ * struct prediction - the predicted figures
+ * @ttft_ms: time to first token at predict_ttft_prompt(i) prompt tokens
+ *	(a prompt that fills the context: NAN)
+ * @prefill_tok_s: prompt tokens per second of a PREDICT_PROMPT prompt
+ * @tpot_ms: mean time per output token of PREDICT_GEN tokens after it
+ * @decode_tok_s: 1000 / @tpot_ms
+ * @aggregate_tok_s: decode tokens per second over all sessions with
+ *	predict_sessions(i) sessions decoding at once (after PREDICT_PROMPT
+ *	each)
+ * @card_busy: per stage, fraction of the PREDICT_PROMPT prefill during
+ *	which its NPU runs
+ */
+struct prediction {
+	double ttft_ms[PREDICT_N_TTFT];
+	double prefill_tok_s;
+	double tpot_ms;
+	double decode_tok_s;
+	double aggregate_tok_s[PREDICT_N_SESSIONS];
+	double card_busy[PLAN_MAX_CARDS];
+};
+
+/**
+ * predict_cost_layer() - block @l of @m as the cost function sees it (its
+ * matrices in their file types, F32 norms and K/V caches)
+ * @out: filled
+ */
+void predict_cost_layer(const struct llm_model *m, uint32_t l, struct cost_layer *out);
+
+/** predict_cost_head() - the output head of @m. */
+void predict_cost_head(const struct llm_model *m, struct cost_head *out);
+
+/**
+ * predict_run() - predict the figures of @plan
+ * @m: the model
+ * @plan: its segments (from plan_model())
+ * @o: the deployment
+ * @out: the figures
+ * @err, @errlen: reason on failure
+ * Return: 0, or -1 (out of memory, an empty plan).
+ */
+int predict_run(const struct llm_model *m, const struct plan *plan,
+		const struct predict_opts *o, struct prediction *out,
+		char *err, size_t errlen);
+
+/**
+ * predict_run_layers() - predict_run() for a model given as its layers
+ * and head (cost.h): a model of which only the shape is known
+ * @layers: @n_layers layers
+ * @head: the output head
+ */
+int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
+		       const struct cost_head *head, const struct plan *plan,
+		       const struct predict_opts *o, struct prediction *out,
+		       char *err, size_t errlen);
+
+/**
+ * struct psim - the pipeline simulation behind predict_run(), exposed for
+ * its tests: the modelled clocks of every card's two queues
+ */
+struct psim;
+
+/**
+ * psim_create() - a simulated pipeline of @plan's stages, all queues idle
+ * at time 0
+ * @layers: @n_layers layers (must outlive the simulation)
+ * @head: the output head
+ * Return: the simulation, or NULL (out of memory, or a plan whose
+ * segments do not lie within the layers).
+ */
+struct psim *psim_create(const struct cost_layer *layers, uint32_t n_layers,
+			 const struct cost_head *head, const struct plan *plan,
+			 const struct predict_opts *o);
+
+/** psim_destroy() - free (NULL is a no-op). */
+void psim_destroy(struct psim *s);
+
+/**
+ * psim_submit() - queue one micro-batch on every stage at host time
+ * @t_ns (after every earlier one)
+ * @b: its tokens (cost_batch_add_seq())
+ * Return: the modelled time its last stage's output COPY ends, ns.
+ */
+double psim_submit(struct psim *s, double t_ns, const struct cost_batch *b);
+
+/** psim_busy_ns() - modelled EXEC time of stage @k so far, ns. */
+double psim_busy_ns(const struct psim *s, int k);
+
+/** psim_depth() - micro-batches in flight at most (pipe_depth()). */
+int psim_depth(const struct psim *s);
+
+#endif
