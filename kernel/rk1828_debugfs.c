@@ -10,13 +10,18 @@
  *  - reset: write 1 to reset the card's queues (running data and EXEC
  *    commands of every context are aborted and sent again, management
  *    commands fail);
- *  - job_timeout_ms: job timeout, read/write;
- *  - ping: read to time 32 INFO round trips on the management queue.
+ *  - job_timeout_ms: job timeout, read/write, at least 1 (0 is -EINVAL);
+ *  - ping: read to time 32 INFO round trips on the management queue;
+ *  - fail_mgmt, lose_mgmt, fail_reset: fault injection, read/write: the
+ *    next N management commands (CTX_*, MAP, UNMAP) fail before they
+ *    reach the card, or are applied by the card with their completion
+ *    lost; the next N queue resets fail (the card is declared dead).
  */
 
 #include <linux/debugfs.h>
 #include <linux/jiffies.h>
 #include <linux/kstrtox.h>
+#include <linux/limits.h>
 #include <linux/ktime.h>
 #include <linux/seq_file.h>
 #include <drm/drm_drv.h>
@@ -45,6 +50,7 @@ static int rk1828_info_show(struct seq_file *m, void *unused)
 	seq_printf(m, "max contexts: %u\n", rdev->max_ctx);
 	seq_printf(m, "bounce buffer: %zu bytes\n", rdev->bounce_size);
 	seq_printf(m, "gone: %d\n", atomic_read(&rdev->gone));
+	seq_printf(m, "dead: %d\n", atomic_read(&rdev->dead));
 	seq_printf(m, "resets: %lld\n", atomic64_read(&rdev->resets));
 	return 0;
 }
@@ -109,7 +115,7 @@ static int rk1828_ping_show(struct seq_file *m, void *unused)
 		return -ENODEV;
 	t0 = ktime_get();
 	for (i = 0; i < n; i++) {
-		cmd.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms);
+		cmd.timeout = msecs_to_jiffies(READ_ONCE(rdev->job_timeout_ms));
 		ret = rk1828_hif_run(rdev, RK1828_HIF_QUEUE_MGMT, &cmd);
 		if (ret)
 			goto out;
@@ -149,6 +155,46 @@ static const struct file_operations rk1828_reset_fops = {
 	.llseek = noop_llseek,
 };
 
+/* job_timeout_ms: the module parameter's rule, at least 1 ms. */
+static int rk1828_job_timeout_get(void *data, u64 *val)
+{
+	struct rk1828_device *rdev = data;
+
+	*val = READ_ONCE(rdev->job_timeout_ms);
+	return 0;
+}
+
+static int rk1828_job_timeout_set(void *data, u64 val)
+{
+	struct rk1828_device *rdev = data;
+
+	if (!val || val > UINT_MAX)
+		return -EINVAL;
+	WRITE_ONCE(rdev->job_timeout_ms, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(rk1828_job_timeout_fops, rk1828_job_timeout_get,
+			 rk1828_job_timeout_set, "%llu\n");
+
+/* Fault-injection counters: how many of the next commands to hit. */
+static int rk1828_fault_get(void *data, u64 *val)
+{
+	*val = atomic_read(data);
+	return 0;
+}
+
+static int rk1828_fault_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(data, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(rk1828_fault_fops, rk1828_fault_get,
+			 rk1828_fault_set, "%llu\n");
+
 /**
  * rk1828_debugfs_init() - create the debugfs files of a card
  * @rdev: the card, after drm_dev_register() (accel devices get their
@@ -170,6 +216,12 @@ void rk1828_debugfs_init(struct rk1828_device *rdev)
 			    &rk1828_contexts_fops);
 	debugfs_create_file("reset", 0200, root, rdev, &rk1828_reset_fops);
 	debugfs_create_file("ping", 0400, root, rdev, &rk1828_ping_fops);
-	debugfs_create_u32("job_timeout_ms", 0644, root,
-			   &rdev->job_timeout_ms);
+	debugfs_create_file_unsafe("job_timeout_ms", 0644, root, rdev,
+				   &rk1828_job_timeout_fops);
+	debugfs_create_file_unsafe("fail_mgmt", 0600, root,
+				   &rdev->fault_fail_mgmt, &rk1828_fault_fops);
+	debugfs_create_file_unsafe("lose_mgmt", 0600, root,
+				   &rdev->fault_lose_mgmt, &rk1828_fault_fops);
+	debugfs_create_file_unsafe("fail_reset", 0600, root,
+				   &rdev->fault_fail_reset, &rk1828_fault_fops);
 }

@@ -8,7 +8,6 @@
 
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
@@ -27,31 +26,72 @@ module_param_named(job_timeout_ms, rk1828_job_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "Job timeout in milliseconds for cards probed afterwards; a job running longer resets the card's queues and fails with -ETIMEDOUT (default 20000)");
 
+/*
+ * Give a context id back once the card confirmed the context gone; an id
+ * whose fate stays unknown is parked on &rk1828_device.ctx_lost and never
+ * handed out until a later CTX_DESTROY confirms it (rk1828_ctx_reclaim()).
+ */
+static void rk1828_ctx_id_put(struct rk1828_device *rdev, u32 id,
+			      bool confirmed)
+{
+	struct rk1828_lost_ctx *lost;
+
+	if (confirmed) {
+		ida_free(&rdev->ctx_ida, id);
+		return;
+	}
+	drm_warn(&rdev->drm, "context %u: state on the card unknown, id parked\n",
+		 id);
+	lost = kmalloc(sizeof(*lost), GFP_KERNEL);
+	if (!lost)
+		return;	/* the id stays allocated: never reused */
+	lost->id = id;
+	mutex_lock(&rdev->ctx_lock);
+	list_add_tail(&lost->node, &rdev->ctx_lost);
+	mutex_unlock(&rdev->ctx_lock);
+}
+
+/* Retry CTX_DESTROY of the parked ids; free the ones the card confirms. */
+static void rk1828_ctx_reclaim(struct rk1828_device *rdev)
+{
+	struct rk1828_lost_ctx *lost, *next;
+	LIST_HEAD(retry);
+
+	mutex_lock(&rdev->ctx_lock);
+	list_splice_init(&rdev->ctx_lost, &retry);
+	mutex_unlock(&rdev->ctx_lock);
+
+	list_for_each_entry_safe(lost, next, &retry, node) {
+		if (rk1828_hif_mgmt_confirmed(rdev, RK1828_HIF_OP_CTX_DESTROY,
+					      lost->id, 0))
+			continue;
+		list_del(&lost->node);
+		ida_free(&rdev->ctx_ida, lost->id);
+		kfree(lost);
+	}
+	mutex_lock(&rdev->ctx_lock);
+	list_splice(&retry, &rdev->ctx_lost);
+	mutex_unlock(&rdev->ctx_lock);
+}
+
 static void rk1828_ctx_release(struct kref *ref)
 {
 	struct rk1828_ctx *ctx = container_of(ref, struct rk1828_ctx, ref);
 	struct rk1828_device *rdev = ctx->rdev;
-	bool leak = false;
-	int ret;
+	int ret = 0;
 
-	if (!rk1828_is_gone(rdev)) {
-		ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_DESTROY, ctx->id,
-				      0, 0, NULL);
-		/*
-		 * The context may still live on the card with its mappings:
-		 * never hand its id to another file.
-		 */
-		if (ret && ret != -ENODEV && !rk1828_is_gone(rdev)) {
-			drm_warn(&rdev->drm, "CTX_DESTROY %u failed: %d, id not reused\n",
-				 ctx->id, ret);
-			leak = true;
-		}
-	}
+	/*
+	 * The context may still live on the card with its mappings unless
+	 * the card confirms it gone: never hand its id to another file
+	 * before that. A card that is gone took everything with it.
+	 */
+	if (!rk1828_is_gone(rdev))
+		ret = rk1828_hif_mgmt_confirmed(rdev, RK1828_HIF_OP_CTX_DESTROY,
+						ctx->id, 0);
 	mutex_lock(&rdev->ctx_lock);
 	list_del(&ctx->node);
 	mutex_unlock(&rdev->ctx_lock);
-	if (!leak)
-		ida_free(&rdev->ctx_ida, ctx->id);
+	rk1828_ctx_id_put(rdev, ctx->id, !ret || ret == -ENODEV);
 	kfree(ctx);
 }
 
@@ -82,10 +122,40 @@ void rk1828_ctx_put(struct rk1828_ctx *ctx)
 		kref_put(&ctx->ref, rk1828_ctx_release);
 }
 
+/*
+ * CTX_CREATE of @id, safe against "applied but not acknowledged": a
+ * create whose answer was lost is undone with a confirmed CTX_DESTROY
+ * (else the id is parked), and a card that says the context already
+ * exists holds a stale one from such a create, which is destroyed before
+ * the create is sent once more.
+ */
+static int rk1828_ctx_create_on_card(struct rk1828_device *rdev, u32 id,
+				     bool *id_free)
+{
+	enum rk1828_hif_fate fate;
+	int ret;
+
+	*id_free = true;
+	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_CREATE, id, 0, 0, &fate);
+	if (ret == -EINVAL && fate == RK1828_HIF_ANSWERED &&
+	    !rk1828_hif_mgmt_confirmed(rdev, RK1828_HIF_OP_CTX_DESTROY, id, 0))
+		ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_CREATE, id, 0, 0,
+				      &fate);
+	if (ret && fate == RK1828_HIF_UNKNOWN)
+		*id_free = !rk1828_hif_mgmt_confirmed(rdev,
+						      RK1828_HIF_OP_CTX_DESTROY,
+						      id, 0);
+	return ret;
+}
+
 static struct rk1828_ctx *rk1828_ctx_create(struct rk1828_device *rdev)
 {
 	struct rk1828_ctx *ctx;
+	bool id_free;
 	int ret;
+
+	if (!list_empty_careful(&rdev->ctx_lost))
+		rk1828_ctx_reclaim(rdev);
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
@@ -101,13 +171,13 @@ static struct rk1828_ctx *rk1828_ctx_create(struct rk1828_device *rdev)
 	kref_init(&ctx->ref);
 	atomic_set(&ctx->jobs, 0);
 	atomic64_set(&ctx->submitted, 0);
+	atomic_set(&ctx->timeouts, 0);
 
-	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_CTX_CREATE, ctx->id, 0, 0,
-			      NULL);
+	ret = rk1828_ctx_create_on_card(rdev, ctx->id, &id_free);
 	if (ret) {
 		drm_dbg_driver(&rdev->drm, "CTX_CREATE %u failed: %d\n",
 			       ctx->id, ret);
-		ida_free(&rdev->ctx_ida, ctx->id);
+		rk1828_ctx_id_put(rdev, ctx->id, id_free);
 		kfree(ctx);
 		return ERR_PTR(ret);
 	}
@@ -159,15 +229,14 @@ out_exit:
 	return ret;
 }
 
+/*
+ * Close and exit alike: jobs that have not started on the card are
+ * cancelled, a running one finishes, nothing waits for the card
+ * (rk1828_file_close(), driver.rst "Closing a file").
+ */
 static void rk1828_postclose(struct drm_device *drm, struct drm_file *file)
 {
-	struct rk1828_file *fpriv = file->driver_priv;
-
-	/* The file's jobs keep the context until they are freed. */
-	rk1828_file_sched_fini(fpriv);
-	rk1828_ctx_put(fpriv->ctx);
-	mutex_destroy(&fpriv->submit_lock);
-	kfree(fpriv);
+	rk1828_file_close(file->driver_priv);
 }
 
 static int rk1828_ioctl_get_param(struct drm_device *drm, void *data,
@@ -216,6 +285,10 @@ static int rk1828_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_RK1828_PARAM_CONTEXT_ID:
 		args->value = fpriv->ctx->id;
 		break;
+	case DRM_RK1828_PARAM_CARD_STATE:
+		args->value = rk1828_is_dead(rdev) ? DRM_RK1828_CARD_DEAD :
+			      DRM_RK1828_CARD_OK;
+		break;
 	default:
 		ret = -EINVAL;
 		break;
@@ -232,8 +305,6 @@ static const struct drm_ioctl_desc rk1828_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(RK1828_BO_WAIT, rk1828_ioctl_bo_wait, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(rk1828_accel_fops);
-
 /*
  * Driver version, &drm_driver.major and .minor (DRM_IOCTL_VERSION). The
  * minor grows with every backwards-compatible uapi addition, the major
@@ -241,9 +312,12 @@ DEFINE_DRM_ACCEL_FOPS(rk1828_accel_fops);
  *
  * 1.0 - GET_PARAM, BO_CREATE, BO_INFO, SUBMIT (COPY, EXEC; binary and
  *       timeline syncobjs), BO_WAIT
+ * 1.1 - GET_PARAM CARD_STATE (dead card); SUBMIT -ECANCELED for a banned
+ *       context; jobs of a closed file and jobs whose dependency failed
+ *       are cancelled; legacy and master core ioctls refused (-EACCES)
  */
 #define RK1828_DRIVER_MAJOR	1
-#define RK1828_DRIVER_MINOR	0
+#define RK1828_DRIVER_MINOR	1
 
 static const struct drm_driver rk1828_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
@@ -282,6 +356,10 @@ struct rk1828_device *rk1828_device_alloc(struct device *parent)
 		return rdev;
 
 	atomic_set(&rdev->gone, 0);
+	atomic_set(&rdev->dead, 0);
+	atomic_set(&rdev->fault_fail_mgmt, 0);
+	atomic_set(&rdev->fault_lose_mgmt, 0);
+	atomic_set(&rdev->fault_fail_reset, 0);
 	init_rwsem(&rdev->xfer_sem);
 	mutex_init(&rdev->reset_lock);
 	atomic_set(&rdev->reset_gen, 0);
@@ -291,6 +369,7 @@ struct rk1828_device *rk1828_device_alloc(struct device *parent)
 	ida_init(&rdev->ctx_ida);
 	mutex_init(&rdev->ctx_lock);
 	INIT_LIST_HEAD(&rdev->ctx_list);
+	INIT_LIST_HEAD(&rdev->ctx_lost);
 	INIT_LIST_HEAD(&rdev->mm_quarantine);
 	rdev->job_timeout_ms = max(rk1828_job_timeout_ms, 1U);
 	return rdev;
@@ -304,8 +383,13 @@ static void rk1828_hif_release(struct drm_device *drm, void *data)
 static void rk1828_mm_release(struct drm_device *drm, void *data)
 {
 	struct rk1828_device *rdev = to_rk1828_device(drm);
+	struct rk1828_lost_ctx *lost, *lost_next;
 	struct rk1828_card_bo *bo, *next;
 
+	list_for_each_entry_safe(lost, lost_next, &rdev->ctx_lost, node) {
+		list_del(&lost->node);
+		kfree(lost);
+	}
 	list_for_each_entry_safe(bo, next, &rdev->mm_quarantine, quarantine) {
 		list_del(&bo->quarantine);
 		drm_mm_remove_node(&bo->node);

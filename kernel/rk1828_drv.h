@@ -11,10 +11,14 @@
 #include <linux/atomic.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <drm/drm_device.h>
 #include <drm/drm_mm.h>
 #include <drm/gpu_scheduler.h>
@@ -26,6 +30,15 @@
 
 /* Card memory allocation granule and alignment of card BOs. */
 #define RK1828_CARD_ALIGN	SZ_4K
+
+/*
+ * Size granule of card BOs: drm_gem_private_object_init() wants whole
+ * pages, which are larger than the card granule on 16K/64K-page kernels.
+ */
+#define RK1828_CARD_BO_ALIGN	max_t(u64, RK1828_CARD_ALIGN, PAGE_SIZE)
+
+/* Job timeouts after which a context is banned. */
+#define RK1828_BAN_TIMEOUTS	3
 
 /* Upper bound on the array counts of a submit. */
 #define RK1828_MAX_SUBMIT_COUNT	64
@@ -171,6 +184,13 @@ struct rk1828_sched {
  * @reset_gen: incremented (full barrier) at the start of every reset
  * @reset_wq: woken when a reset finishes and on unplug
  * @resets: completed resets (debugfs)
+ * @dead: set when a reset request failed, cleared by a reset that works;
+ *	while set every command fails with -EIO at once
+ * @fault_fail_mgmt: debugfs fault injection: this many management
+ *	commands (CTX_*, MAP, UNMAP) fail before they reach the card
+ * @fault_lose_mgmt: likewise, applied by the card but their completion
+ *	lost (the driver resets the queues as for a timeout)
+ * @fault_fail_reset: likewise, reset requests that fail
  * @mm_lock: protects @mm and @mem_free
  * @mm: allocator of card memory, over [RK1828_CARD_ALIGN, mem_size)
  * @mem_free: card memory bytes not allocated to card BOs
@@ -178,8 +198,10 @@ struct rk1828_sched {
  *	failed: their ranges stay allocated until the device is released,
  *	protected by @mm_lock
  * @ctx_ida: allocator of card context ids
+ * @ctx_lost: &struct rk1828_lost_ctx of ids whose context may still exist
+ *	on the card, protected by @ctx_lock
  * @sched: the scheduled queues
- * @ctx_lock: protects @ctx_list
+ * @ctx_lock: protects @ctx_list and @ctx_lost
  * @ctx_list: live contexts (debugfs)
  * @job_timeout_ms: job timeout in milliseconds
  */
@@ -207,6 +229,10 @@ struct rk1828_device {
 	atomic_t reset_gen;
 	wait_queue_head_t reset_wq;
 	atomic64_t resets;
+	atomic_t dead;
+	atomic_t fault_fail_mgmt;
+	atomic_t fault_lose_mgmt;
+	atomic_t fault_fail_reset;
 
 	struct mutex mm_lock; /* protects mm and mem_free */
 	struct drm_mm mm;
@@ -214,10 +240,11 @@ struct rk1828_device {
 	struct list_head mm_quarantine;
 
 	struct ida ctx_ida;
+	struct list_head ctx_lost;
 
 	struct rk1828_sched sched[RK1828_SCHED_NUM];
 
-	struct mutex ctx_lock; /* protects ctx_list */
+	struct mutex ctx_lock; /* protects ctx_list and ctx_lost */
 	struct list_head ctx_list;
 
 	unsigned int job_timeout_ms;
@@ -231,6 +258,11 @@ struct rk1828_device {
  * @node: entry in &rk1828_device.ctx_list
  * @jobs: jobs of this context not yet freed (debugfs)
  * @submitted: jobs submitted (debugfs)
+ * @closed: the file was closed: jobs that have not started on the card
+ *	are cancelled with -ECANCELED (written once, read with READ_ONCE())
+ * @timeouts: jobs of this context that timed out on the card
+ * @banned: set after %RK1828_BAN_TIMEOUTS timeouts: submits fail and
+ *	queued jobs are cancelled with -ECANCELED
  *
  * The context is destroyed on the card (CTX_DESTROY, which also drops
  * every mapping) when the last reference goes. Card BOs hold a reference
@@ -243,6 +275,20 @@ struct rk1828_ctx {
 	struct list_head node;
 	atomic_t jobs;
 	atomic64_t submitted;
+	bool closed;
+	atomic_t timeouts;
+	bool banned;
+};
+
+/**
+ * struct rk1828_lost_ctx - a context id whose fate on the card is unknown
+ * @node: entry in &rk1828_device.ctx_lost
+ * @id: the id; allocated in &rk1828_device.ctx_ida until the card
+ *	confirms the context gone
+ */
+struct rk1828_lost_ctx {
+	struct list_head node;
+	u32 id;
 };
 
 /**
@@ -254,6 +300,12 @@ struct rk1828_ctx {
  * @last_fence: finished fence of the last job per queue (protected by
  *	@submit_lock)
  * @seqno: last job sequence number of this file
+ * @pending: 1 while the file is open plus one per pushed job that has not
+ *	reached &drm_sched_backend_ops.run_job; the entities (and this
+ *	struct) are torn down when it drops to zero, so every job passes
+ *	run_job and closing never waits for the card
+ * @free_work: deferred teardown on the release workqueue, for a file
+ *	closed with jobs pending
  */
 struct rk1828_file {
 	struct rk1828_device *rdev;
@@ -262,6 +314,8 @@ struct rk1828_file {
 	struct mutex submit_lock; /* submit order, last_fence */
 	struct dma_fence *last_fence[RK1828_SCHED_NUM];
 	u64 seqno;
+	atomic_t pending;
+	struct work_struct free_work;
 };
 
 static inline struct rk1828_device *to_rk1828_device(struct drm_device *drm)
@@ -272,6 +326,11 @@ static inline struct rk1828_device *to_rk1828_device(struct drm_device *drm)
 static inline bool rk1828_is_gone(struct rk1828_device *rdev)
 {
 	return atomic_read(&rdev->gone);
+}
+
+static inline bool rk1828_is_dead(struct rk1828_device *rdev)
+{
+	return atomic_read(&rdev->dead);
 }
 
 /**
@@ -308,9 +367,9 @@ struct rk1828_ctx *rk1828_ctx_get(struct rk1828_ctx *ctx);
  * @wlen: bytes of @wdata
  * @rdata: buffer for the completion data (READ, INFO), or NULL
  * @rlen: bytes expected in the completion data on success
- * @deadline: jiffies by which the command must have completed, 0 for
- *	none; when it passes the queues are reset and the command fails
- *	with -ETIMEDOUT
+ * @timeout: jiffies the command may take from the moment it is sent (not
+ *	while it waits for its queue), 0 for none; when they pass the queues
+ *	are reset and the command fails with -ETIMEDOUT
  */
 struct rk1828_hif_cmd {
 	u16 opcode;
@@ -320,22 +379,41 @@ struct rk1828_hif_cmd {
 	u64 wlen;
 	void *rdata;
 	u64 rlen;
-	unsigned long deadline;
+	long timeout;
 };
 
 int rk1828_hif_init(struct rk1828_device *rdev);
 void rk1828_hif_fini(struct rk1828_device *rdev);
 int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 		   const struct rk1828_hif_cmd *cmd);
-int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
-			    const struct rk1828_hif_cmd *cmd, bool *answered);
+/**
+ * enum rk1828_hif_fate - what is known of a command that returned
+ * @RK1828_HIF_NOT_SENT: it never reached the transport
+ * @RK1828_HIF_UNKNOWN: it was sent but not answered; the card may have
+ *	applied it
+ * @RK1828_HIF_ANSWERED: the card answered; the result is its status
+ */
+enum rk1828_hif_fate {
+	RK1828_HIF_NOT_SENT,
+	RK1828_HIF_UNKNOWN,
+	RK1828_HIF_ANSWERED,
+};
+
+int rk1828_hif_run_fate(struct rk1828_device *rdev, u32 queue,
+			const struct rk1828_hif_cmd *cmd,
+			enum rk1828_hif_fate *fate);
 int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
-		    u64 arg0, u64 arg1, bool *answered);
+		    u64 arg0, u64 arg1, enum rk1828_hif_fate *fate);
+int rk1828_hif_mgmt_confirmed(struct rk1828_device *rdev, u16 opcode,
+			      u32 ctx, u64 arg0);
 int rk1828_hif_info(struct rk1828_device *rdev);
 int rk1828_card_reset(struct rk1828_device *rdev);
 int rk1828_hif_status_to_errno(u32 status);
 bool rk1828_xfer_begin(struct rk1828_device *rdev, u32 gen);
 void rk1828_xfer_end(struct rk1828_device *rdev);
+
+/* rk1828_fops.c */
+extern const struct file_operations rk1828_accel_fops;
 
 /* rk1828_usb.c */
 int rk1828_usb_register(void);

@@ -93,9 +93,9 @@ static void rk1828_card_bo_free(struct drm_gem_object *obj)
 	int ret;
 
 	if (bo->mapped && !rk1828_is_gone(rdev)) {
-		ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_UNMAP, bo->ctx->id,
-				      bo->node.start, 0, NULL);
-		if (ret && ret != -ENODEV && !rk1828_is_gone(rdev)) {
+		ret = rk1828_hif_mgmt_confirmed(rdev, RK1828_HIF_OP_UNMAP,
+						bo->ctx->id, bo->node.start);
+		if (ret && ret != -ENODEV) {
 			/*
 			 * A stale mapping may remain: never give the range to
 			 * another BO, keep it until the device goes away.
@@ -154,8 +154,8 @@ static int rk1828_card_bo_create(struct rk1828_device *rdev,
 				 struct rk1828_file *fpriv, u64 size,
 				 struct drm_gem_object **out)
 {
+	enum rk1828_hif_fate fate;
 	struct rk1828_card_bo *bo;
-	bool answered;
 	int ret;
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
@@ -178,13 +178,15 @@ static int rk1828_card_bo_create(struct rk1828_device *rdev,
 	}
 
 	ret = rk1828_hif_mgmt(rdev, RK1828_HIF_OP_MAP, bo->ctx->id,
-			      bo->node.start, size, &answered);
+			      bo->node.start, size, &fate);
 	if (ret) {
 		/*
-		 * Unless the card refused it, the MAP may have been applied:
-		 * the free then sends UNMAP (or quarantines the range).
+		 * A MAP that was sent but not answered may have been applied:
+		 * the free then sends a confirmed UNMAP (and quarantines the
+		 * range only when the card cannot confirm it). A MAP the card
+		 * refused or that was never sent (dead card) costs nothing.
 		 */
-		bo->mapped = !answered;
+		bo->mapped = fate == RK1828_HIF_UNKNOWN;
 		drm_dbg_driver(&rdev->drm, "MAP %#llx+%#llx ctx %u failed: %d\n",
 			       bo->node.start, size, bo->ctx->id, ret);
 		goto out_put;
@@ -263,10 +265,10 @@ int rk1828_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 
 	if (args->flags & DRM_RK1828_BO_CARD) {
-		if (check_add_overflow(args->size, (u64)RK1828_CARD_ALIGN - 1,
+		if (check_add_overflow(args->size, RK1828_CARD_BO_ALIGN - 1,
 				       &size))
 			return -E2BIG;
-		size = round_down(size, RK1828_CARD_ALIGN);
+		size = round_down(size, RK1828_CARD_BO_ALIGN);
 		if (size > rdev->mem_size - RK1828_CARD_ALIGN)
 			return -E2BIG;
 	} else {
@@ -307,7 +309,8 @@ out_exit:
  * @data: &struct drm_rk1828_bo_info
  * @file: the caller
  *
- * Works for imported BOs and after unplug.
+ * Works for imported BOs. Once the card is unplugged DRM core refuses
+ * every ioctl of the device with -ENODEV before it gets here.
  *
  * Return: 0; -ENOENT for a handle the file does not own; -EINVAL for an
  * object that is neither a host nor a card BO.

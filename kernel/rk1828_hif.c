@@ -19,7 +19,8 @@
 #include "rk1828_drv.h"
 
 #define RK1828_HIF_HDR_SIZE	sizeof(struct rk1828_hif_msg)
-#define RK1828_HIF_MAX_RETRIES	3
+/* Attempts of rk1828_hif_mgmt_confirmed(). */
+#define RK1828_HIF_CONFIRM_TRIES	3
 
 static_assert(sizeof(struct rk1828_hif_msg) == 48);
 static_assert(sizeof(struct rk1828_hif_info) == 64);
@@ -157,7 +158,8 @@ static void rk1828_hif_fill_header(struct rk1828_hif_msg *msg, u32 seq,
  * as much data as fits behind it.
  */
 static int rk1828_hif_send_locked(struct rk1828_device *rdev, u32 queue,
-				  u32 gen, const struct rk1828_hif_cmd *cmd)
+				  u32 gen, const struct rk1828_hif_cmd *cmd,
+				  unsigned long deadline)
 {
 	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
 	size_t bsz = rdev->bounce_size;
@@ -172,7 +174,7 @@ static int rk1828_hif_send_locked(struct rk1828_device *rdev, u32 queue,
 		n = min_t(u64, bsz - off, cmd->wlen - sent);
 		if (n)
 			memcpy(bounce + off, cmd->wdata + sent, n);
-		timeout = rk1828_hif_timeout(cmd->deadline);
+		timeout = rk1828_hif_timeout(deadline);
 		if (!timeout)
 			return -ETIMEDOUT;
 		ret = rdev->tops->send(rdev, queue, gen, bounce, off + n,
@@ -222,7 +224,8 @@ static int rk1828_hif_check_cpl(struct rk1828_device *rdev, u32 queue,
  */
 static int rk1828_hif_recv_locked(struct rk1828_device *rdev, u32 queue,
 				  u32 gen, u32 seq, size_t want,
-				  const struct rk1828_hif_cmd *cmd, u32 *status)
+				  const struct rk1828_hif_cmd *cmd,
+				  unsigned long deadline, u32 *status)
 {
 	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
 	const struct rk1828_hif_msg *cpl = hq->rx;
@@ -234,8 +237,7 @@ static int rk1828_hif_recv_locked(struct rk1828_device *rdev, u32 queue,
 	/* The completion header, possibly with data behind it. */
 	for (;;) {
 		ret = rk1828_hif_recv_wait_locked(rdev, queue, gen, got,
-						  want - got, cmd->deadline,
-						  &actual);
+						  want - got, deadline, &actual);
 		if (ret)
 			return ret;
 		got += actual;
@@ -265,7 +267,7 @@ static int rk1828_hif_recv_locked(struct rk1828_device *rdev, u32 queue,
 		if (ret)
 			return ret;
 		ret = rk1828_hif_recv_wait_locked(rdev, queue, gen, 0, n,
-						  cmd->deadline, &actual);
+						  deadline, &actual);
 		if (ret)
 			return ret;
 		if (actual > n)
@@ -291,19 +293,24 @@ static int rk1828_hif_xfer_locked(struct rk1828_device *rdev, u32 queue,
 {
 	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
 	size_t want = RK1828_HIF_HDR_SIZE + cmd->rlen;
+	unsigned long deadline = 0;
 	int ret;
 
 	lockdep_assert_held(&hq->lock);
+	/* The command's time starts now, not while it waited for the queue. */
+	if (cmd->timeout)
+		deadline = jiffies + cmd->timeout;
 	rk1828_hif_fill_header(hq->bounce, seq, cmd);
 	ret = rk1828_hif_recv_start_locked(rdev, queue, gen, 0, want);
 	if (ret)
 		return ret;
-	ret = rk1828_hif_send_locked(rdev, queue, gen, cmd);
+	ret = rk1828_hif_send_locked(rdev, queue, gen, cmd, deadline);
 	if (ret) {
 		rdev->tops->recv_cancel(rdev, queue);
 		return ret;
 	}
-	return rk1828_hif_recv_locked(rdev, queue, gen, seq, want, cmd, status);
+	return rk1828_hif_recv_locked(rdev, queue, gen, seq, want, cmd,
+				      deadline, status);
 }
 
 /**
@@ -314,23 +321,27 @@ static int rk1828_hif_xfer_locked(struct rk1828_device *rdev, u32 queue,
  *
  * Commands of one queue run one at a time. An idempotent command aborted
  * by a card reset that another command caused (a timeout on another queue,
- * the debugfs knob) is sent again from the start once the reset finished;
- * MAP, UNMAP, CTX_CREATE and CTX_DESTROY are not idempotent (the card may
- * have applied them before the reset) and fail with -EIO instead.
- * A timeout (@cmd->deadline passed), transport or protocol error of this
- * command resets the card's queues so that the streams are in sync again
- * and fails the command.
+ * the debugfs knob) is sent again from the start once the reset finished,
+ * as often as that happens, each time with its full @cmd->timeout; MAP,
+ * UNMAP, CTX_CREATE and CTX_DESTROY are not idempotent (the card may have
+ * applied them before the reset) and fail with -EIO instead (see
+ * rk1828_hif_mgmt_confirmed() for the ones that can be confirmed).
+ * A timeout, transport or protocol error of this command resets the
+ * card's queues so that the streams are in sync again and fails the
+ * command. On a dead card (a reset failed) every command fails at once.
  *
- * Context: process context, may sleep.
+ * Context: process context, may sleep; the waits for the queue and for a
+ * reset in progress end on a fatal signal.
  * Return: 0 on success; the errno of the card status
  * (rk1828_hif_status_to_errno()); -ETIMEDOUT when the command timed out;
- * -ENODEV when the card is gone; -EPROTO for a malformed completion;
- * another negative errno from the transport.
+ * -ENODEV when the card is gone; -EIO when the card is dead or a reset
+ * aborted a non-idempotent command; -EPROTO for a malformed completion;
+ * -EINTR on a fatal signal; another negative errno from the transport.
  */
 int rk1828_hif_run(struct rk1828_device *rdev, u32 queue,
 		   const struct rk1828_hif_cmd *cmd)
 {
-	return rk1828_hif_run_answered(rdev, queue, cmd, NULL);
+	return rk1828_hif_run_fate(rdev, queue, cmd, NULL);
 }
 
 /* May @opcode be sent again after a reset aborted it? */
@@ -347,58 +358,116 @@ static bool rk1828_hif_op_idempotent(u16 opcode)
 	}
 }
 
-/**
- * rk1828_hif_run_answered() - rk1828_hif_run() telling who failed
- * @rdev: the card
- * @queue: &enum rk1828_hif_queue
- * @cmd: the command
- * @answered: if not NULL, set to true when the card sent a completion
- *	for the command (the result is then the card's status), false when
- *	the command failed before that (transport error, timeout, reset,
- *	unplug: the card may or may not have executed it)
- *
- * Return: as rk1828_hif_run().
+/*
+ * Fault injection (debugfs fail_mgmt, lose_mgmt): should this management
+ * command fail before it reaches the card, or have its completion lost
+ * after the card applied it?
  */
-int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
-			    const struct rk1828_hif_cmd *cmd, bool *answered)
+static bool rk1828_hif_inject(struct rk1828_device *rdev, u32 queue,
+			      const struct rk1828_hif_cmd *cmd, atomic_t *knob)
 {
-	struct rk1828_hif_queue_state *hq;
-	unsigned int tries = 0;
-	u32 gen, status = 0;
-	int ret;
+	if (queue != RK1828_HIF_QUEUE_MGMT || cmd->opcode == RK1828_HIF_OP_INFO)
+		return false;
+	return atomic_dec_if_positive(knob) >= 0;
+}
 
-	if (answered)
-		*answered = false;
-	if (queue >= RK1828_HIF_NUM_QUEUES || cmd->wlen > U32_MAX ||
-	    cmd->rlen > U32_MAX)
-		return -EINVAL;
-
-	hq = &rdev->hq[queue];
-	mutex_lock(&hq->lock);
+/*
+ * Wait until no reset is in progress; returns the generation to send
+ * with, or a negative errno (gone, dead, fatal signal).
+ */
+static int rk1828_hif_wait_ready(struct rk1828_device *rdev, u32 *gen)
+{
 	for (;;) {
-		wait_event(rdev->reset_wq,
-			   !READ_ONCE(rdev->resetting) || rk1828_is_gone(rdev));
-		if (rk1828_is_gone(rdev)) {
-			ret = -ENODEV;
-			break;
-		}
-		gen = atomic_read(&rdev->reset_gen);
+		if (wait_event_killable(rdev->reset_wq,
+					!READ_ONCE(rdev->resetting) ||
+					rk1828_is_gone(rdev)))
+			return -EINTR;
+		if (rk1828_is_gone(rdev))
+			return -ENODEV;
+		if (rk1828_is_dead(rdev))
+			return -EIO;
+		*gen = atomic_read(&rdev->reset_gen);
 		/*
 		 * A reset sets resetting before it bumps the generation: a
 		 * generation read after the bump comes with resetting seen.
 		 */
 		smp_rmb();
-		if (READ_ONCE(rdev->resetting))
-			continue;
+		if (!READ_ONCE(rdev->resetting))
+			return 0;
+	}
+}
 
-		ret = rk1828_hif_xfer_locked(rdev, queue, gen, ++hq->seq, cmd,
-					     &status);
-		if (!ret) {
-			if (answered)
-				*answered = true;
-			ret = rk1828_hif_status_to_errno(status);
+/*
+ * One attempt, under the queue lock; *@fate as for the caller, *@final
+ * when the result must not be retried or reset for (injected faults).
+ */
+static int rk1828_hif_attempt_locked(struct rk1828_device *rdev, u32 queue,
+				     u32 gen, const struct rk1828_hif_cmd *cmd,
+				     enum rk1828_hif_fate *fate, bool *final)
+{
+	struct rk1828_hif_queue_state *hq = &rdev->hq[queue];
+	u32 status = 0;
+	int ret;
+
+	lockdep_assert_held(&hq->lock);
+	*fate = RK1828_HIF_UNKNOWN;
+	*final = true;
+	/* Lost on its way: the driver cannot tell it from a lost answer. */
+	if (rk1828_hif_inject(rdev, queue, cmd, &rdev->fault_fail_mgmt))
+		return -EIO;
+	ret = rk1828_hif_xfer_locked(rdev, queue, gen, ++hq->seq, cmd, &status);
+	if (!ret && rk1828_hif_inject(rdev, queue, cmd, &rdev->fault_lose_mgmt)) {
+		/* Applied, but the completion is lost: as if a reset hit it. */
+		rk1828_card_reset(rdev);
+		return -EIO;
+	}
+	*final = false;
+	if (ret)
+		return ret;
+	*fate = RK1828_HIF_ANSWERED;
+	return rk1828_hif_status_to_errno(status);
+}
+
+/**
+ * rk1828_hif_run_fate() - rk1828_hif_run() telling what the card knows
+ * @rdev: the card
+ * @queue: &enum rk1828_hif_queue
+ * @cmd: the command
+ * @fate: if not NULL, &enum rk1828_hif_fate of the command: answered by
+ *	the card (the result is then the card's status), never sent (the
+ *	card certainly did not execute it), or unknown (transport error,
+ *	timeout, reset, unplug after it was sent: the card may or may not
+ *	have executed it)
+ *
+ * Return: as rk1828_hif_run().
+ */
+int rk1828_hif_run_fate(struct rk1828_device *rdev, u32 queue,
+			const struct rk1828_hif_cmd *cmd,
+			enum rk1828_hif_fate *fate)
+{
+	enum rk1828_hif_fate f = RK1828_HIF_NOT_SENT;
+	struct rk1828_hif_queue_state *hq;
+	bool final;
+	u32 gen;
+	int ret;
+
+	if (fate)
+		*fate = RK1828_HIF_NOT_SENT;
+	if (queue >= RK1828_HIF_NUM_QUEUES || cmd->wlen > U32_MAX ||
+	    cmd->rlen > U32_MAX)
+		return -EINVAL;
+
+	hq = &rdev->hq[queue];
+	if (mutex_lock_killable(&hq->lock))
+		return -EINTR;
+	for (;;) {
+		ret = rk1828_hif_wait_ready(rdev, &gen);
+		if (ret)
 			break;
-		}
+		ret = rk1828_hif_attempt_locked(rdev, queue, gen, cmd, &f,
+						&final);
+		if (f == RK1828_HIF_ANSWERED || final)
+			break;
 		if (rk1828_is_gone(rdev) || ret == -ENODEV) {
 			/* Unplugged; the disconnect may still be on its way. */
 			ret = -ENODEV;
@@ -406,8 +475,7 @@ int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
 		}
 		if (atomic_read(&rdev->reset_gen) != gen) {
 			/* Aborted by a reset somebody else started. */
-			if (rk1828_hif_op_idempotent(cmd->opcode) &&
-			    ++tries <= RK1828_HIF_MAX_RETRIES)
+			if (rk1828_hif_op_idempotent(cmd->opcode))
 				continue;
 			ret = -EIO;
 			break;
@@ -423,6 +491,8 @@ int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
 	}
 	mutex_unlock(&hq->lock);
 
+	if (fate)
+		*fate = f;
 	atomic64_inc(&hq->commands);
 	if (ret)
 		atomic64_inc(&hq->errors);
@@ -436,24 +506,62 @@ int rk1828_hif_run_answered(struct rk1828_device *rdev, u32 queue,
  * @ctx: context id
  * @arg0: first argument (card address for MAP/UNMAP)
  * @arg1: second argument (size for MAP)
- * @answered: if not NULL, as for rk1828_hif_run_answered()
+ * @fate: if not NULL, as for rk1828_hif_run_fate()
  *
- * Waits at most &rk1828_device.job_timeout_ms.
+ * Waits at most &rk1828_device.job_timeout_ms once the command is sent.
  *
  * Return: as rk1828_hif_run().
  */
 int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
-		    u64 arg0, u64 arg1, bool *answered)
+		    u64 arg0, u64 arg1, enum rk1828_hif_fate *fate)
 {
 	struct rk1828_hif_cmd cmd = {
 		.opcode = opcode,
 		.ctx = ctx,
 		.arg = { arg0, arg1, 0 },
-		.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms),
+		.timeout = msecs_to_jiffies(READ_ONCE(rdev->job_timeout_ms)),
 	};
 
-	return rk1828_hif_run_answered(rdev, RK1828_HIF_QUEUE_MGMT, &cmd,
-				       answered);
+	return rk1828_hif_run_fate(rdev, RK1828_HIF_QUEUE_MGMT, &cmd, fate);
+}
+
+/**
+ * rk1828_hif_mgmt_confirmed() - undo something on the card and know it
+ *	is gone
+ * @rdev: the card
+ * @opcode: %RK1828_HIF_OP_CTX_DESTROY or %RK1828_HIF_OP_UNMAP
+ * @ctx: context id
+ * @arg0: card address of the mapping (UNMAP)
+ *
+ * Destroying twice is harmless, so a command that got no answer (a reset
+ * aborted it, its completion was lost) is sent again, up to
+ * %RK1828_HIF_CONFIRM_TRIES times; a "not there" answer (NOCTX, or INVAL
+ * for an UNMAP: no such mapping) means an earlier attempt was applied.
+ *
+ * Return: 0 when the card confirmed the context or mapping gone; -ENODEV
+ * when the card is gone (so is everything on it); another negative errno
+ * when the card's state stays unknown (then the id or range must never be
+ * reused).
+ */
+int rk1828_hif_mgmt_confirmed(struct rk1828_device *rdev, u16 opcode,
+			      u32 ctx, u64 arg0)
+{
+	enum rk1828_hif_fate fate;
+	unsigned int tries;
+	int ret = -EIO;
+
+	for (tries = 0; tries < RK1828_HIF_CONFIRM_TRIES; tries++) {
+		ret = rk1828_hif_mgmt(rdev, opcode, ctx, arg0, 0, &fate);
+		if (rk1828_is_gone(rdev))
+			return -ENODEV;
+		if (fate == RK1828_HIF_ANSWERED)
+			break;
+		if (ret == -EINTR || rk1828_is_dead(rdev))
+			return ret;
+	}
+	if (ret == -ENOENT || (opcode == RK1828_HIF_OP_UNMAP && ret == -EINVAL))
+		return 0;
+	return ret;
 }
 
 /**
@@ -471,7 +579,7 @@ int rk1828_hif_info(struct rk1828_device *rdev)
 		.opcode = RK1828_HIF_OP_INFO,
 		.rdata = &info,
 		.rlen = sizeof(info),
-		.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms),
+		.timeout = msecs_to_jiffies(READ_ONCE(rdev->job_timeout_ms)),
 	};
 	int ret;
 
@@ -510,7 +618,9 @@ int rk1828_hif_info(struct rk1828_device *rdev)
  * generation starts any more, aborts the transfers in flight and sends
  * %RK1828_HIF_REQ_RESET_QUEUES. Idempotent commands waiting in
  * rk1828_hif_run() are retried afterwards. Card memory, contexts and
- * mappings survive.
+ * mappings survive. A card whose reset request fails is declared dead:
+ * every command fails with -EIO at once (nothing waits for it any more)
+ * until a later reset succeeds, which revives it.
  *
  * Context: process context, may sleep.
  * Return: 0 or the errno of the reset request.
@@ -532,13 +642,22 @@ int rk1828_card_reset(struct rk1828_device *rdev)
 	 * here and nothing reaches the transport any more.
 	 */
 	down_read(&rdev->xfer_sem);
-	if (!rk1828_is_gone(rdev))
-		ret = rdev->tops->reset_queues(rdev);
+	if (!rk1828_is_gone(rdev)) {
+		if (atomic_dec_if_positive(&rdev->fault_fail_reset) >= 0)
+			ret = -EIO;
+		else
+			ret = rdev->tops->reset_queues(rdev);
+	}
 	up_read(&rdev->xfer_sem);
-	if (ret && ret != -ENODEV && !rk1828_is_gone(rdev))
-		drm_err(&rdev->drm, "queue reset failed: %d\n", ret);
-	else if (!ret)
+	if (!ret) {
 		atomic64_inc(&rdev->resets);
+		if (atomic_xchg(&rdev->dead, 0))
+			drm_info(&rdev->drm, "card answers again after a reset\n");
+	} else if (ret != -ENODEV && !rk1828_is_gone(rdev)) {
+		if (!atomic_xchg(&rdev->dead, 1))
+			drm_err(&rdev->drm, "queue reset failed: %d, card declared dead until a reset succeeds\n",
+				ret);
+	}
 
 	WRITE_ONCE(rdev->resetting, false);
 	wake_up_all(&rdev->reset_wq);

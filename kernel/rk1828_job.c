@@ -14,6 +14,7 @@
 #include <linux/iosys-map.h>
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
+#include <linux/module.h>
 #include <linux/overflow.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -59,13 +60,28 @@ enum rk1828_job_kind {
 /**
  * struct rk1828_hw_fence - completion of a job on the card
  * @base: the fence; signalled by the job's worker, with the job's error
- * @lock: fence lock (the fence may outlive the device)
- * @name: timeline name (queue name)
+ *	(first member: dma_fence_free() frees the allocation)
+ * @lock: fence lock (the fence may outlive the job)
+ * @name: timeline name (queue name, static)
+ * @rdev: the card; the fence holds a reference on its drm_device and on
+ *	the module from dma_fence_init() to its release
+ * @release_work: drops those references on rk1828_release_wq, because the
+ *	last fence reference may go in atomic context
+ *
+ * drm_sched's scheduled and finished fences of a job keep the hardware
+ * fence (their parent) until they are freed themselves, and they read
+ * the timeline name from the scheduler inside the drm_device. So the
+ * device references of the hardware fence keep every fence a job handed
+ * out (syncobj, sync_file, dma_resv, also in other drivers) valid for
+ * its whole life: after unplug, after close and, because the module
+ * cannot be unloaded while one exists, after rmmod was tried.
  */
 struct rk1828_hw_fence {
 	struct dma_fence base;
 	spinlock_t lock; /* dma_fence lock of @base */
 	const char *name;
+	struct rk1828_device *rdev;
+	struct work_struct release_work;
 };
 
 /**
@@ -78,6 +94,8 @@ struct rk1828_hw_fence {
  * @card_src: card address read (READ, COPY source, EXEC program)
  * @card_dst: card address written (WRITE, COPY destination)
  * @size: bytes to move, or program size
+ * @fpriv: the submitting file until the job passed run_job (see
+ *	&rk1828_file.pending), NULL afterwards
  * @host_bo: host BO of a WRITE or READ (reference in @bos)
  * @host_map: kernel mapping of @host_bo while the job lives
  * @host_off: byte offset in @host_bo
@@ -85,6 +103,9 @@ struct rk1828_hw_fence {
  * @bos: distinct BOs of the job (references held)
  * @bo_count: entries in @bos
  * @bo_write: bit i set when the job writes @bos[i]
+ * @in_fences: the explicit in-fences (references), checked for errors
+ *	when the job is about to run
+ * @in_count: entries in @in_fences
  * @hw: hardware fence, allocated at submit
  * @hw_inited: @hw was initialised by run_job (else it is just memory)
  * @work: execution on &rk1828_sched.run_wq
@@ -95,6 +116,7 @@ struct rk1828_job {
 	struct rk1828_device *rdev;
 	struct rk1828_ctx *ctx;
 	struct rk1828_sched *sched;
+	struct rk1828_file *fpriv;
 	enum rk1828_job_kind kind;
 	u64 card_src;
 	u64 card_dst;
@@ -106,6 +128,8 @@ struct rk1828_job {
 	struct drm_gem_object *bos[RK1828_JOB_MAX_BOS];
 	u32 bo_count;
 	DECLARE_BITMAP(bo_write, RK1828_JOB_MAX_BOS);
+	struct dma_fence *in_fences[RK1828_MAX_SUBMIT_COUNT];
+	u32 in_count;
 	struct rk1828_hw_fence *hw;
 	bool hw_inited;
 	struct work_struct work;
@@ -143,6 +167,9 @@ void rk1828_job_module_exit(void)
 	destroy_workqueue(rk1828_release_wq);
 }
 
+static void rk1828_file_free_work(struct work_struct *work);
+static void rk1828_file_job_started(struct rk1828_file *fpriv);
+
 static struct rk1828_job *to_rk1828_job(struct drm_sched_job *sched_job)
 {
 	return container_of(sched_job, struct rk1828_job, base);
@@ -158,10 +185,49 @@ static const char *rk1828_fence_timeline_name(struct dma_fence *fence)
 	return container_of(fence, struct rk1828_hw_fence, base)->name;
 }
 
+static void rk1828_hw_fence_release_work(struct work_struct *work)
+{
+	struct rk1828_hw_fence *hw = container_of(work, struct rk1828_hw_fence,
+						  release_work);
+	struct rk1828_device *rdev = hw->rdev;
+
+	dma_fence_free(&hw->base);
+	drm_dev_put(&rdev->drm);
+	/* Last: module exit drains rk1828_release_wq before the text goes. */
+	module_put(THIS_MODULE);
+}
+
+static void rk1828_hw_fence_release(struct dma_fence *fence)
+{
+	struct rk1828_hw_fence *hw = container_of(fence, struct rk1828_hw_fence,
+						  base);
+
+	queue_work(rk1828_release_wq, &hw->release_work);
+}
+
 static const struct dma_fence_ops rk1828_hw_fence_ops = {
 	.get_driver_name = rk1828_fence_driver_name,
 	.get_timeline_name = rk1828_fence_timeline_name,
+	.release = rk1828_hw_fence_release,
 };
+
+/* Initialise @job's hardware fence; from here on it holds its references. */
+static void rk1828_hw_fence_init(struct rk1828_job *job)
+{
+	struct rk1828_hw_fence *hw = job->hw;
+	struct rk1828_sched *sched = job->sched;
+
+	spin_lock_init(&hw->lock);
+	hw->name = sched->name;
+	hw->rdev = job->rdev;
+	INIT_WORK(&hw->release_work, rk1828_hw_fence_release_work);
+	drm_dev_get(&hw->rdev->drm);
+	__module_get(THIS_MODULE);
+	dma_fence_init(&hw->base, &rk1828_hw_fence_ops, &hw->lock,
+		       sched->fence_context,
+		       atomic64_inc_return(&sched->fence_seqno));
+	job->hw_inited = true;
+}
 
 /*
  * Free everything a job holds; the job may never have been queued. The
@@ -180,6 +246,8 @@ static void rk1828_job_release(struct rk1828_job *job)
 		drm_gem_vunmap_unlocked(job->host_bo, &job->host_map);
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
+	for (i = 0; i < job->in_count; i++)
+		dma_fence_put(job->in_fences[i]);
 	if (job->hw_inited)
 		dma_fence_put(&job->hw->base);
 	else
@@ -192,6 +260,11 @@ static void rk1828_job_release(struct rk1828_job *job)
 
 	if (atomic_dec_and_test(&rk1828_live_jobs))
 		wake_up(&rk1828_live_jobs_wq);
+	/*
+	 * Last: on rk1828_release_wq, which module exit drains; in the
+	 * submit ioctl, the open file holds the module as well.
+	 */
+	module_put(THIS_MODULE);
 }
 
 static void rk1828_job_release_work(struct work_struct *work)
@@ -205,7 +278,7 @@ static int rk1828_job_execute(struct rk1828_job *job)
 	struct rk1828_device *rdev = job->rdev;
 	struct rk1828_hif_cmd cmd = {
 		.ctx = job->ctx->id,
-		.deadline = jiffies + msecs_to_jiffies(rdev->job_timeout_ms),
+		.timeout = msecs_to_jiffies(READ_ONCE(rdev->job_timeout_ms)),
 	};
 	u32 queue = job->sched->hif_queue;
 	u64 done, n;
@@ -251,6 +324,23 @@ static int rk1828_job_execute(struct rk1828_job *job)
 	return -EINVAL;
 }
 
+/*
+ * The job's own command timed out (commands aborted by other contexts'
+ * resets are sent again, so they never end here): after
+ * %RK1828_BAN_TIMEOUTS of them the context is banned, so one client
+ * cannot keep resetting the card under the others.
+ */
+static void rk1828_ctx_timed_out(struct rk1828_job *job)
+{
+	struct rk1828_ctx *ctx = job->ctx;
+
+	if (atomic_inc_return(&ctx->timeouts) == RK1828_BAN_TIMEOUTS) {
+		WRITE_ONCE(ctx->banned, true);
+		drm_warn(&job->rdev->drm, "context %u banned after %d job timeouts\n",
+			 ctx->id, RK1828_BAN_TIMEOUTS);
+	}
+}
+
 static void rk1828_job_work(struct work_struct *work)
 {
 	struct rk1828_job *job = container_of(work, struct rk1828_job, work);
@@ -258,12 +348,21 @@ static void rk1828_job_work(struct work_struct *work)
 	struct dma_fence *hw = &job->hw->base;
 	int ret;
 
-	ret = rk1828_job_execute(job);
+	/*
+	 * Closed or banned while it waited behind the jobs ahead of it:
+	 * never sent.
+	 */
+	if (READ_ONCE(job->ctx->closed) || READ_ONCE(job->ctx->banned))
+		ret = -ECANCELED;
+	else
+		ret = rk1828_job_execute(job);
 	if (ret) {
 		dma_fence_set_error(hw, ret);
 		atomic64_inc(&sched->jobs_failed);
-		if (ret == -ETIMEDOUT)
+		if (ret == -ETIMEDOUT) {
 			atomic64_inc(&sched->timeouts);
+			rk1828_ctx_timed_out(job);
+		}
 	} else {
 		atomic64_inc(&sched->jobs_done);
 	}
@@ -273,26 +372,57 @@ static void rk1828_job_work(struct work_struct *work)
 	dma_fence_put(hw);
 }
 
+/*
+ * Why a job must not run: drm_sched cancelled it, a job it explicitly
+ * depends on (an in-sync) failed, so a pipeline stops at the first failed
+ * stage, its file was closed or its context banned. 0 when it may run.
+ * Implicit (dma_resv) fences order memory accesses rather than data flow
+ * and do not pass errors on: a BO written by a failed job stays usable.
+ */
+static int rk1828_job_cancel_error(struct rk1828_job *job)
+{
+	int error = job->base.s_fence->finished.error;
+	u32 i;
+
+	if (error)
+		return error;
+	/* Signalled by now: drm_sched waited for them. */
+	for (i = 0; i < job->in_count; i++) {
+		error = dma_fence_chain_contained(job->in_fences[i])->error;
+		if (error)
+			return error;
+	}
+	if (READ_ONCE(job->ctx->closed) || READ_ONCE(job->ctx->banned))
+		return -ECANCELED;
+	return 0;
+}
+
+/*
+ * Every job passes here, also a cancelled one, so every finished fence
+ * gets a hardware fence as its parent (struct rk1828_hw_fence).
+ */
 static struct dma_fence *rk1828_sched_run_job(struct drm_sched_job *sched_job)
 {
 	struct rk1828_job *job = to_rk1828_job(sched_job);
 	struct rk1828_sched *sched = job->sched;
-	int error = sched_job->s_fence->finished.error;
+	struct dma_fence *hw;
+	int error;
 
-	/* Cancelled before it ran (e.g. its entity was killed). */
-	if (unlikely(error))
-		return ERR_PTR(error);
+	rk1828_hw_fence_init(job);
+	hw = &job->hw->base;
+	error = rk1828_job_cancel_error(job);
+	rk1828_file_job_started(job->fpriv);
+	job->fpriv = NULL;
 
-	spin_lock_init(&job->hw->lock);
-	job->hw->name = sched->name;
-	dma_fence_init(&job->hw->base, &rk1828_hw_fence_ops, &job->hw->lock,
-		       sched->fence_context,
-		       atomic64_inc_return(&sched->fence_seqno));
-	job->hw_inited = true;
-
+	if (unlikely(error)) {
+		dma_fence_set_error(hw, error);
+		atomic64_inc(&sched->jobs_failed);
+		dma_fence_signal(hw);
+		return dma_fence_get(hw);
+	}
 	INIT_WORK(&job->work, rk1828_job_work);
 	queue_work(sched->run_wq, &job->work);
-	return dma_fence_get(&job->hw->base);
+	return dma_fence_get(hw);
 }
 
 /*
@@ -411,6 +541,8 @@ int rk1828_file_sched_init(struct rk1828_file *fpriv)
 	struct rk1828_device *rdev = fpriv->rdev;
 	int ret, q;
 
+	atomic_set(&fpriv->pending, 1);
+	INIT_WORK(&fpriv->free_work, rk1828_file_free_work);
 	for (q = 0; q < RK1828_SCHED_NUM; q++) {
 		struct drm_gpu_scheduler *sched = &rdev->sched[q].base;
 
@@ -426,25 +558,73 @@ int rk1828_file_sched_init(struct rk1828_file *fpriv)
 	return 0;
 }
 
-/**
- * rk1828_file_sched_fini() - tear down a file's entities
- * @fpriv: the file
- *
- * Jobs already handed to the scheduler run to completion (or to their
- * timeout); jobs still queued in the entity run as well unless the
- * process was killed, in which case drm_sched cancels them. The jobs hold
- * references on the context, so the context is destroyed on the card only
- * after the last of them is freed, and closing never waits for the card.
+/*
+ * Tear a closed file down once every job it pushed has passed run_job:
+ * its entities are idle then, so drm_sched_entity_destroy() returns at
+ * once and kills nothing.
  */
-void rk1828_file_sched_fini(struct rk1828_file *fpriv)
+static void rk1828_file_free(struct rk1828_file *fpriv)
 {
 	int q;
 
 	for (q = 0; q < RK1828_SCHED_NUM; q++) {
 		drm_sched_entity_destroy(&fpriv->entity[q]);
 		dma_fence_put(fpriv->last_fence[q]);
-		fpriv->last_fence[q] = NULL;
 	}
+	rk1828_ctx_put(fpriv->ctx);
+	mutex_destroy(&fpriv->submit_lock);
+	kfree(fpriv);
+}
+
+static void rk1828_file_free_work(struct work_struct *work)
+{
+	struct rk1828_file *fpriv = container_of(work, struct rk1828_file,
+						 free_work);
+	struct rk1828_device *rdev = fpriv->rdev;
+
+	rk1828_file_free(fpriv);
+	drm_dev_put(&rdev->drm);
+	/* Last: module exit drains rk1828_release_wq before the text goes. */
+	module_put(THIS_MODULE);
+}
+
+/*
+ * A job of @fpriv passed run_job; the last one of a closed file hands the
+ * teardown to rk1828_release_wq (not the scheduler's own workqueue, which
+ * the entity teardown may wait for).
+ */
+static void rk1828_file_job_started(struct rk1828_file *fpriv)
+{
+	if (atomic_dec_and_test(&fpriv->pending))
+		queue_work(rk1828_release_wq, &fpriv->free_work);
+}
+
+/**
+ * rk1828_file_close() - a file is closed (also when its process exits)
+ * @fpriv: the file; freed here or once its last pushed job passed run_job
+ *
+ * Marks the file's context closed: every job of the file that has not
+ * started on the card is cancelled with -ECANCELED when it would run
+ * (after its dependencies, as drm_sched orders it), a job already running
+ * on the card finishes or times out, and nothing here waits for a job.
+ * A file with no job pending is torn down here; otherwise its last job
+ * hands the teardown to rk1828_release_wq. The jobs hold the context, so
+ * CTX_DESTROY goes to the card after the last of them is freed.
+ */
+void rk1828_file_close(struct rk1828_file *fpriv)
+{
+	struct rk1828_device *rdev = fpriv->rdev;
+
+	WRITE_ONCE(fpriv->ctx->closed, true);
+	/* Held by a deferred teardown (rk1828_file_free_work()). */
+	drm_dev_get(&rdev->drm);
+	__module_get(THIS_MODULE);
+	if (!atomic_dec_and_test(&fpriv->pending))
+		return;
+	/* No job pending: tear down now, CTX_DESTROY before close returns. */
+	rk1828_file_free(fpriv);
+	drm_dev_put(&rdev->drm);
+	module_put(THIS_MODULE);
 }
 
 /*
@@ -738,6 +918,8 @@ static int rk1828_job_push_locked(struct rk1828_job *job,
 		return ret;
 
 	for (i = 0; i < syncs->in_count; i++) {
+		job->in_fences[job->in_count++] =
+			dma_fence_get(syncs->in_fences[i]);
 		/* Consumes the reference, also on failure. */
 		ret = drm_sched_job_add_dependency(&job->base,
 						   syncs->in_fences[i]);
@@ -786,6 +968,9 @@ static int rk1828_job_push_locked(struct rk1828_job *job,
 	*seqno = ++fpriv->seqno;
 	atomic64_inc(&fpriv->ctx->submitted);
 
+	/* The file stays until this job passed run_job. */
+	atomic_inc(&fpriv->pending);
+	job->fpriv = fpriv;
 	drm_sched_entity_push_job(&job->base);
 	return 0;
 
@@ -810,8 +995,8 @@ err_cleanup:
  * (written ones as WRITE, read ones as READ) and to the out-syncobjs.
  *
  * Return: 0 with @seqno set; -EINVAL, -ENOENT, -EFAULT, -ENOMEM as
- * documented in the uapi; -ENODEV once unplugged. Nothing is queued on
- * failure.
+ * documented in the uapi; -ECANCELED for a banned context; -ENODEV once
+ * unplugged. Nothing is queued on failure.
  */
 int rk1828_ioctl_submit(struct drm_device *drm, void *data,
 			struct drm_file *file)
@@ -827,6 +1012,8 @@ int rk1828_ioctl_submit(struct drm_device *drm, void *data,
 	ret = rk1828_submit_check(args);
 	if (ret)
 		return ret;
+	if (READ_ONCE(fpriv->ctx->banned))
+		return -ECANCELED;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 
@@ -838,6 +1025,7 @@ int rk1828_ioctl_submit(struct drm_device *drm, void *data,
 		goto out_exit;
 	}
 	atomic_inc(&rk1828_live_jobs);
+	__module_get(THIS_MODULE);
 	job->rdev = rdev;
 	drm_dev_get(&rdev->drm);
 	job->ctx = rk1828_ctx_get(fpriv->ctx);

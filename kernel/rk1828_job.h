@@ -17,7 +17,7 @@ int rk1828_job_module_init(void);
 void rk1828_job_module_exit(void);
 int rk1828_sched_init_all(struct rk1828_device *rdev);
 int rk1828_file_sched_init(struct rk1828_file *fpriv);
-void rk1828_file_sched_fini(struct rk1828_file *fpriv);
+void rk1828_file_close(struct rk1828_file *fpriv);
 int rk1828_ioctl_submit(struct drm_device *drm, void *data,
 			struct drm_file *file);
 

@@ -36,6 +36,18 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_BO_WAIT, struct drm_rk1828_bo_wait)
 
 /**
+ * DOC: core ioctls
+ *
+ * Of DRM core's ioctls an rk1828 file accepts the ones a render node
+ * accepts: &DRM_IOCTL_VERSION, &DRM_IOCTL_GET_CAP, &DRM_IOCTL_GEM_CLOSE,
+ * &DRM_IOCTL_PRIME_HANDLE_TO_FD, &DRM_IOCTL_PRIME_FD_TO_HANDLE and the
+ * DRM_IOCTL_SYNCOBJ_* family. Every other core ioctl (the legacy and
+ * master ones such as GET_UNIQUE, GET_MAGIC, SET_MASTER, modesetting,
+ * GEM flink names) fails with -EACCES. A syncobj ioctl naming more than
+ * 65536 handles fails with -EINVAL.
+ */
+
+/**
  * DOC: parameters
  *
  * Parameters read with &DRM_IOCTL_RK1828_GET_PARAM.
@@ -58,6 +70,8 @@ extern "C" {
  *	Number of hardware queues (one compute and one copy queue: 2).
  * %DRM_RK1828_PARAM_CONTEXT_ID:
  *	Card context id of this file (for debugging and logs).
+ * %DRM_RK1828_PARAM_CARD_STATE:
+ *	One of &enum drm_rk1828_card_state (driver 1.1).
  */
 #define DRM_RK1828_PARAM_PROTOCOL_VERSION	0
 #define DRM_RK1828_PARAM_CARD_MEM_SIZE		1
@@ -68,6 +82,19 @@ extern "C" {
 #define DRM_RK1828_PARAM_CAPABILITIES		6
 #define DRM_RK1828_PARAM_NUM_QUEUES		7
 #define DRM_RK1828_PARAM_CONTEXT_ID		8
+#define DRM_RK1828_PARAM_CARD_STATE		9
+
+/**
+ * enum drm_rk1828_card_state - %DRM_RK1828_PARAM_CARD_STATE values
+ * @DRM_RK1828_CARD_OK: the card answers
+ * @DRM_RK1828_CARD_DEAD: a queue reset failed: every job and BO_CREATE
+ *	of a card BO fails with -EIO at once, until a later reset (for
+ *	instance through debugfs) succeeds and the card is OK again
+ */
+enum drm_rk1828_card_state {
+	DRM_RK1828_CARD_OK = 0,
+	DRM_RK1828_CARD_DEAD = 1,
+};
 
 /** DRM_RK1828_CAP_TIMELINE_SYNCOBJ - submit accepts timeline syncobj points */
 #define DRM_RK1828_CAP_TIMELINE_SYNCOBJ		0x1ULL
@@ -110,7 +137,8 @@ struct drm_rk1828_get_param {
  * struct drm_rk1828_bo_create - create a buffer object
  *
  * Exactly one of %DRM_RK1828_BO_HOST and %DRM_RK1828_BO_CARD must be set.
- * Sizes are rounded up to the page size (host) or to 4 KiB (card).
+ * Sizes are rounded up to the page size (host) or to 4 KiB or the page
+ * size, whichever is larger (card).
  * A card BO is mapped into this file's card context before the ioctl
  * returns; only jobs of this file can touch it. A new BO of either kind
  * reads as zeros (the card clears card memory when it is mapped), so no
@@ -203,8 +231,15 @@ enum drm_rk1828_job_type {
  * or @bo_handles entry that is not a card BO, an in-sync binary syncobj
  * with no fence or timeline point not yet submitted; -ENOENT for a BO or
  * syncobj handle this file does not own; -EFAULT for bad user pointers;
- * -ENOMEM; -ENODEV once the card is gone. Nothing is queued when the
- * ioctl fails.
+ * -ENOMEM; -ECANCELED once this file's context is banned (three of its
+ * jobs timed out, driver 1.1); -ENODEV once the card is gone. Nothing is
+ * queued when the ioctl fails.
+ *
+ * A job that does not run signals its fence with the reason: -ECANCELED
+ * when its file was closed (or its process exited) before the job started
+ * on the card, or its context got banned; the error of the first failed
+ * job it depends on (in-syncs and implicit fences), so a chain of jobs
+ * stops at the first failure.
  */
 struct drm_rk1828_submit {
 	/** @type: in, one of &enum drm_rk1828_job_type */
