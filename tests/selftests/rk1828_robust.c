@@ -3,7 +3,8 @@
  * Copyright (C) 2026 The rk1828 authors
  *
  * kselftest for the rk1828 driver's recovery paths: job timeout with card
- * reset, USB disconnect under load, module unload and reload.
+ * reset, USB disconnect under load, a sync_file that outlives its card,
+ * module unload (refused while a job's fence lives) and reload.
  *
  * Runs as root inside the guest after rk1828_uapi, with the module loaded
  * and (for the disconnect test) at least two cards:
@@ -113,27 +114,6 @@ static int rkt_wait_cards(int n, int ms)
 	return have;
 }
 
-/**
- * rkt_sync_file_status() - poll a sync_file and read its status
- * @sfd: sync_file fd
- * @ms: poll timeout
- * @status: output: 1 signalled, 0 still active, < 0 fence error
- *
- * Return: 0 or -errno.
- */
-static int rkt_sync_file_status(int sfd, int ms, int *status)
-{
-	struct sync_file_info info = { 0 };
-	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-
-	if (poll(&pfd, 1, ms) < 0)
-		return -errno;
-	if (ioctl(sfd, SYNC_IOC_FILE_INFO, &info))
-		return -errno;
-	*status = info.status;
-	return 0;
-}
-
 /* The tests share nothing; the fixture only gives them a longer timeout. */
 FIXTURE(sys) {
 	int unused;
@@ -225,6 +205,89 @@ struct waiter {
  *
  * Return: NULL.
  */
+/**
+ * rkt_fenced_sync_file() - run one small COPY and export its out-fence
+ * @fd: accel fd
+ * @sfd: output, sync_file fd of the finished job
+ *
+ * Return: 0 once the job finished successfully, or a negative errno.
+ */
+static int rkt_fenced_sync_file(int fd, int *sfd)
+{
+	struct rkt_bo host, card;
+	uint32_t so;
+	int ret, st;
+
+	ret = rkt_host_bo(fd, 4096, &host);
+	if (!ret)
+		ret = rkt_bo_create(fd, 4096, DRM_RK1828_BO_CARD, &card);
+	if (!ret)
+		ret = drmSyncobjCreate(fd, 0, &so) ? -errno : 0;
+	if (!ret)
+		ret = rkt_copy(fd, host.handle, 0, card.handle, 0, 4096, 0, so);
+	if (!ret)
+		ret = drmSyncobjExportSyncFile(fd, so, sfd) ? -errno : 0;
+	if (!ret)
+		ret = rkt_sync_file_status(*sfd, 20000, &st);
+	if (!ret && st != 1)
+		ret = st < 0 ? st : -ETIMEDOUT;
+	munmap(host.map, host.size);
+	return ret;
+}
+
+/**
+ * rkt_sync_file_names() - read a one-fence sync_file's names and status
+ * @sfd: sync_file fd
+ * @fence: output, the fence's info (driver and timeline name, status)
+ *
+ * Return: 0 or -errno.
+ */
+static int rkt_sync_file_names(int sfd, struct sync_fence_info *fence)
+{
+	struct sync_file_info info = { 0 };
+
+	memset(fence, 0, sizeof(*fence));
+	info.num_fences = 1;
+	info.sync_fence_info = (uintptr_t)fence;
+	return ioctl(sfd, SYNC_IOC_FILE_INFO, &info) ? -errno : 0;
+}
+
+/*
+ * Fault 2: a sync_file of a job outlives its card. After close and
+ * unplug, SYNC_IOC_FILE_INFO read the scheduler fence's timeline name
+ * from the freed device (a GPF on slab poison). The job's fences keep the
+ * device, so the names stay valid until the sync_file is closed.
+ */
+TEST_F_TIMEOUT(sys, sync_file_outlives_unplugged_card, 120)
+{
+	char usbdev[PATH_MAX], auth[PATH_MAX + 16];
+	int idx[RKT_MAX_CARDS], n, last, fd, sfd = -1;
+	struct sync_fence_info fi;
+
+	n = rkt_card_indices(idx);
+	if (n < 1)
+		SKIP(return, "no card");
+	last = idx[n - 1];
+	ASSERT_EQ(0, rkt_usb_dev_of(last, usbdev));
+	snprintf(auth, sizeof(auth), "%s/authorized", usbdev);
+	fd = rkt_open_card(last);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rkt_fenced_sync_file(fd, &sfd));
+	close(fd);
+	ASSERT_EQ(0, rkt_write_file(auth, "0"));
+	ASSERT_EQ(n - 1, rkt_wait_cards(n - 1, 30000));
+	rkt_sleep_ms(500);	/* let the device's last references go */
+
+	ASSERT_EQ(0, rkt_sync_file_names(sfd, &fi));
+	EXPECT_STREQ("drm_sched", fi.driver_name);
+	EXPECT_STREQ("copy", fi.obj_name);
+	EXPECT_EQ(1, fi.status);
+	close(sfd);
+
+	ASSERT_EQ(0, rkt_write_file(auth, "1"));
+	ASSERT_EQ(n, rkt_wait_cards(n, 30000));
+}
+
 static void *waiter_fn(void *arg)
 {
 	struct waiter *w = arg;
@@ -380,7 +443,8 @@ TEST_F_TIMEOUT(sys, unload_reload, 120)
 	char ko[PATH_MAX], params[256];
 	const char *env = getenv("RK1828_MODULE_PARAMS");
 	unsigned long long tmo = 0, tmo_after;
-	int idx[RKT_MAX_CARDS], n, fd, i, rm_busy, rm, ins, gone_nodes;
+	int idx[RKT_MAX_CARDS], n, fd, i, rm_busy, rm, ins, gone_nodes, sfd;
+	struct sync_fence_info fi;
 	bool have_tmo;
 
 	if (access("/sys/module/rk1828", F_OK))
@@ -409,6 +473,27 @@ TEST_F_TIMEOUT(sys, unload_reload, 120)
 	if (rm_busy == 0)
 		ASSERT_EQ(0, rkt_insmod(ko, params));
 	ASSERT_EQ(0, access("/sys/module/rk1828", F_OK));
+
+	/*
+	 * Fault 3: so does a sync_file of a finished job, with no file open:
+	 * its fences call into the module when they are read or released.
+	 */
+	fd = rkt_open_card(idx[0]);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rkt_fenced_sync_file(fd, &sfd));
+	close(fd);
+	for (i = 0, rm_busy = -EBUSY; rm_busy && i < 10; i++) {
+		rkt_sleep_ms(100);
+		rm_busy = rkt_rmmod();
+	}
+	EXPECT_TRUE(rm_busy == -EWOULDBLOCK || rm_busy == -EBUSY) {
+		TH_LOG("rmmod with a live sync_file: %d", rm_busy);
+	}
+	ASSERT_EQ(0, rkt_sync_file_names(sfd, &fi));
+	EXPECT_STREQ("copy", fi.obj_name);
+	close(sfd);
+	if (rm_busy == 0)
+		ASSERT_EQ(0, rkt_insmod(ko, params));
 
 	/* no open files: unload, check it is gone, load again */
 	rm = rkt_rmmod();

@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/sync_file.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -606,6 +608,28 @@ static inline int rkt_read_param_file(const char *path, unsigned long long *val)
 	ok = fscanf(f, "%llu", val) == 1;
 	fclose(f);
 	return ok ? 0 : -EINVAL;
+}
+
+/**
+ * rkt_sync_file_status() - poll a sync_file and read its status
+ * @sfd: sync_file fd
+ * @ms: poll timeout
+ * @status: output: 1 signalled, 0 still active, < 0 fence error
+ *
+ * Return: 0 or -errno.
+ */
+static inline int rkt_sync_file_status(int sfd, int ms, int *status)
+{
+	struct sync_file_info info = { 0 };
+	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+
+	*status = 0;
+	if (poll(&pfd, 1, ms) < 0)
+		return -errno;
+	if (ioctl(sfd, SYNC_IOC_FILE_INFO, &info))
+		return -errno;
+	*status = info.status;
+	return 0;
 }
 
 #endif /* RK1828_SELFTEST_UTIL_H */
