@@ -56,7 +56,7 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps module userspace tests selftests selftests-install check \
-	demo serve bench checkpatch clean dkms-install dkms-uninstall fit-profile
+	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall fit-profile
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
 all: userspace module tests
@@ -67,6 +67,7 @@ help:
 	@echo "make demo       generate a story on $(CARDS) emulated cards"
 	@echo "make serve      OpenAI-compatible server + web UI on $(CARDS) emulated cards"
 	@echo "make check      run every test (host + guest)"
+	@echo "make check-debug  the guest tests on a KASAN/lockdep/kmemleak kernel"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
@@ -242,6 +243,13 @@ check: deps all
 # figures (Documentation/accel/rk1828/timing.rst) and print the residuals.
 fit-profile: $(B)/tests/fit_profile
 	$(B)/tests/fit_profile --write
+
+# The debug guest: KASAN, PROVE_LOCKING, DEBUG_OBJECTS, kmemleak. The
+# kernel is built from linux-source-6.12 once and cached by source
+# version and config (build/debug-kernel/); not part of make check.
+check-debug: deps all
+	tools/build-debug-kernel $(B)/debug
+	tests/run-debug
 
 bench: deps all
 	tests/run-bench
