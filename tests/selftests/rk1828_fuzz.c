@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The rk1828 authors
  *
  * Bounded ioctl fuzzer for the rk1828 driver: a fixed number of calls
- * (RK1828_FUZZ_CALLS, default 6000) of random rk1828 and DRM core ioctls
+ * (RK1828_FUZZ_CALLS, default 10000) of random rk1828 and DRM core ioctls
  * on several files of every card, with a mix of valid arguments (handles,
  * syncobjs and BOs the files own, also those of other files and cards,
  * ranges inside BOs) and random ones (sizes, offsets, flags, counts, user
@@ -446,7 +446,7 @@ TEST_F_TIMEOUT(fuzz, fuzz_then_cards_work, 400)
 {
 	const char *env_calls = getenv("RK1828_FUZZ_CALLS");
 	const char *env_seed = getenv("RK1828_FUZZ_SEED");
-	long calls = env_calls ? atol(env_calls) : 6000, i;
+	long calls = env_calls ? atol(env_calls) : 10000, i;
 	static struct rkt_fuzz z;
 	int64_t t0 = rkt_now_ns();
 	uint64_t state = UINT64_MAX;
