@@ -21,7 +21,7 @@ DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
 # #include against the same rules in `make check`).
 INC_common    := -Iinclude -Iuserspace/common
 INC_cardmodel := -Icardmodel
-INC_lib       := -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
+INC_lib       := -Iinclude -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
 INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm -Icardmodel
 INC_server    := $(INC_llm) -Iuserspace/server
 INC_cli       := $(INC_server)

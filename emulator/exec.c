@@ -43,6 +43,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "rk1828/util.h"
 #include "nn.h"
 #include "threadpool.h"
 
@@ -171,9 +172,7 @@ int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *s
 
 static bool float_bits(uint32_t le, float *f)
 {
-	uint32_t u = le32toh(le);
-
-	memcpy(f, &u, sizeof(*f));
+	*f = util_bits_f32(le32toh(le));
 	return isfinite(*f);
 }
 

@@ -26,6 +26,7 @@
 #include "card.h"
 #include "exec.h"
 #include "usbredir.h"
+#include "rk1828/util.h"
 
 #define DEFAULT_MEM_SIZE	(UINT64_C(5) << 30)
 
@@ -43,35 +44,6 @@ static void usage(FILE *f)
 		"  -t, --threads N      EXEC compute threads (0 = one per CPU)\n"
 		"  -v, --verbose        log every USB transfer and command\n"
 		"  -h, --help           this text\n");
-}
-
-/* Parse "5G", "512M", "4096": a u64 with an optional binary suffix. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	}
-	if (*end == 'i' && shift)
-		end++;
-	if (*end == 'B' && shift)
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -146,7 +118,7 @@ int main(int argc, char **argv)
 			sock_path = optarg;
 			break;
 		case 'm':
-			if (parse_size(optarg, &cfg.mem_size) ||
+			if (util_parse_size(optarg, &cfg.mem_size) ||
 			    cfg.mem_size < 4096) {
 				fprintf(stderr, "rk1828-emu: bad --mem-size '%s' (e.g. 5G, 512M; at least 4K)\n",
 					optarg);

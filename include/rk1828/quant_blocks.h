@@ -8,7 +8,8 @@
  * writes weights in these formats (userspace/common/quant.c encodes them)
  * and the card (emulator/, the firmware) reads them, so this header is the
  * format contract between the two; it is header-only and needs nothing
- * but the C library, so neither side links the other's code.
+ * but the C library (and rk1828/util.h), so neither side links the
+ * other's code.
  *
  * Type numbers are ggml's (ggml/include/ggml.h enum ggml_type, the numbers
  * GGUF files store). Block layouts follow ggml's ggml/src/ggml-common.h
@@ -61,6 +62,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "rk1828/util.h"
 
 /* Tensor types (ggml type numbers). */
 #define QUANT_TYPE_F32		0
@@ -216,20 +219,16 @@ static inline float quant_fp16_to_fp32(uint16_t h)
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
 	uint32_t exp = (h >> 10) & 0x1f;
 	uint32_t man = h & 0x3ff;
-	uint32_t u;
 	float f;
 
-	if (exp == 0x1f) {		/* inf / nan */
-		u = sign | 0x7f800000 | (man << 13);
-	} else if (exp == 0) {
+	if (exp == 0x1f)		/* inf / nan */
+		return util_bits_f32(sign | 0x7f800000 | (man << 13));
+	if (exp == 0) {
 		/* Zero or subnormal: man * 2^-24, exact in float. */
 		f = (float)man * 0x1p-24f;
 		return sign ? -f : f;
-	} else {
-		u = sign | ((exp + 112) << 23) | (man << 13);
 	}
-	memcpy(&f, &u, sizeof(f));
-	return f;
+	return util_bits_f32(sign | ((exp + 112) << 23) | (man << 13));
 }
 
 /**

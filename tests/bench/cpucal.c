@@ -17,15 +17,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "rk1828/util.h"
+
 #define N 16384
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* one_round() - the fixed workload; returns a checksum. */
 static float one_round(float *a, const float *b)
@@ -61,10 +55,10 @@ int main(int argc, char **argv)
 	for (r = 0; r < N; r++)
 		b[r] = 1.0f;
 	for (r = 0; r < rounds; r++) {
-		double t0 = now_ms(), dt;
+		double t0 = util_now_ms(), dt;
 
 		check += one_round(a, b);
-		dt = now_ms() - t0;
+		dt = util_now_ms() - t0;
 		if (dt < best)
 			best = dt;
 	}

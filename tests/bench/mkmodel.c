@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gguf_write.h"
-#include "quant.h"
+#include "rk1828/quant_blocks.h"
+#include "synth_model.h"
 
 #define VOCAB 512
 
@@ -47,143 +47,36 @@ struct mk_opts {
 	uint64_t seed;
 };
 
-static uint64_t rng_state;
-
-/* xorshift64* (Vigna 2016), uniform double in [0, 1). */
-static double rng_unit(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (double)((rng_state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
-}
-
-/*
- * add_matrix() - add a ne0 x ne1 tensor (ne0 innermost) of @type holding
- * uniform random values in +-@scale, or all @fill when @scale is 0.
- * Returns 0 or a negative errno.
- */
-static int add_matrix(struct gguf_writer *w, const char *name, uint64_t ne0,
-		      uint64_t ne1, int type, double scale, float fill)
-{
-	uint64_t ne[2] = { ne0, ne1 };
-	size_t n = ne0 * (ne1 ? ne1 : 1), i, bytes = quant_row_size(type, n);
-	float *f = malloc(n * sizeof(*f));
-	void *buf = malloc(bytes);
-	int ret = -ENOMEM;
-
-	if (!f || !buf)
-		goto out;
-	for (i = 0; i < n; i++)
-		f[i] = scale ? (float)((rng_unit() * 2.0 - 1.0) * scale) : fill;
-	if (type == QUANT_TYPE_F32)
-		memcpy(buf, f, bytes);
-	else if (quant_quantize_row(type, f, buf, n) < 0) {
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = gguf_writer_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
-out:
-	free(buf);
-	free(f);
-	return ret;
-}
-
-/* add_vocab() - the 512-token vocabulary described at the top of the file. */
-static int add_vocab(struct gguf_writer *w)
-{
-	static char names[VOCAB][16];
-	const char *ptrs[VOCAB];
-	float scores[VOCAB];
-	int32_t types[VOCAB];
-	int i, n = 0;
-
-	strcpy(names[n], "<unk>"); types[n++] = 2;	/* UNKNOWN */
-	strcpy(names[n], "<s>"); types[n++] = 3;	/* CONTROL */
-	strcpy(names[n], "</s>"); types[n++] = 3;
-	for (i = 0; i < 256; i++) {
-		snprintf(names[n], sizeof(names[n]), "<0x%02X>", i);
-		types[n++] = 6;				/* BYTE */
-	}
-	strcpy(names[n], "\xe2\x96\x81"); types[n++] = 1;	/* NORMAL */
-	for (i = 0; i < 26; i++) {
-		names[n][0] = (char)('a' + i);
-		names[n][1] = 0;
-		types[n++] = 1;
-	}
-	while (n < VOCAB) {
-		snprintf(names[n], sizeof(names[n]), "<unused%d>", n);
-		types[n++] = 5;				/* UNUSED */
-	}
-	for (i = 0; i < VOCAB; i++) {
-		ptrs[i] = names[i];
-		scores[i] = types[i] == 1 ? -1.0f : 0.0f;
-	}
-	if (gguf_writer_add_str(w, "tokenizer.ggml.model", "llama") ||
-	    gguf_writer_add_str_arr(w, "tokenizer.ggml.tokens", ptrs, VOCAB) ||
-	    gguf_writer_add_f32_arr(w, "tokenizer.ggml.scores", scores, VOCAB) ||
-	    gguf_writer_add_i32_arr(w, "tokenizer.ggml.token_type", types, VOCAB) ||
-	    gguf_writer_add_u32(w, "tokenizer.ggml.unknown_token_id", 0) ||
-	    gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", 1) ||
-	    gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", 2))
-		return -ENOMEM;
-	return 0;
-}
-
 /* build() - write the model of @o into @path. Returns 0 or -1 (message printed). */
 static int build(const char *path, const struct mk_opts *o)
 {
-	struct gguf_writer *w = gguf_writer_new();
-	unsigned long hd = o->dim / o->heads, l;
-	double sd = sqrt(3.0 / o->dim), sf = sqrt(3.0 / o->ffn);
-	char name[64], err[512];
-	int ret = 0;
+	float sd = (float)sqrt(3.0 / o->dim), sf = (float)sqrt(3.0 / o->ffn);
+	struct synth_model s = {
+		.arch = "llama", .name = "rk1828-bench-synthetic",
+		.n_layers = o->layers, .dim = o->dim, .ffn = o->ffn,
+		.n_heads = o->heads, .n_kv_heads = o->kv_heads, .n_ctx = o->ctx,
+		.n_vocab = VOCAB, .rope_theta = 10000.0f, .rms_eps = 1e-5f,
+		.tied = true, .vocab = true, .fill = SYNTH_RANDOM, .seed = o->seed,
+		.t = {
+			[SYNTH_EMBD] = { QUANT_TYPE_F32, 0, 1 },
+			[SYNTH_ATTN_NORM] = { QUANT_TYPE_F32, 1, 0 },
+			[SYNTH_Q] = { QUANT_TYPE_Q4_0, 0, sd },
+			[SYNTH_K] = { QUANT_TYPE_Q4_0, 0, sd },
+			[SYNTH_V] = { QUANT_TYPE_Q4_0, 0, sd },
+			[SYNTH_O] = { QUANT_TYPE_Q4_0, 0, sd },
+			[SYNTH_FFN_NORM] = { QUANT_TYPE_F32, 1, 0 },
+			[SYNTH_GATE] = { QUANT_TYPE_Q4_0, 0, sd },
+			[SYNTH_UP] = { QUANT_TYPE_Q4_0, 0, sd },
+			[SYNTH_DOWN] = { QUANT_TYPE_Q4_0, 0, sf },
+			[SYNTH_OUT_NORM] = { QUANT_TYPE_F32, 1, 0 },
+		},
+	};
+	char err[512];
 
-	if (!w) {
-		fprintf(stderr, "mkmodel: out of memory\n");
-		return -1;
-	}
-	rng_state = o->seed ? o->seed : 0x9e3779b97f4a7c15ULL;
-	ret |= gguf_writer_add_str(w, "general.architecture", "llama");
-	ret |= gguf_writer_add_str(w, "general.name", "rk1828-bench-synthetic");
-	ret |= gguf_writer_add_u32(w, "llama.block_count", o->layers);
-	ret |= gguf_writer_add_u32(w, "llama.embedding_length", o->dim);
-	ret |= gguf_writer_add_u32(w, "llama.feed_forward_length", o->ffn);
-	ret |= gguf_writer_add_u32(w, "llama.attention.head_count", o->heads);
-	ret |= gguf_writer_add_u32(w, "llama.attention.head_count_kv", o->kv_heads);
-	ret |= gguf_writer_add_u32(w, "llama.context_length", o->ctx);
-	ret |= gguf_writer_add_f32(w, "llama.rope.freq_base", 10000.0f);
-	ret |= gguf_writer_add_f32(w, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
-	ret |= add_vocab(w);
-	ret |= add_matrix(w, "token_embd.weight", o->dim, VOCAB, QUANT_TYPE_F32, 1.0, 0);
-	for (l = 0; l < o->layers && !ret; l++) {
-#define M(s, ne0, ne1, ty, sc, fi) do {					\
-		snprintf(name, sizeof(name), "blk.%lu." s, l);			\
-		ret |= add_matrix(w, name, ne0, ne1, ty, sc, fi);		\
-	} while (0)
-		M("attn_norm.weight", o->dim, 0, QUANT_TYPE_F32, 0, 1.0f);
-		M("attn_q.weight", o->dim, o->heads * hd, QUANT_TYPE_Q4_0, sd, 0);
-		M("attn_k.weight", o->dim, o->kv_heads * hd, QUANT_TYPE_Q4_0, sd, 0);
-		M("attn_v.weight", o->dim, o->kv_heads * hd, QUANT_TYPE_Q4_0, sd, 0);
-		M("attn_output.weight", o->heads * hd, o->dim, QUANT_TYPE_Q4_0, sd, 0);
-		M("ffn_norm.weight", o->dim, 0, QUANT_TYPE_F32, 0, 1.0f);
-		M("ffn_gate.weight", o->dim, o->ffn, QUANT_TYPE_Q4_0, sd, 0);
-		M("ffn_up.weight", o->dim, o->ffn, QUANT_TYPE_Q4_0, sd, 0);
-		M("ffn_down.weight", o->ffn, o->dim, QUANT_TYPE_Q4_0, sf, 0);
-#undef M
-	}
-	ret |= add_matrix(w, "output_norm.weight", o->dim, 0, QUANT_TYPE_F32, 0, 1.0f);
-	if (ret) {
-		fprintf(stderr, "mkmodel: cannot build the model: %s\n", strerror(ENOMEM));
-		gguf_writer_free(w);
-		return -1;
-	}
-	if (gguf_writer_write_file(w, path, err, sizeof(err)) < 0) {
+	if (synth_model_write(&s, path, err, sizeof(err))) {
 		fprintf(stderr, "mkmodel: %s\n", err);
-		gguf_writer_free(w);
 		return -1;
 	}
-	gguf_writer_free(w);
 	return 0;
 }
 

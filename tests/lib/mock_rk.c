@@ -18,6 +18,7 @@
 
 #include "exec.h"
 #include "rk1828_hif.h"
+#include "rk1828/util.h"
 
 #define MOBJS		256
 #define MDMABUF		64
@@ -101,10 +102,7 @@ int rk_card_refresh(struct rk_card *card)
 
 int64_t rk_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return util_now_ns();
 }
 
 int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind, struct rk_bo *bo)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ref_forward.h"
+#include "rk1828/util.h"
 
 #define REL_TOL 1e-4
 
@@ -33,16 +34,6 @@ static int read_i32(FILE *f, int32_t *v)
 		return -1;
 	*v = (int32_t)le32toh(u);
 	return 0;
-}
-
-static size_t argmax(const float *v, size_t n)
-{
-	size_t i, best = 0;
-
-	for (i = 1; i < n; i++)
-		if (v[i] > v[best])
-			best = i;
-	return best;
 }
 
 int main(int argc, char **argv)
@@ -135,8 +126,8 @@ int main(int argc, char **argv)
 	}
 	rel = max_ref > 0 ? max_abs / max_ref : max_abs;
 	printf("tokens %d vocab %d: max abs diff %.3g, max rel diff %.3g, argmax %zu (ref %zu)\n",
-	       n_tok, n_vocab, max_abs, rel, argmax(got, (size_t)n_vocab),
-	       argmax(ref, (size_t)n_vocab));
+	       n_tok, n_vocab, max_abs, rel, util_argmax(got, (size_t)n_vocab),
+	       util_argmax(ref, (size_t)n_vocab));
 	rc = rel <= REL_TOL ? 0 : 1;
 	if (rc)
 		printf("FAIL: relative difference above %g\n", REL_TOL);

@@ -34,6 +34,7 @@
 #include "usbredir.h"
 
 #include "tap.h"
+#include "rk1828/util.h"
 
 #define MGMT	RK1828_HIF_QUEUE_MGMT
 #define COMPUTE	RK1828_HIF_QUEUE_COMPUTE
@@ -529,14 +530,6 @@ static void test_desync_and_reset(struct emu_card *card)
 	tap_ok(st.aborted >= 1, "the abandoned WRITE is counted as aborted");
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void put_delay_prog(struct emu_card *card, uint64_t addr, uint32_t ms)
 {
 	struct rk1828_program p;
@@ -574,9 +567,9 @@ static void test_exec_reset(struct emu_card *card)
 	m = mkcmd(RK1828_HIF_OP_INFO, 0, 0, 0, 0, 0);
 	emu_card_feed(card, COMPUTE, &m, sizeof(m));
 	usleep(100000);
-	t0 = now_s();
+	t0 = util_now_ms() / 1e3;
 	emu_card_reset_queues(card);
-	dt = now_s() - t0;
+	dt = util_now_ms() / 1e3 - t0;
 	tap_ok(dt < 2.0, "RESET_QUEUES aborts a 60 s EXEC in %.3f s", dt);
 	tap_ok(emu_card_out_avail(card, COMPUTE) == 0,
 	      "the aborted EXEC and the queued INFO produce no completion");
@@ -769,11 +762,7 @@ static void peer_bulk(void *priv, uint64_t id,
 static bool peer_pump(struct peer *pe, const int *counter, int ms)
 {
 	int start = *counter;
-	double end = 0;
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	end = ts.tv_sec + ts.tv_nsec * 1e-9 + ms / 1000.0;
+	double end = util_now_ms() / 1e3 + ms / 1000.0;
 	for (;;) {
 		struct pollfd pfd = { .fd = pe->fd, .events = POLLIN };
 		double now;
@@ -783,8 +772,7 @@ static bool peer_pump(struct peer *pe, const int *counter, int ms)
 				return false;
 		if (*counter != start)
 			return true;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = ts.tv_sec + ts.tv_nsec * 1e-9;
+		now = util_now_ms() / 1e3;
 		if (now >= end)
 			return false;
 		if (poll(&pfd, 1, (int)((end - now) * 1000) + 1) > 0 &&

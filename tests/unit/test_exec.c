@@ -24,14 +24,16 @@
 #include <unistd.h>
 
 #include "exec.h"
-#include "gguf_write.h"
 #include "nn.h"
+#include "rk1828/program.h"
 #include "rk1828/quant_blocks.h"
 #include "rk1828_hif.h"
-#include "rk1828/program.h"
+
 #include "ref_forward.h"
+#include "synth_model.h"
 
 #include "tap.h"
+#include "rk1828/util.h"
 
 #define TOL 1e-4
 #define N_CTX 64
@@ -200,14 +202,6 @@ static void dev_reset_kv(struct dev_model *d)
 	}
 }
 
-static uint32_t fbits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 /*
  * Fill a program for blocks [first, first + n) into host memory @p
  * (at least PROG_BYTES); returns its size.
@@ -237,8 +231,8 @@ static uint32_t make_prog(const struct dev_model *d, void *p, int first, int n,
 	h->n_ctx = htole32(N_CTX);
 	h->rope_dim = htole32((uint32_t)c->rope_dim);
 	h->n_vocab = htole32((uint32_t)c->n_vocab);
-	h->rms_eps = htole32(fbits(c->eps));
-	h->rope_theta = htole32(fbits(c->theta));
+	h->rms_eps = htole32(util_f32_bits(c->eps));
+	h->rope_theta = htole32(util_f32_bits(c->theta));
 	h->in_addr = htole64(in);
 	h->out_addr = htole64(out);
 	if (flags & RK1828_PROG_F_OUTPUT) {
@@ -809,86 +803,40 @@ static void check_rejections(struct ref_model *m)
 
 /* ------------------------------------------------- synthetic qwen model */
 
-static float srand_f(uint32_t *s)
-{
-	*s = *s * 1664525u + 1013904223u;
-	return (float)((double)(*s >> 8) / 8388608.0 - 1.0);
-}
-
-static int add_rand(struct gguf_writer *w, const char *name, uint64_t ne0, uint64_t ne1,
-		    float base, float scale, uint32_t *seed)
-{
-	uint64_t ne[2] = { ne0, ne1 }, i;
-	float *v = malloc(sizeof(float) * ne0 * ne1);
-	int rc;
-
-	for (i = 0; i < ne0 * ne1; i++)
-		v[i] = base + scale * srand_f(seed);
-	rc = gguf_writer_add_tensor(w, name, ne1 > 1 ? 2 : 1, ne, GGML_TYPE_F32, v,
-			       sizeof(float) * ne0 * ne1);
-	free(v);
-	return rc;
-}
-
 /*
  * Write a random qwen3-style model with qwen2 biases too: 3 blocks, dim 64,
  * 4 heads of 32 (q_dim 128 != dim), 2 KV heads, partial NEOX RoPE (16 of
- * 32 dims), FFN 96, vocab 100. With SPLIT 3 the second segment is output
- * only. Returns 0 and the path in @path.
+ * 32 dims), FFN 96, vocab 100, all F32. With SPLIT 3 the second segment
+ * is output only. Returns 0 and the path in @path.
  */
 static int write_synth(char *path, size_t len)
 {
-	struct gguf_writer *w = gguf_writer_new();
-	uint32_t seed = 7;
-	char n[64], err[256];
-	int fd, i, rc = 0;
+	struct synth_model s = {
+		.arch = "qwen3", .n_layers = 3, .dim = 64, .ffn = 96, .n_heads = 4,
+		.n_kv_heads = 2, .head_dim = 32, .rope_dim = 16, .n_ctx = 256,
+		.n_vocab = 100, .rope_theta = 1000000.0f, .rms_eps = 1e-6f,
+		.biases = true, .qk_norm = true, .fill = SYNTH_RANDOM, .seed = 7,
+		.t = {
+			[SYNTH_EMBD] = { QUANT_TYPE_F32, 0, 1 },
+			[SYNTH_ATTN_NORM] = { QUANT_TYPE_F32, 1, 0.2f },
+			[SYNTH_Q] = { QUANT_TYPE_F32, 0, 0.25f },
+			[SYNTH_K] = { QUANT_TYPE_F32, 0, 0.25f },
+			[SYNTH_V] = { QUANT_TYPE_F32, 0, 0.25f },
+			[SYNTH_O] = { QUANT_TYPE_F32, 0, 0.2f },
+			[SYNTH_BIAS] = { QUANT_TYPE_F32, 0, 0.5f },
+			[SYNTH_QK_NORM] = { QUANT_TYPE_F32, 1, 0.3f },
+			[SYNTH_FFN_NORM] = { QUANT_TYPE_F32, 1, 0.2f },
+			[SYNTH_GATE] = { QUANT_TYPE_F32, 0, 0.25f },
+			[SYNTH_UP] = { QUANT_TYPE_F32, 0, 0.25f },
+			[SYNTH_DOWN] = { QUANT_TYPE_F32, 0, 0.2f },
+			[SYNTH_OUT_NORM] = { QUANT_TYPE_F32, 1, 0.2f },
+			[SYNTH_OUTPUT] = { QUANT_TYPE_F32, 0, 0.3f },
+		},
+	};
 
-	snprintf(path, len, "/tmp/rk1828-test-exec-XXXXXX");
-	fd = mkstemp(path);
-	if (fd < 0 || !w)
+	if (len < 32)
 		return -1;
-	close(fd);
-	rc |= gguf_writer_add_str(w, "general.architecture", "qwen3");
-	rc |= gguf_writer_add_u32(w, "qwen3.block_count", 3);
-	rc |= gguf_writer_add_u32(w, "qwen3.embedding_length", 64);
-	rc |= gguf_writer_add_u32(w, "qwen3.feed_forward_length", 96);
-	rc |= gguf_writer_add_u32(w, "qwen3.attention.head_count", 4);
-	rc |= gguf_writer_add_u32(w, "qwen3.attention.head_count_kv", 2);
-	rc |= gguf_writer_add_u32(w, "qwen3.attention.key_length", 32);
-	rc |= gguf_writer_add_u32(w, "qwen3.rope.dimension_count", 16);
-	rc |= gguf_writer_add_u32(w, "qwen3.context_length", 256);
-	rc |= gguf_writer_add_f32(w, "qwen3.attention.layer_norm_rms_epsilon", 1e-6f);
-	rc |= gguf_writer_add_f32(w, "qwen3.rope.freq_base", 1000000.0f);
-	rc |= add_rand(w, "token_embd.weight", 64, 100, 0, 1, &seed);
-	rc |= add_rand(w, "output_norm.weight", 64, 1, 1, 0.2f, &seed);
-	rc |= add_rand(w, "output.weight", 64, 100, 0, 0.3f, &seed);
-	for (i = 0; i < 3; i++) {
-#define R(name, ne0, ne1, base, scale) do { \
-		snprintf(n, sizeof(n), "blk.%d.%s", i, name); \
-		rc |= add_rand(w, n, ne0, ne1, base, scale, &seed); \
-	} while (0)
-		R("attn_norm.weight", 64, 1, 1, 0.2f);
-		R("attn_q.weight", 64, 128, 0, 0.25f);
-		R("attn_k.weight", 64, 64, 0, 0.25f);
-		R("attn_v.weight", 64, 64, 0, 0.25f);
-		R("attn_output.weight", 128, 64, 0, 0.2f);
-		R("attn_q.bias", 128, 1, 0, 0.5f);
-		R("attn_k.bias", 64, 1, 0, 0.5f);
-		R("attn_v.bias", 64, 1, 0, 0.5f);
-		R("attn_q_norm.weight", 32, 1, 1, 0.3f);
-		R("attn_k_norm.weight", 32, 1, 1, 0.3f);
-		R("ffn_norm.weight", 64, 1, 1, 0.2f);
-		R("ffn_gate.weight", 64, 96, 0, 0.25f);
-		R("ffn_up.weight", 64, 96, 0, 0.25f);
-		R("ffn_down.weight", 96, 64, 0, 0.2f);
-#undef R
-	}
-	if (!rc)
-		rc = gguf_writer_write_file(w, path, err, sizeof(err));
-	gguf_writer_free(w);
-	if (rc)
-		unlink(path);
-	return rc ? -1 : 0;
+	return synth_model_tmp(&s, path, NULL, 0);
 }
 
 static void check_synth(const int *toks)

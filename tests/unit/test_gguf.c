@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "rk1828/util.h"
 
 static char tmpdir[64];
 static char tpath[128];		/* scratch file for mutated images */
@@ -50,14 +51,6 @@ static int write_file(const char *path, const void *buf, size_t len)
 static bool str_is(const struct gguf_str *s, const char *want)
 {
 	return s->len == strlen(want) && memcmp(s->s, want, s->len) == 0;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* ---- the real model ---- */
@@ -178,10 +171,10 @@ static void test_stories(const char *path)
 
 	/* Speed is a benchmark figure, not a test: report it only. */
 	for (b = 0; b < 10; b++) {
-		double t0 = now_ms(), t1;
+		double t0 = util_now_ms(), t1;
 
 		f = gguf_open(path, err, sizeof(err));
-		t1 = now_ms();
+		t1 = util_now_ms();
 		gguf_close(f);
 		if (t1 - t0 < best)
 			best = t1 - t0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Host unit tests of the model description (userspace/llm/model.c) on
- * synthetic GGUF files written with gguf_write.h: hyperparameters and
+ * synthetic GGUF files (tests/lib/synth_model.h): hyperparameters and
  * defaults, tied LM head, qwen2 biases, qwen3 Q/K norms, and the errors
  * for a missing key, a missing tensor, a mis-shaped tensor, a quantized
  * norm, an unknown architecture and bad head counts. Prints TAP.
@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "gguf.h"
-#include "gguf_write.h"
-#include "quant.h"
 #include "model.h"
+#include "rk1828/quant_blocks.h"
 
+#include "synth_model.h"
 #include "tap.h"
 
 
@@ -39,93 +39,39 @@ struct variant {
 	uint32_t n_kv;		/* head_count_kv (default NKV) */
 };
 
-static int add_t(struct gguf_writer *w, const struct variant *v, const char *name,
-		 uint64_t ne0, uint64_t ne1, int type)
-{
-	uint64_t ne[2] = { ne0, ne1 };
-	size_t n, bytes;
-	void *buf;
-	float *f;
-	size_t i;
-	int ret;
-
-	if (v->skip_tensor && !strcmp(name, v->skip_tensor))
-		return 0;
-	if (v->bad_shape && !strcmp(name, v->bad_shape))
-		ne[ne1 ? 1 : 0]--;
-	n = ne[0] * (ne1 ? ne[1] : 1);
-	f = malloc(n * sizeof(float));
-	for (i = 0; i < n; i++)
-		f[i] = (float)((int)(i % 13) - 6) / 8.0f;
-	bytes = quant_row_size(type, n);
-	buf = malloc(bytes);
-	if (type == QUANT_TYPE_F32)
-		memcpy(buf, f, bytes);
-	else
-		quant_quantize_row(type, f, buf, n);
-	ret = gguf_writer_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
-	free(buf);
-	free(f);
-	return ret;
-}
-
 static struct gguf_file *make(const struct variant *v, char *path, char *err, size_t errlen)
 {
-	struct gguf_writer *w = gguf_writer_new();
 	const char *a = v->arch ? v->arch : "llama";
-	uint32_t nkv = v->n_kv ? v->n_kv : NKV;
-	char key[96], name[96];
-	int l, fd;
+	struct synth_model s = {
+		.arch = a, .n_layers = 2, .dim = DIM, .ffn = FFN, .n_heads = NH,
+		.n_kv_heads = v->n_kv ? v->n_kv : NKV, .n_ctx = 256, .n_vocab = VOCAB,
+		.rope_theta = 500000.0f, .fill = SYNTH_PATTERN,
+		.biases = !strcmp(a, "qwen2"), .qk_norm = !strcmp(a, "qwen3"),
+		.tied = v->tied,
+		.skip_key = v->skip_key ? "block_count" : NULL,
+		.skip_tensor = v->skip_tensor, .short_tensor = v->bad_shape,
+		.retype_tensor = v->q8_norm ? "blk.0.attn_norm.weight" : NULL,
+		.retype = QUANT_TYPE_Q8_0,
+		.t = {
+			[SYNTH_EMBD] = { v->f16_embd ? QUANT_TYPE_F16 : QUANT_TYPE_F32 },
+			[SYNTH_ATTN_NORM] = { QUANT_TYPE_F32 },
+			[SYNTH_Q] = { QUANT_TYPE_Q8_0 },
+			[SYNTH_K] = { QUANT_TYPE_Q4_0 },
+			[SYNTH_V] = { QUANT_TYPE_F16 },
+			[SYNTH_O] = { QUANT_TYPE_F32 },
+			[SYNTH_BIAS] = { QUANT_TYPE_F16 },
+			[SYNTH_QK_NORM] = { QUANT_TYPE_F32 },
+			[SYNTH_FFN_NORM] = { QUANT_TYPE_F16 },
+			[SYNTH_GATE] = { QUANT_TYPE_Q4_0 },
+			[SYNTH_UP] = { QUANT_TYPE_Q4_0 },
+			[SYNTH_DOWN] = { QUANT_TYPE_Q8_0 },
+			[SYNTH_OUT_NORM] = { QUANT_TYPE_F32 },
+			[SYNTH_OUTPUT] = { QUANT_TYPE_Q8_0 },
+		},
+	};
 
-	strcpy(path, "/tmp/rk1828-test-model-XXXXXX");
-	fd = mkstemp(path);
-	if (fd >= 0)
-		close(fd);
-#define KU(k, val) do { snprintf(key, sizeof(key), "%s." k, a); gguf_writer_add_u32(w, key, val); } while (0)
-	gguf_writer_add_str(w, "general.architecture", a);
-	if (!v->skip_key)
-		KU("block_count", 2);
-	KU("embedding_length", DIM);
-	KU("feed_forward_length", FFN);
-	KU("attention.head_count", NH);
-	KU("attention.head_count_kv", nkv);
-	KU("context_length", 256);
-	snprintf(key, sizeof(key), "%s.rope.freq_base", a);
-	gguf_writer_add_f32(w, key, 500000.0f);
-#undef KU
-	add_t(w, v, "token_embd.weight", DIM, VOCAB,
-	      v->f16_embd ? QUANT_TYPE_F16 : QUANT_TYPE_F32);
-	for (l = 0; l < 2; l++) {
-#define T(s, ne0, ne1, ty) do { snprintf(name, sizeof(name), "blk.%d." s, l); \
-			add_t(w, v, name, ne0, ne1, ty); } while (0)
-		T("attn_norm.weight", DIM, 0, v->q8_norm && l == 0 ? QUANT_TYPE_Q8_0 : QUANT_TYPE_F32);
-		T("attn_q.weight", DIM, NH * HD, QUANT_TYPE_Q8_0);
-		T("attn_k.weight", DIM, nkv * HD, QUANT_TYPE_Q4_0);
-		T("attn_v.weight", DIM, nkv * HD, QUANT_TYPE_F16);
-		T("attn_output.weight", NH * HD, DIM, QUANT_TYPE_F32);
-		if (!strcmp(a, "qwen2")) {
-			T("attn_q.bias", NH * HD, 0, QUANT_TYPE_F32);
-			T("attn_k.bias", nkv * HD, 0, QUANT_TYPE_F32);
-			T("attn_v.bias", nkv * HD, 0, QUANT_TYPE_F16);
-		}
-		if (!strcmp(a, "qwen3")) {
-			T("attn_q_norm.weight", HD, 0, QUANT_TYPE_F32);
-			T("attn_k_norm.weight", HD, 0, QUANT_TYPE_F32);
-		}
-		T("ffn_norm.weight", DIM, 0, QUANT_TYPE_F16);
-		T("ffn_gate.weight", DIM, FFN, QUANT_TYPE_Q4_0);
-		T("ffn_up.weight", DIM, FFN, QUANT_TYPE_Q4_0);
-		T("ffn_down.weight", FFN, DIM, QUANT_TYPE_Q8_0);
-#undef T
-	}
-	add_t(w, v, "output_norm.weight", DIM, 0, QUANT_TYPE_F32);
-	if (!v->tied)
-		add_t(w, v, "output.weight", DIM, VOCAB, QUANT_TYPE_Q8_0);
-	if (gguf_writer_write_file(w, path, err, errlen) < 0) {
-		gguf_writer_free(w);
+	if (synth_model_tmp(&s, path, err, errlen))
 		return NULL;
-	}
-	gguf_writer_free(w);
 	return gguf_open(path, err, errlen);
 }
 

@@ -19,6 +19,7 @@
 #include <immintrin.h>
 
 #include "tap.h"
+#include "rk1828/util.h"
 #define HAVE_X86 1
 #else
 #define HAVE_X86 0
@@ -36,22 +37,6 @@ static float frand(void)
 	return (float)((double)rng / 2147483648.0 - 1.0);
 }
 
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static float u2f(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, 4);
-	return f;
-}
-
 /* ------------------------------------------------------------------ fp16 */
 
 #if HAVE_X86
@@ -65,13 +50,13 @@ static __attribute__((target("f16c"))) void hw_compare(int *bad, int *bad_hw)
 		float a = quant_fp16_to_fp32((uint16_t)h);
 		float b = _cvtsh_ss((uint16_t)h);
 
-		if (f2u(a) != f2u(b) && !(isnan(a) && isnan(b)))
+		if (util_f32_bits(a) != util_f32_bits(b) && !(isnan(a) && isnan(b)))
 			(*bad)++;
 	}
 	/* Random floats over the whole exponent range, and near the f16 range. */
 	for (i = 0; i < 200000; i++) {
 		uint32_t u = (uint32_t)(frand() * 2147483647.0f) * 2u + (uint32_t)(i & 1);
-		float f = u2f(i % 4 == 3 ? (u & 0x807fffffu) | ((uint32_t)(100 + i % 50) << 23) : u);
+		float f = util_bits_f32(i % 4 == 3 ? (u & 0x807fffffu) | ((uint32_t)(100 + i % 50) << 23) : u);
 
 		if (isnan(f))
 			continue;

@@ -22,11 +22,12 @@
 
 #include "exec.h"
 #include "gguf.h"
-#include "gguf_write.h"
-#include "quant.h"
+#include "rk1828/quant_blocks.h"
+#include "rk1828/util.h"
 #include "rk1828_hif.h"
 #include "tokenizer.h"
 #include "ref_forward.h"
+#include "synth_model.h"
 #include "mock_rk.h"
 #include "pipeline.h"
 
@@ -49,16 +50,6 @@ static double rel_diff(const float *a, const float *b, int n)
 			mb = fabs(b[i]);
 	}
 	return mb > 0 ? md / mb : md;
-}
-
-static int argmax(const float *v, int n)
-{
-	int i, b = 0;
-
-	for (i = 1; i < n; i++)
-		if (v[i] > v[b])
-			b = i;
-	return b;
 }
 
 #define N_DECODE 6
@@ -100,7 +91,7 @@ static void run_case(const struct llm_model *m, struct rk_card *cards, int n_car
 		worst = rel_diff(lg, ref_logits, m->n_vocab);
 	tap_ok(ret == 0 && worst <= 1e-4, "%d cards, bucket %u: prefill logits match reference (rel %.2e)%s%s",
 	   n_cards, bucket, worst, ret ? ": " : "", ret ? err : "");
-	cur = argmax(lg, m->n_vocab);
+	cur = (int)util_argmax(lg, m->n_vocab);
 	worst = 0;
 	for (i = 0; i < N_DECODE && !ret; i++) {
 		double d;
@@ -111,7 +102,7 @@ static void run_case(const struct llm_model *m, struct rk_card *cards, int n_car
 			break;
 		d = rel_diff(lg, ref_logits + (size_t)(i + 1) * m->n_vocab, m->n_vocab);
 		worst = d > worst ? d : worst;
-		cur = argmax(lg, m->n_vocab);
+		cur = (int)util_argmax(lg, m->n_vocab);
 	}
 	tap_ok(ret == 0 && worst <= 1e-4 && good_toks,
 	   "%d cards, bucket %u: %d decode steps match reference (rel %.2e)%s%s", n_cards,
@@ -172,90 +163,38 @@ static void test_failure(const struct llm_model *m, struct rk_card *cards,
 
 /* ------------------------------------------------ synthetic qwen models */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static float frand(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) - 0.5f;
-}
-
-static void add_rand(struct gguf_writer *w, const char *name, uint64_t ne0, uint64_t ne1,
-		     int type, float scale, float bias)
-{
-	uint64_t ne[2] = { ne0, ne1 }, n = ne0 * (ne1 ? ne1 : 1), i;
-	float *f = malloc(n * sizeof(float));
-	size_t bytes = quant_row_size(type, n);
-	void *buf = malloc(bytes);
-
-	for (i = 0; i < n; i++)
-		f[i] = bias + scale * frand();
-	quant_quantize_row(type, f, buf, n);
-	gguf_writer_add_tensor(w, name, ne1 ? 2 : 1, ne, type, buf, bytes);
-	free(buf);
-	free(f);
-}
-
 /*
  * A random 4-block qwen2 (Q/K/V biases) or qwen3 (Q/K norms, head size
- * 16 != dim / heads) model: dim 64, 4 heads, 2 KV heads, FFN 96,
+ * 32 != dim / heads) model: dim 64, 4 heads, 2 KV heads, FFN 96,
  * vocab 40, Q4_0/Q8_0/F16 matrices, tied LM head for qwen3.
  */
-static int write_synth(const char *path, const char *arch)
+static int write_synth(const char *path, const char *arch, char *err, size_t errlen)
 {
-	struct gguf_writer *w = gguf_writer_new();
-	int q3 = !strcmp(arch, "qwen3"), l, hd = q3 ? 32 : 16, nh = 4, nkv = 2, dim = 64;
-	char key[96];
-	int ret;
+	bool q3 = !strcmp(arch, "qwen3");
+	struct synth_model s = {
+		.arch = arch, .n_layers = 4, .dim = 64, .ffn = 96, .n_heads = 4,
+		.n_kv_heads = 2, .head_dim = q3 ? 32 : 16, .n_ctx = 128, .n_vocab = 40,
+		.rope_theta = 1000000.0f, .rms_eps = 1e-6f,
+		.biases = !q3, .qk_norm = q3, .tied = q3, .fill = SYNTH_RANDOM,
+		.t = {
+			[SYNTH_EMBD] = { QUANT_TYPE_Q8_0, 0, 0.5f },
+			[SYNTH_ATTN_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
+			[SYNTH_Q] = { QUANT_TYPE_Q4_0, 0, 0.25f },
+			[SYNTH_K] = { QUANT_TYPE_Q8_0, 0, 0.25f },
+			[SYNTH_V] = { QUANT_TYPE_F16, 0, 0.25f },
+			[SYNTH_O] = { QUANT_TYPE_Q4_0, 0, 0.15f },
+			[SYNTH_BIAS] = { QUANT_TYPE_F32, 0, 0.1f },
+			[SYNTH_QK_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
+			[SYNTH_FFN_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
+			[SYNTH_GATE] = { QUANT_TYPE_Q4_0, 0, 0.25f },
+			[SYNTH_UP] = { QUANT_TYPE_Q8_0, 0, 0.25f },
+			[SYNTH_DOWN] = { QUANT_TYPE_Q4_0, 0, 0.15f },
+			[SYNTH_OUT_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
+			[SYNTH_OUTPUT] = { QUANT_TYPE_Q8_0, 0, 0.25f },
+		},
+	};
 
-#define KU(k, v) do { snprintf(key, sizeof(key), "%s." k, arch); gguf_writer_add_u32(w, key, v); } while (0)
-	gguf_writer_add_str(w, "general.architecture", arch);
-	KU("block_count", 4);
-	KU("embedding_length", dim);
-	KU("feed_forward_length", 96);
-	KU("attention.head_count", nh);
-	KU("attention.head_count_kv", nkv);
-	KU("context_length", 128);
-	if (q3)
-		KU("attention.key_length", 32);
-	snprintf(key, sizeof(key), "%s.rope.freq_base", arch);
-	gguf_writer_add_f32(w, key, 1000000.0f);
-	snprintf(key, sizeof(key), "%s.attention.layer_norm_rms_epsilon", arch);
-	gguf_writer_add_f32(w, key, 1e-6f);
-#undef KU
-	add_rand(w, "token_embd.weight", dim, 40, QUANT_TYPE_Q8_0, 1.0f, 0.0f);
-	for (l = 0; l < 4; l++) {
-		char n[96];
-
-#define T(s, ne0, ne1, ty, sc, b) do { snprintf(n, sizeof(n), "blk.%d." s, l); \
-		add_rand(w, n, ne0, ne1, ty, sc, b); } while (0)
-		T("attn_norm.weight", dim, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
-		T("attn_q.weight", dim, nh * hd, QUANT_TYPE_Q4_0, 0.5f, 0.0f);
-		T("attn_k.weight", dim, nkv * hd, QUANT_TYPE_Q8_0, 0.5f, 0.0f);
-		T("attn_v.weight", dim, nkv * hd, QUANT_TYPE_F16, 0.5f, 0.0f);
-		T("attn_output.weight", nh * hd, dim, QUANT_TYPE_Q4_0, 0.3f, 0.0f);
-		if (!q3) {
-			T("attn_q.bias", nh * hd, 0, QUANT_TYPE_F32, 0.2f, 0.0f);
-			T("attn_k.bias", nkv * hd, 0, QUANT_TYPE_F32, 0.2f, 0.0f);
-			T("attn_v.bias", nkv * hd, 0, QUANT_TYPE_F32, 0.2f, 0.0f);
-		} else {
-			T("attn_q_norm.weight", hd, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
-			T("attn_k_norm.weight", hd, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
-		}
-		T("ffn_norm.weight", dim, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
-		T("ffn_gate.weight", dim, 96, QUANT_TYPE_Q4_0, 0.5f, 0.0f);
-		T("ffn_up.weight", dim, 96, QUANT_TYPE_Q8_0, 0.5f, 0.0f);
-		T("ffn_down.weight", 96, dim, QUANT_TYPE_Q4_0, 0.3f, 0.0f);
-#undef T
-	}
-	add_rand(w, "output_norm.weight", dim, 0, QUANT_TYPE_F32, 0.2f, 1.0f);
-	if (!q3)
-		add_rand(w, "output.weight", dim, 40, QUANT_TYPE_Q8_0, 0.5f, 0.0f);
-	ret = gguf_writer_write_file(w, path, NULL, 0);
-	gguf_writer_free(w);
-	return ret;
+	return synth_model_write(&s, path, err, errlen);
 }
 
 /* Pipeline on 1 and 3 mock cards vs the reference for a synthetic model. */
@@ -272,7 +211,8 @@ static void test_synth(struct rk_card *cards, const char *arch)
 	memset(&m, 0, sizeof(m));
 	if (fd >= 0)
 		close(fd);
-	if (fd < 0 || write_synth(path, arch) || !(gf = gguf_open(path, err, sizeof(err))) ||
+	if (fd < 0 || write_synth(path, arch, err, sizeof(err)) ||
+	    !(gf = gguf_open(path, err, sizeof(err))) ||
 	    llm_model_load(&m, gf, err, sizeof(err)) ||
 	    !(ref = ref_load(path, 64, err, sizeof(err)))) {
 		tap_ok(0, "%s synthetic model: setup: %s", arch, err);
@@ -352,7 +292,7 @@ int main(void)
 	for (i = 0; i < n; i++)
 		ref_forward(ref, toks[i], i, ref_logits);
 	for (i = 0; i < N_DECODE; i++) {
-		ref_toks[i] = argmax(ref_logits + (size_t)i * m.n_vocab, m.n_vocab);
+		ref_toks[i] = (int)util_argmax(ref_logits + (size_t)i * m.n_vocab, m.n_vocab);
 		ref_forward(ref, ref_toks[i], n + i, ref_logits + (size_t)(i + 1) * m.n_vocab);
 	}
 

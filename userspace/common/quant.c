@@ -5,21 +5,14 @@
  */
 #include "quant.h"
 #include "quant_enc.h"
+#include "rk1828/util.h"
 
 #include <math.h>
 #include <string.h>
 
-static uint32_t f32_bits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
-}
-
 uint16_t quant_fp32_to_fp16(float f)
 {
-	uint32_t u = f32_bits(f);
+	uint32_t u = util_f32_bits(f);
 	uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
 	uint32_t exp = (u >> 23) & 0xff;
 	uint32_t man = u & 0x7fffff;

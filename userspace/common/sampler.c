@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "rk1828/util.h"
+
 #define SEED_ZERO_REPLACEMENT 0x9e3779b97f4a7c15ULL
 
 struct sampler {
@@ -96,17 +98,6 @@ static bool before(const float *logits, int32_t a, int32_t b)
 	if (la != lb)
 		return la > lb;
 	return a < b;
-}
-
-static int32_t argmax(const float *logits, int n)
-{
-	int32_t best = 0;
-	int32_t i;
-
-	for (i = 1; i < n; i++)
-		if (lg(logits, i) > lg(logits, best))
-			best = i;
-	return best;
 }
 
 /* Min-heap on rank (worst candidate at the root) for top-k selection. */
@@ -194,11 +185,11 @@ int32_t sampler_sample(struct sampler *s, const float *logits)
 	int i;
 
 	if (!(s->p.temp > 0.0f))
-		return argmax(logits, n);
+		return (int32_t)util_argmax(logits, (size_t)n);
 	if (k <= 0 || k > n)
 		k = n;
-	if (k == 1 || isinf(lg(logits, argmax(logits, n))))
-		return argmax(logits, n);
+	if (k == 1 || isinf(lg(logits, (int32_t)util_argmax(logits, (size_t)n))))
+		return (int32_t)util_argmax(logits, (size_t)n);
 	/*
 	 * Sorting is only needed when top-k cuts or top-p is on; otherwise the
 	 * identity order is fine (the softmax shift uses the true maximum).
@@ -209,7 +200,7 @@ int32_t sampler_sample(struct sampler *s, const float *logits)
 		for (i = 0; i < n; i++)
 			s->idx[i] = i;
 		/* put the max first for the softmax shift */
-		i = argmax(logits, n);
+		i = (int32_t)util_argmax(logits, (size_t)n);
 		s->idx[0] = i;
 		s->idx[i] = 0;
 	}

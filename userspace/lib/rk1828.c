@@ -25,6 +25,7 @@
 
 #include "drm/rk1828_accel.h"
 #include "rk1828.h"
+#include "rk1828/util.h"
 
 static __thread char rk_errbuf[320];
 
@@ -55,10 +56,7 @@ const char *rk_error(void)
 
 int64_t rk_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return util_now_ns();
 }
 
 const char *rk_link_name(enum rk_link_type link_type)

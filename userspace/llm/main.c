@@ -31,6 +31,7 @@
 #include "sampler.h"
 #include "server.h"
 #include "tokenizer.h"
+#include "rk1828/util.h"
 
 #define DEFAULT_CTX	4096
 #define DEFAULT_BUCKET	128
@@ -121,27 +122,6 @@ static int parse_float(const char *s, const char *opt, float min, bool min_open,
 				max);
 		return -1;
 	}
-	*out = v;
-	return 0;
-}
-
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end || !v)
-		return -1;
 	*out = v;
 	return 0;
 }
@@ -237,7 +217,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_NOBOS: a->no_bos = true; break;
 		case O_DUMP: a->dump_logits = optarg; break;
 		case O_CARDMEM:
-			if (parse_size(optarg, &a->card_mem)) {
+			if (util_parse_size(optarg, &a->card_mem) || !a->card_mem) {
 				fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\"\n", optarg);
 				return -1;
 			}
@@ -271,16 +251,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-static void fmt_bytes(char *buf, size_t n, uint64_t b)
-{
-	if (b >= (1ULL << 30))
-		snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
-	else if (b >= (1ULL << 20))
-		snprintf(buf, n, "%.2f MiB", b / 1048576.0);
-	else
-		snprintf(buf, n, "%.1f KiB", b / 1024.0);
-}
-
 static int cmd_info(void)
 {
 	struct rk_card *cards;
@@ -294,8 +264,8 @@ static int cmd_info(void)
 		const struct rk_card *c = &cards[i];
 		char tot[32], fr[32];
 
-		fmt_bytes(tot, sizeof(tot), c->mem_size);
-		fmt_bytes(fr, sizeof(fr), c->mem_free);
+		util_fmt_bytes(tot, sizeof(tot), c->mem_size);
+		util_fmt_bytes(fr, sizeof(fr), c->mem_free);
 		printf("card%d: %s, link %s %u Mbit/s, memory %s total / %s free, protocol %u.%u, serial %016llx\n",
 		       i, c->node, rk_link_name(c->link_type), c->link_speed, tot, fr,
 		       c->protocol >> 16, c->protocol & 0xffff,
@@ -399,7 +369,7 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 		if (ret == PLAN_NOFIT) {
 			char kv[32];
 
-			fmt_bytes(kv, sizeof(kv), llm_kv_bytes(&S->m, 1024) * S->m.n_layers);
+			util_fmt_bytes(kv, sizeof(kv), llm_kv_bytes(&S->m, 1024) * S->m.n_layers);
 			fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context here)%s\n",
 				S->sizes.n_ctx, kv,
 				S->sizes.bucket > 1 ? " or a smaller --bucket" : "");
@@ -462,8 +432,8 @@ static int cmd_plan(const struct args *a)
 		const struct plan_seg *s = &S.plan.seg[i];
 		char need[32], fr[32];
 
-		fmt_bytes(need, sizeof(need), s->bytes);
-		fmt_bytes(fr, sizeof(fr), s->free);
+		util_fmt_bytes(need, sizeof(need), s->bytes);
+		util_fmt_bytes(fr, sizeof(fr), s->free);
 		char blk[32];
 
 		if (s->count == 1)

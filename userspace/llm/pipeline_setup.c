@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "pipeline_int.h"
+#include "rk1828/util.h"
 
 #define STAGING_BUFS	2
 #define STAGING_MAX	(8ULL << 20)
@@ -28,14 +29,6 @@ struct piece {
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
 	return (x + a - 1) & ~(a - 1);
-}
-
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
 }
 
 /* ------------------------------------------------------------- weights */
@@ -169,8 +162,8 @@ static int build_stage_layout(struct pipeline *p, struct stage *st, struct layou
 	h->n_ctx = htole32(p->o.n_ctx);
 	h->rope_dim = htole32(m->rope_dim);
 	h->n_vocab = htole32(st->last ? m->n_vocab : 0);
-	h->rms_eps = htole32(f2u(m->rms_eps));
-	h->rope_theta = htole32(f2u(m->rope_theta));
+	h->rms_eps = htole32(util_f32_bits(m->rms_eps));
+	h->rope_theta = htole32(util_f32_bits(m->rope_theta));
 	h->n_seq = htole32(p->o.n_seq);
 	h->kv_seq_stride = htole64(st->kv_one);
 	return 0;

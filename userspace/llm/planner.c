@@ -14,21 +14,7 @@
 
 #include "rk1828/program.h"
 #include "planner.h"
-
-static double gib(uint64_t b)
-{
-	return (double)b / (1024.0 * 1024.0 * 1024.0);
-}
-
-static void fmt_bytes(char *buf, size_t n, uint64_t b)
-{
-	if (b >= (1ULL << 30))
-		snprintf(buf, n, "%.2f GiB", gib(b));
-	else if (b >= (1ULL << 20))
-		snprintf(buf, n, "%.2f MiB", (double)b / (1 << 20));
-	else
-		snprintf(buf, n, "%.1f KiB", (double)b / 1024);
-}
+#include "rk1828/util.h"
 
 static int card_id(const struct plan_input *in, int j)
 {
@@ -210,8 +196,8 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 
 			if (s->bytes <= s->free)
 				continue;
-			fmt_bytes(need, sizeof(need), s->bytes);
-			fmt_bytes(have, sizeof(have), s->free);
+			util_fmt_bytes(need, sizeof(need), s->bytes);
+			util_fmt_bytes(have, sizeof(have), s->free);
 			len += snprintf(msg + len, sizeof(msg) - len,
 					"%s card%d needs %s (blk %d-%d%s) but has %s free",
 					first ? "" : ";", s->card_id, need, s->first,

@@ -31,6 +31,7 @@
 #include "gen.h"
 #include "server.h"
 #include "tokenizer.h"
+#include "rk1828/util.h"
 
 #define MONITOR_MS	50
 #define POOL_THREADS	4
@@ -64,14 +65,6 @@ struct hreq {
 	struct gen *g;
 	int64_t t0;
 };
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* ---- responses ---------------------------------------------------------- */
 
@@ -613,7 +606,7 @@ static void make_id(char *buf, size_t n, const char *prefix)
 	static atomic_uint ctr;
 	unsigned int c = atomic_fetch_add(&ctr, 1);
 
-	snprintf(buf, n, "%s%08llx%06x", prefix, (unsigned long long)(now_ns() / 1000) & 0xffffffffULL,
+	snprintf(buf, n, "%s%08llx%06x", prefix, (unsigned long long)(util_now_ns() / 1000) & 0xffffffffULL,
 		 c & 0xffffff);
 }
 
@@ -833,7 +826,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (!h)
 			return MHD_NO;
 		*con_cls = h;
-		h->t0 = now_ns();
+		h->t0 = util_now_ns();
 		h->route = route_of(url);
 		snprintf(h->method, sizeof(h->method), "%s", method);
 		snprintf(h->path, sizeof(h->path), "%s", url);
@@ -928,7 +921,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		h->status = 499;	/* nothing answered: the client left first */
 	fprintf(stderr, "%s %s %s %d prompt=%d gen=%d cached=%d ttft=%.1fms dur=%.1fms%s\n",
 		addr, h->method, h->path, h->status, u.prompt_tokens, u.completion_tokens,
-		u.cached_tokens, t.ttft_ms, (now_ns() - h->t0) / 1e6,
+		u.cached_tokens, t.ttft_ms, (util_now_ns() - h->t0) / 1e6,
 		(g && !gen_done) || left ? " (client left: cancelled)" :
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
 	metrics_observe(s, h->status);
@@ -1097,14 +1090,14 @@ void http_cancel_all(struct srv *s)
 
 int http_wait_idle(struct srv *s, int timeout_ms)
 {
-	int64_t end = now_ns() + timeout_ms * 1000000LL;
+	int64_t end = util_now_ns() + timeout_ms * 1000000LL;
 	int n;
 
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		n = s->n_gens;
 		pthread_mutex_unlock(&s->lock);
-		if (!n || now_ns() > end)
+		if (!n || util_now_ns() > end)
 			return n;
 		usleep(20000);
 	}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "rk1828/util.h"
 
 /* Defaults; RK1828_FAKE_STEP_MS and RK1828_FAKE_LEN override them. */
 static int FAKE_STEP_MS = 3;
@@ -51,14 +52,6 @@ struct engine {
 	double t_created, busy_ms;
 };
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void put_locked(struct engine_req *q)
 {
 	int i;
@@ -86,7 +79,7 @@ static void hist_add(struct engine_hist *h, double ms)
 static void finish(struct engine *e, struct engine_req *q, enum engine_finish f)
 {
 	struct engine_event ev = { .kind = ENGINE_EV_DONE, .finish = f };
-	double t = now_ms();
+	double t = util_now_ms();
 
 	ev.text = "";
 	ev.usage.prompt_tokens = q->r.n_prompt;
@@ -134,7 +127,7 @@ static void step(struct engine *e, struct engine_req *q)
 	}
 	len = snprintf(tok, sizeof(tok), "w%d ", q->n_gen);
 	if (!q->n_gen)
-		q->t_first = now_ms();
+		q->t_first = util_now_ms();
 	q->n_gen++;
 	e->st.completion_tokens++;
 	e->st.batch_tokens++;
@@ -178,7 +171,7 @@ static void admit(struct engine *e)
 		if (q->active || q->done)
 			continue;
 		q->active = true;
-		q->t_start = now_ms();
+		q->t_start = util_now_ms();
 		for (i = 0; i < q->r.n_prompt && i < e->n_last && q->prompt[i] == e->last[i]; i++)
 			;
 		q->cached = i == q->r.n_prompt ? i - 1 : i;
@@ -298,7 +291,7 @@ int engine_submit(struct engine *e, const struct engine_request *r, struct engin
 		q->stop[i] = strdup(r->stop[i]);
 	q->r.prompt = q->prompt;
 	q->refs = 2;
-	q->t_submit = now_ms();
+	q->t_submit = util_now_ms();
 	for (pp = &e->list; *pp; pp = &(*pp)->next)
 		;
 	*pp = q;

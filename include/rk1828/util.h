@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (C) 2026 The rk1828 authors
+ *
+ * Small helpers every userspace layer, the emulator and the tests share:
+ * monotonic clocks, float bit casts, argmax, byte-size parsing and
+ * formatting. Header-only and stateless (it needs only the C library), so
+ * it sits at the bottom of the layering next to the format headers and no
+ * layer has to link another's library for it.
+ */
+#ifndef RK1828_UTIL_H
+#define RK1828_UTIL_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/**
+ * util_now_ns() - CLOCK_MONOTONIC time
+ *
+ * Return: nanoseconds since an arbitrary start (for intervals and the
+ * absolute timeouts of the DRM syncobj and BO_WAIT ioctls).
+ */
+static inline int64_t util_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/**
+ * util_now_ms() - CLOCK_MONOTONIC time in milliseconds
+ *
+ * Return: milliseconds (with fraction) since an arbitrary start.
+ */
+static inline double util_now_ms(void)
+{
+	return (double)util_now_ns() / 1e6;
+}
+
+/**
+ * util_f32_bits() - the IEEE-754 bits of @f
+ * @f: value
+ *
+ * Return: the 32 bits of @f, as stored (no conversion).
+ */
+static inline uint32_t util_f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/**
+ * util_bits_f32() - the float whose IEEE-754 bits are @u
+ * @u: bits
+ *
+ * Return: the float (any NaN payload kept).
+ */
+static inline float util_bits_f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/**
+ * util_argmax() - index of the largest of @n floats
+ * @v: values
+ * @n: count (>= 1)
+ *
+ * NaN counts as -inf; ties go to the lowest index.
+ *
+ * Return: the index, 0 when every value is NaN or -inf.
+ */
+static inline size_t util_argmax(const float *v, size_t n)
+{
+	size_t i, best = 0;
+	float bv = isnan(v[0]) ? -INFINITY : v[0];
+
+	for (i = 1; i < n; i++) {
+		if (v[i] > bv) {	/* false for NaN */
+			bv = v[i];
+			best = i;
+		}
+	}
+	return best;
+}
+
+/**
+ * util_parse_size() - parse a byte count such as "4096", "512M" or "5GiB"
+ * @s: decimal digits, optionally followed by K, M, G or T (powers of
+ *	1024, either case), optionally followed by "iB" or "B"
+ * @out: the byte count on success, untouched on failure
+ *
+ * No sign, blanks or other suffix is accepted; a value that does not fit
+ * in 64 bits once scaled is an error, never a wrapped number.
+ *
+ * Return: 0, or -1 for anything else (including the empty string).
+ */
+static inline int util_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	switch (*p) {
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	case 't': case 'T': shift = 40; break;
+	default: break;
+	}
+	if (shift) {
+		p++;
+		if (p[0] == 'i' && p[1] == 'B')
+			p += 2;
+		else if (p[0] == 'B')
+			p++;
+	}
+	if (*p || (shift && v > (UINT64_MAX >> shift)))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+/**
+ * util_fmt_bytes() - "1.50 GiB", "12.00 MiB" or "3.0 KiB"
+ * @buf: output
+ * @n: size of @buf (16 bytes always suffice below 10^13 GiB)
+ * @b: byte count
+ */
+static inline void util_fmt_bytes(char *buf, size_t n, uint64_t b)
+{
+	if (b >= (1ULL << 30))
+		snprintf(buf, n, "%.2f GiB", (double)b / (1ULL << 30));
+	else if (b >= (1ULL << 20))
+		snprintf(buf, n, "%.2f MiB", (double)b / (1ULL << 20));
+	else
+		snprintf(buf, n, "%.1f KiB", (double)b / 1024);
+}
+
+#endif /* RK1828_UTIL_H */
