@@ -15,7 +15,6 @@
 #include "tokenizer.h"
 #include "utf8.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

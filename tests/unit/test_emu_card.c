@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <errno.h>
@@ -763,6 +762,7 @@ static bool peer_pump(struct peer *pe, const int *counter, int ms)
 {
 	int start = *counter;
 	double end = util_now_ms() / 1e3 + ms / 1000.0;
+
 	for (;;) {
 		struct pollfd pfd = { .fd = pe->fd, .events = POLLIN };
 		double now;

@@ -7,7 +7,6 @@
  * norm, an unknown architecture and bad head counts. Prints TAP.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -11,16 +11,12 @@
  * relative for 1..4 cards and buckets 1, 4, 16; a failing EXEC on one card
  * is reported naming that card. Prints TAP.
  */
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "exec.h"
 #include "gguf.h"
 #include "rk1828/quant_blocks.h"
 #include "rk1828/util.h"

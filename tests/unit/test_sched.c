@@ -10,7 +10,6 @@
  */
 #include "scheduler.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"

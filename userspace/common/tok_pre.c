@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define MAX_RE 4

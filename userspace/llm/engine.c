@@ -32,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tokenizer.h"
 
 const double engine_hist_le_ms[ENGINE_HIST_BUCKETS] = {
 	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000,

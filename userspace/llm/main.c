@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cardspec.h"
 #include "engine.h"
@@ -28,7 +27,6 @@
 #include "model.h"
 #include "planner.h"
 #include "rk1828.h"
-#include "sampler.h"
 #include "server.h"
 #include "tokenizer.h"
 #include "rk1828/util.h"

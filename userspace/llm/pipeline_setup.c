@@ -7,7 +7,6 @@
  * dma-buf links between neighbouring stages. The runtime is pipeline.c.
  */
 #include <endian.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,6 @@
  */
 #include "scheduler.h"
 
-#include <stddef.h>
 
 int sched_lcp(const int32_t *a, int na, const int32_t *b, int nb)
 {

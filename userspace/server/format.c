@@ -6,7 +6,6 @@
  * [DONE]). Reference: the OpenAI API reference (chat.completion,
  * chat.completion.chunk, text_completion, response objects).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

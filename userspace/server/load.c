@@ -5,7 +5,6 @@
  * segments and uploads the weights, reporting progress). The server keeps
  * only read-only handles; every session lives in the engine.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
