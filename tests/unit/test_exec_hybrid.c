@@ -30,6 +30,7 @@
 #include "rk1828/program.h"
 #include "ref_forward.h"
 #include "tap.h"
+#include "rk1828/util.h"
 
 #define TOL 1e-4
 #define N_CTX 128
@@ -195,14 +196,6 @@ static void dev_reset_states(struct dev *d)
 			       d->state_bytes[i][j] * N_SEQS);
 }
 
-static uint32_t fbits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
 /*
  * A hybrid program for blocks [first, first + n) in @p; @batch: F_BATCH
  * with the token table at d->toks and N_SEQS sequences. Returns its size.
@@ -233,8 +226,8 @@ static uint32_t make_prog(const struct dev *d, void *p, int first, int n, uint32
 	h->n_ctx = htole32(N_CTX);
 	h->rope_dim = htole32((uint32_t)c->rope_dim);
 	h->n_vocab = htole32((uint32_t)c->n_vocab);
-	h->rms_eps = htole32(fbits(c->eps));
-	h->rope_theta = htole32(fbits(c->theta));
+	h->rms_eps = htole32(util_f32_bits(c->eps));
+	h->rope_theta = htole32(util_f32_bits(c->theta));
 	h->in_addr = htole64(in);
 	h->out_addr = htole64(out);
 	if (batch) {

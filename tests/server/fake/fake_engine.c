@@ -245,7 +245,7 @@ int engine_create(struct engine **ep, const struct llm_model *m, const struct to
 	if (getenv("RK1828_FAKE_LEN"))
 		FAKE_LEN = atoi(getenv("RK1828_FAKE_LEN"));
 	pthread_mutex_init(&e->mu, NULL);
-	e->t_created = now_ms();
+	e->t_created = util_now_ms();
 	pthread_create(&e->th, NULL, run, e);
 	*ep = e;
 	return 0;
@@ -326,7 +326,7 @@ void engine_get_stats(struct engine *e, struct engine_stats *st)
 		st->queued += !q->active && !q->done;
 	}
 	st->n_slots = e->o.n_slots;
-	st->uptime_s = (now_ms() - e->t_created) / 1000.0;
+	st->uptime_s = (util_now_ms() - e->t_created) / 1000.0;
 	st->n_cards = 2;
 	st->card_busy[0] = st->card_busy[1] = st->uptime_s > 0 ?
 		e->busy_ms / 1000.0 / st->uptime_s : 0;
