@@ -187,6 +187,42 @@ static void test_bad_input(void)
 	tap_ok(plan_make(&in, &p, err, sizeof(err)) == -1, "bad input: too many cards refused");
 }
 
+/*
+ * plan_format() of the largest plan fits PLAN_STR_MAX whole, and a short
+ * buffer gets a truncated, terminated prefix and the full length, with
+ * nothing written past it.
+ */
+static void test_format_limits(void)
+{
+	static uint64_t blocks[PLAN_MAX_CARDS * 20], free[PLAN_MAX_CARDS];
+	struct plan_input in = {
+		.n_blocks = PLAN_MAX_CARDS * 20, .block_bytes = blocks, .head_bytes = 1,
+		.n_cards = PLAN_MAX_CARDS, .card_free = free,
+	};
+	char err[256], big[PLAN_STR_MAX], small[24 + 8];
+	struct plan p;
+	int i, len, len2;
+
+	for (i = 0; i < PLAN_MAX_CARDS * 20; i++)
+		blocks[i] = 10;
+	for (i = 0; i < PLAN_MAX_CARDS; i++)
+		free[i] = 1000;
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == 0 && p.n_segs == PLAN_MAX_CARDS,
+	       "format: %d cards of 20 blocks plan", PLAN_MAX_CARDS);
+	len = plan_format(&p, big, sizeof(big));
+	tap_ok(len > 511 && len < PLAN_STR_MAX && (int)strlen(big) == len &&
+	       strstr(big, ", card63: blk 1260-1279 + output") &&
+	       !strcmp(big + len - 9, " + output"),
+	       "format: %d-card plan string whole in PLAN_STR_MAX (%d chars)",
+	       PLAN_MAX_CARDS, len);
+	memset(small, 'X', sizeof(small));
+	len2 = plan_format(&p, small, 24);
+	tap_ok(len2 == len && strlen(small) == 23 && !strncmp(small, big, 23) &&
+	       !memcmp(small + 24, "XXXXXXXX", 8),
+	       "format: a 24-byte buffer gets 23 chars + NUL and the full length %d", len2);
+	tap_ok(plan_format(&p, NULL, 0) == len, "format: NULL, 0 counts only");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -197,5 +233,6 @@ int main(void)
 	test_does_not_fit_several();
 	test_vendor_rule();
 	test_bad_input();
+	test_format_limits();
 	return tap_done();
 }

@@ -671,7 +671,11 @@ struct gguf_file *gguf_open(const char *path, char *err, size_t errlen)
 
 	if (err && errlen)
 		err[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a FIFO (or a device) must not block the open; it is
+	 * refused as "not a regular file" below. Regular files ignore it.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		fail(&c, "open: %s", strerror(errno));
 		return NULL;

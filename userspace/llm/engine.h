@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "planner.h"
 #include "rk1828.h"
 
 struct tokenizer;
@@ -306,7 +307,7 @@ struct engine_info {
 	int queue_max;
 	int n_cards;
 	uint32_t n_vocab;
-	char plan[512];
+	char plan[PLAN_STR_MAX];
 	char note[256];
 };
 

@@ -282,7 +282,7 @@ struct session {
 	int sel[PLAN_MAX_CARDS], n_sel;
 	struct plan plan;
 	struct plan_sizes sizes;
-	char plan_str[512];
+	char plan_str[PLAN_STR_MAX];
 };
 
 static void session_close(struct session *S)

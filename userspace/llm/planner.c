@@ -229,14 +229,16 @@ int plan_format(const struct plan *p, char *buf, size_t size)
 		buf[0] = '\0';
 	for (i = 0; i < p->n_segs; i++) {
 		const struct plan_seg *s = &p->seg[i];
-		size_t room = (size_t)len < size ? size - len : 0;
+		/* Past the end of @buf only count: never form buf + len there. */
+		char *at = (size_t)len < size ? buf + len : NULL;
+		size_t room = at ? size - (size_t)len : 0;
 
 		if (s->count == 1)
-			len += snprintf(buf + len, room, "%scard%d: blk %d%s",
+			len += snprintf(at, room, "%scard%d: blk %d%s",
 					i ? ", " : "", s->card_id, s->first,
 					s->output ? " + output" : "");
 		else
-			len += snprintf(buf + len, room, "%scard%d: blk %d-%d%s",
+			len += snprintf(at, room, "%scard%d: blk %d-%d%s",
 					i ? ", " : "", s->card_id, s->first,
 					s->first + s->count - 1,
 					s->output ? " + output" : "");

@@ -95,6 +95,13 @@ struct plan {
  */
 int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t errlen);
 
+/*
+ * PLAN_STR_MAX - a buffer this size holds plan_format() of any plan: at
+ * most PLAN_MAX_CARDS segments of at most 64 characters each
+ * (", card<int>: blk <int>-<int> + output"), plus the NUL.
+ */
+#define PLAN_STR_MAX	(PLAN_MAX_CARDS * 64 + 1)
+
 /**
  * plan_format() - "card0: blk 0-2, card1: blk 3-4 + output"
  * Return: the string length (snprintf semantics).

@@ -17,6 +17,7 @@
 #include "cardspec.h"
 #include "chat.h"
 #include "engine.h"
+#include "planner.h"
 
 struct gguf_file;
 struct tokenizer;
@@ -87,7 +88,7 @@ struct srv {
 	struct gguf_file *gf;
 	struct tokenizer *tok;
 	char model_id[256];
-	char plan[512], cards_desc[128];
+	char plan[PLAN_STR_MAX], cards_desc[128];
 	int card_ids[ENGINE_MAX_CARDS];
 	int n_cards, n_slots;
 	uint32_t n_ctx;

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host tests of rk1828-llm's command line that need no card: a FIFO or a
+ * directory given as the model is refused at once (it used to block
+ * `plan` and `run` forever in open()), --card-mem refuses negative and
+ * overflowing sizes (-1 was taken as 2^64-1 bytes, 17179869185G wrapped to
+ * 1 GiB), and the plan line of a 40-card plan is printed whole (it was cut
+ * at 511 characters). Runs build/rk1828-llm (or $RK1828_LLM) under
+ * timeout(1), so a hang fails instead of stalling the suite. Prints TAP.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rk1828/quant_blocks.h"
+
+#include "synth_model.h"
+#include "tap.h"
+
+static const char *llm;
+
+/*
+ * run() - run "timeout 20 rk1828-llm ARGS 2>&1", output into @out.
+ * Return: the exit status (124: timed out), or -1.
+ */
+static int run(const char *args, char *out, size_t size)
+{
+	char cmd[1024];
+	size_t n = 0;
+	FILE *f;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "timeout 20 %s %s 2>&1", llm, args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(out, 1, size - 1, f);
+	out[n] = '\0';
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_not_regular(void)
+{
+	char dir[] = "/tmp/rk1828-cli-XXXXXX", fifo[64], args[256], out[4096];
+	int rc;
+
+	if (!tap_ok(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	snprintf(fifo, sizeof(fifo), "%s/model.fifo", dir);
+	if (tap_ok(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo)) {
+		snprintf(args, sizeof(args), "plan -m %s --cards 2 --card-mem 1G", fifo);
+		rc = run(args, out, sizeof(out));
+		tap_ok(rc == 1 && strstr(out, fifo) && strstr(out, "not a regular file"),
+		       "plan -m FIFO: exit %d, \"%.*s\"", rc, (int)strcspn(out, "\n"), out);
+		snprintf(args, sizeof(args), "run -m %s -p hello -n 1", fifo);
+		rc = run(args, out, sizeof(out));
+		tap_ok(rc == 1 && strstr(out, fifo) && strstr(out, "not a regular file"),
+		       "run -m FIFO: exit %d, \"%.*s\"", rc, (int)strcspn(out, "\n"), out);
+		unlink(fifo);
+	}
+	snprintf(args, sizeof(args), "plan -m %s --cards 1 --card-mem 1G", dir);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 1 && strstr(out, "not a regular file"),
+	       "plan -m DIRECTORY: exit %d, \"%.*s\"", rc, (int)strcspn(out, "\n"), out);
+	rmdir(dir);
+}
+
+static void test_card_mem(const char *model)
+{
+	static const char *const bad[] = { "-1", "17179869185G", "0", "1X", "" };
+	char args[256], out[4096];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(args, sizeof(args), "plan -m %s --cards 2 --card-mem '%s'", model, bad[i]);
+		rc = run(args, out, sizeof(out));
+		tap_ok(rc == 2 && strstr(out, "--card-mem"),
+		       "--card-mem '%s' refused: exit %d, \"%.*s\"", bad[i], rc,
+		       (int)strcspn(out, "\n"), out);
+	}
+	snprintf(args, sizeof(args), "plan -m %s --cards 2 --card-mem 16777215T", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 0 && strstr(out, "plan: card0: blk 0-"),
+	       "--card-mem 16777215T (just below 2^64) plans: exit %d", rc);
+}
+
+static void test_long_plan(const char *model)
+{
+	char args[256], out[16384], *line, *end;
+	int rc;
+
+	snprintf(args, sizeof(args), "plan -m %s --cards 40 --card-mem 1G", model);
+	rc = run(args, out, sizeof(out));
+	line = strstr(out, "plan: ");
+	end = line ? strchr(line, '\n') : NULL;
+	tap_ok(rc == 0 && line && end && end - line > 511 &&
+	       !strncmp(end - strlen("card39: blk 47 + output"), "card39: blk 47 + output",
+			strlen("card39: blk 47 + output")),
+	       "40-card plan line printed whole (%d chars, ends \"%.*s\")",
+	       line && end ? (int)(end - line) : -1, 24,
+	       end && end - line > 24 ? end - 24 : "");
+}
+
+int main(void)
+{
+	struct synth_model s = {
+		.arch = "llama", .n_layers = 48, .dim = 32, .ffn = 64, .n_heads = 4,
+		.n_kv_heads = 2, .n_ctx = 256, .n_vocab = 300, .rope_theta = 10000.0f,
+		.vocab = true, .tied = true, .fill = SYNTH_PATTERN,
+		.t = {
+			[SYNTH_EMBD] = { QUANT_TYPE_F32 }, [SYNTH_ATTN_NORM] = { QUANT_TYPE_F32 },
+			[SYNTH_Q] = { QUANT_TYPE_Q8_0 }, [SYNTH_K] = { QUANT_TYPE_Q8_0 },
+			[SYNTH_V] = { QUANT_TYPE_Q8_0 }, [SYNTH_O] = { QUANT_TYPE_Q8_0 },
+			[SYNTH_FFN_NORM] = { QUANT_TYPE_F32 }, [SYNTH_GATE] = { QUANT_TYPE_Q8_0 },
+			[SYNTH_UP] = { QUANT_TYPE_Q8_0 }, [SYNTH_DOWN] = { QUANT_TYPE_Q8_0 },
+			[SYNTH_OUT_NORM] = { QUANT_TYPE_F32 },
+		},
+	};
+	char model[64], err[256];
+
+	printf("TAP version 13\n");
+	llm = getenv("RK1828_LLM") ? getenv("RK1828_LLM") : "build/rk1828-llm";
+	if (!tap_ok(access(llm, X_OK) == 0, "%s is built", llm))
+		return tap_done();
+	if (!tap_ok(synth_model_tmp(&s, model, err, sizeof(err)) == 0,
+		    "48-block synthetic model%s%s", err[0] ? ": " : "", err))
+		return tap_done();
+	test_not_regular();
+	test_card_mem(model);
+	test_long_plan(model);
+	unlink(model);
+	return tap_done();
+}
