@@ -60,6 +60,7 @@ void cost_batch_add_seq(struct cost_batch *b, uint32_t n, uint64_t first_pos,
 	b->n_tokens += n;
 	b->n_seq++;
 	b->ctx_sum += (uint64_t)n * first_pos + (uint64_t)n * (n + 1) / 2;
+	b->kv_rows += first_pos + n;
 	full = n / COST_DN_CHUNK;
 	rest = n % COST_DN_CHUNK;
 	b->dn_chunks += full + (rest != 0);
@@ -116,8 +117,8 @@ static void attn_work(const struct cost_layer *l, const struct cost_batch *b,
 	w->vec_ops += T * tok + 5.0 * (double)l->n_heads * ctx;	/* softmax per score */
 	/* Scores and values: A16 x A16 GEMMs over the attended rows. */
 	w->mm_flops[COST_PREC_F16] += 4.0 * q * ctx;
-	/* K and V rows read for every attended row, written for the new ones. */
-	w->dram_bytes += 2.0 * kv * l->kv_elt_bytes * (ctx + T);
+	/* K and V rows of each sequence read once, written for the new tokens. */
+	w->dram_bytes += 2.0 * kv * l->kv_elt_bytes * ((double)b->kv_rows + T);
 }
 
 static void dnet_work(const struct cost_layer *l, const struct cost_batch *b,

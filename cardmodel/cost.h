@@ -24,7 +24,8 @@
  * its output head's (cost_head_work()):
  *   ops       operator launches (norm, projection, RoPE, attention, ...);
  *   op_rows   token rows those operators process (ops * tokens);
- *   dram_bytes weights read once per job, K/V rows read and written,
+ *   dram_bytes weights read once per job, K/V rows read (once a job for
+ *             each sequence) and written,
  *             recurrent state read and written once per chunk, and each
  *             operator's activations in A16 (2 bytes an element);
  *   mm_flops  2 * rows * cols * tokens per weight matrix, at the precision
@@ -167,7 +168,10 @@ struct cost_head {
  * @n_seq: distinct sequences among them (recurrent state read and written
  *	per sequence)
  * @ctx_sum: sum over the tokens of the K/V rows each attends to (position
- *	+ 1)
+ *	+ 1): the attention's FLOPs
+ * @kv_rows: sum over the sequences of the K/V rows their last token
+ *	attends to: the rows an attention job reads from DRAM (the card tiles
+ *	a sequence's queries and streams its K/V rows once a job)
  * @dn_chunks: sum over the sequences of ceil(tokens of that sequence /
  *	COST_DN_CHUNK): delta-rule chunks
  * @dn_chunk_sq: sum over those chunks of (tokens in the chunk)^2, for
@@ -180,6 +184,7 @@ struct cost_batch {
 	uint32_t n_tokens;
 	uint32_t n_seq;
 	uint64_t ctx_sum;
+	uint64_t kv_rows;
 	uint64_t dn_chunks;
 	uint64_t dn_chunk_sq;
 	uint32_t n_logits;

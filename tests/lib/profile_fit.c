@@ -140,6 +140,7 @@ static void features(const struct cost_work *w, double *f)
 	f[3] = w->dram_bytes;
 	f[4] = w->mm_flops[COST_PREC_W4A16] + w->mm_flops[COST_PREC_W8A16] +
 	       w->mm_flops[COST_PREC_F16];
+	f[5] = w->vec_ops;
 }
 
 /* Solve the n x n system @a x = @b in place (partial pivoting); -1 if singular. */
@@ -185,7 +186,7 @@ static int solve(double a[FIT_N_PARAMS][FIT_N_PARAMS], double *b, int n)
 
 static const char *const param_names[FIT_N_PARAMS] = {
 	"npu.job_ns", "npu.op_ns", "npu.op_row_ns", "card.dram_bytes_per_s",
-	"npu.*_flops_per_s",
+	"npu.*_flops_per_s", "npu.vector_ops_per_s",
 };
 
 /*
@@ -211,8 +212,7 @@ static int least_squares(const struct fit_data *d, const struct card_profile *p,
 			else
 				prefill_work(s, &w);
 			features(&w, rows[n]);
-			y[n] = want - link_ns(p, s, k ? 1 : FIT_PROMPT) -
-			       w.vec_ops / p->vec_rate * 1e9;
+			y[n] = want - link_ns(p, s, k ? 1 : FIT_PROMPT);
 			for (j = 0; j < FIT_N_PARAMS; j++)
 				rows[n][j] /= want;
 			y[n++] /= want;
@@ -257,6 +257,7 @@ int fit_run(struct fit_data *d, struct card_profile *p, char *err, size_t errlen
 	p->mm_rate[COST_PREC_W4A16] = p->mm_rate[COST_PREC_W8A16] =
 		p->mm_rate[COST_PREC_F16] = 1e9 / x[4];
 	p->mm_rate[COST_PREC_F32] = p->mm_rate[COST_PREC_F16] * f32_ratio;
+	p->vec_rate = 1e9 / x[5];
 	d->max_rel = 0;
 	for (i = 0; i < d->n; i++) {
 		struct fit_point *pt = &d->pt[i];

@@ -11,8 +11,8 @@
  * one logits row + the logits COPY (F32 row); TPOT = the mean, over the
  * decode steps at positions 128..254, of the COPY of one hidden row + the
  * EXEC of one token + the logits COPY. The link terms use the profile's
- * (not fitted) PCIe parameters; the five fitted parameters are npu.job_ns,
- * npu.op_ns, card.dram_bytes_per_s, one A16 matmul rate
+ * (not fitted) PCIe parameters; the six fitted parameters are npu.job_ns,
+ * npu.op_ns, npu.op_row_ns, card.dram_bytes_per_s, one A16 matmul rate
  * (npu.w4a16, w8a16 and f16 flops: the MAC array runs A16 x A16 whatever
  * the weights' storage) and npu.vector_ops_per_s; npu.f32_flops_per_s
  * keeps its ratio to the f16 rate from the input profile. Residuals are
@@ -27,7 +27,7 @@
 #include "shape.h"
 
 #define FIT_MAX_POINTS	32
-#define FIT_N_PARAMS	5
+#define FIT_N_PARAMS	6
 
 /* Vendor conditions: prompt and generated tokens. */
 #define FIT_PROMPT	128
@@ -76,7 +76,7 @@ void fit_vendor_ms(const struct card_profile *p, const struct model_shape *s,
 		   double *ttft_ms, double *tpot_ms);
 
 /**
- * fit_run() - fit the five parameters into @p (its other keys are priors)
+ * fit_run() - fit the six parameters into @p (its other keys are priors)
  * and fill the model figures and residuals of @d
  * Return: 0, or -1 with @err when the system is singular or a parameter
  * comes out <= 0 (the model does not describe the data).

@@ -37,6 +37,7 @@ static int fitted_values(const struct card_profile *p, struct fitted *f)
 	f[n++] = (struct fitted){ "npu.w8a16_flops_per_s", p->mm_rate[COST_PREC_W8A16] };
 	f[n++] = (struct fitted){ "npu.f16_flops_per_s", p->mm_rate[COST_PREC_F16] };
 	f[n++] = (struct fitted){ "npu.f32_flops_per_s", p->mm_rate[COST_PREC_F32] };
+	f[n++] = (struct fitted){ "npu.vector_ops_per_s", p->vec_rate };
 	f[n++] = (struct fitted){ "npu.job_ns", p->job_ns };
 	f[n++] = (struct fitted){ "npu.op_ns", p->op_ns };
 	f[n++] = (struct fitted){ "npu.op_row_ns", p->op_row_ns };

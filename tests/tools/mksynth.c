@@ -5,7 +5,7 @@
  * vectors (tools/gen-ref-vectors), the tests and the benchmarks.
  *
  *   mksynth -o OUT.gguf --arch ARCH [--type TYPE] [--vocab VOCAB.gguf]
- *           [--preset tiny|9b|27b] [--shape-only] [--seed S]
+ *           [--preset tiny|9b|27b] [--shape FILE] [--shape-only] [--seed S]
  *           [--layers N] [--ffn N]
  *
  * ARCH: llama, qwen2 (Q/K/V biases), qwen3 (per-head Q/K RMSNorm), qwen35
@@ -32,6 +32,11 @@
  * 9b and 27b are Qwen3.5-9B and -27B (DESIGN.md section 10) and imply
  * --shape-only and n_vocab 248320 unless --vocab is given.
  *
+ * --shape: the hyperparameters of a shape file (tests/shapes/NAME.shape,
+ * tests/lib/shape.h) instead of a preset, --arch from the file; RoPE, the
+ * context and qwen35's sections as the presets of that arch. Implies
+ * --shape-only.
+ *
  * --shape-only: write the tensor infos but leave the data as holes of a
  * sparse file (real sizes, no disk use): for the planner.
  *
@@ -57,6 +62,7 @@
 #include "gguf.h"
 #include "gguf_write.h"
 #include "quant.h"
+#include "shape.h"
 
 /**
  * struct shape - model hyperparameters
@@ -114,6 +120,44 @@ static const struct shape qwen35_27b = {
 	.theta = 10000000.0f, .eps = 1e-6f, .ssm_state = 128, .ssm_groups = 16,
 	.ssm_rank = 48, .ssm_conv = 4, .fa_interval = 4, .n_vocab = 248320, .tied = false,
 };
+
+/*
+ * @s from shape file @m: the sizes from the file, RoPE, context and norms
+ * as the preset of its arch (qwen35: the 9B's). Return: false for an
+ * unknown arch.
+ */
+static bool shape_preset(const struct model_shape *m, struct shape *s)
+{
+	size_t i;
+
+	if (!strcmp(m->arch, "qwen35")) {
+		*s = qwen35_9b;
+	} else {
+		for (i = 0; i < sizeof(tiny) / sizeof(tiny[0]); i++)
+			if (!strcmp(tiny[i].arch, m->arch))
+				break;
+		if (i == sizeof(tiny) / sizeof(tiny[0]))
+			return false;
+		*s = tiny[i];
+		s->rope_dim = m->head_dim;
+	}
+	s->n_layers = m->layers;
+	s->dim = m->dim;
+	s->ffn = m->ffn;
+	s->n_head = m->heads;
+	s->n_kv = m->kv_heads;
+	s->head_dim = m->head_dim;
+	s->n_vocab = m->vocab;
+	s->tied = m->tied;
+	if (!strcmp(m->arch, "qwen35")) {
+		s->fa_interval = m->fa_interval;
+		s->ssm_state = m->ssm_head_dim;
+		s->ssm_groups = m->ssm_k_heads;
+		s->ssm_rank = m->ssm_v_heads;
+		s->ssm_conv = m->ssm_conv;
+	}
+	return true;
+}
 
 /* Type plan: the type of matrices, embedding, LM head and "more bits" tensors. */
 struct types {
@@ -460,8 +504,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: mksynth -o OUT.gguf --arch llama|qwen2|qwen3|qwen35 [--type TYPE]\n"
-		"               [--vocab VOCAB.gguf] [--preset tiny|9b|27b] [--shape-only]\n"
-		"               [--seed S] [--layers N] [--ffn N]\n"
+		"               [--vocab VOCAB.gguf] [--preset tiny|9b|27b] [--shape FILE]\n"
+		"               [--shape-only] [--seed S] [--layers N] [--ffn N]\n"
 		"TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q5_k q6_k q4_k_m w4a16\n");
 }
 
@@ -477,9 +521,12 @@ int main(int argc, char **argv)
 		{ "layers", required_argument, NULL, 'l' },
 		{ "ffn", required_argument, NULL, 'f' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "shape", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *arch = NULL, *type = "f32", *vocab = NULL, *preset = "tiny", *out = NULL;
+	const char *shape_file = NULL;
+	static struct model_shape ms;
 	struct gen g = { 0 };
 	struct shape s;
 	unsigned long layers = 0, ffn = 0;
@@ -500,14 +547,34 @@ int main(int argc, char **argv)
 		case 'l': layers = strtoul(optarg, NULL, 0); break;
 		case 'f': ffn = strtoul(optarg, NULL, 0); break;
 		case 'o': out = optarg; break;
+		case 'F': shape_file = optarg; break;
 		default: usage(); return 1;
 		}
+	}
+	if (shape_file) {
+		char err[512];
+
+		if (shape_load(&ms, shape_file, err, sizeof(err))) {
+			fprintf(stderr, "mksynth: %s\n", err);
+			return 1;
+		}
+		if (arch && strcmp(arch, ms.arch)) {
+			fprintf(stderr, "mksynth: --arch %s, but %s is %s\n", arch, shape_file, ms.arch);
+			return 1;
+		}
+		arch = ms.arch;
 	}
 	if (!out || !arch || optind != argc) {
 		usage();
 		return 1;
 	}
-	if (!strcmp(preset, "9b") || !strcmp(preset, "27b")) {
+	if (shape_file) {
+		if (!shape_preset(&ms, &s)) {
+			fprintf(stderr, "mksynth: %s: unknown arch %s\n", shape_file, ms.arch);
+			return 1;
+		}
+		g.shape_only = true;
+	} else if (!strcmp(preset, "9b") || !strcmp(preset, "27b")) {
 		if (strcmp(arch, "qwen35")) {
 			fprintf(stderr, "mksynth: --preset %s is a qwen35 shape\n", preset);
 			return 1;

@@ -5,7 +5,9 @@
  *   rk1828-llm run  -m MODEL -p PROMPT [options]   generate text
  *   rk1828-llm info                                list the cards
  *   rk1828-llm plan -m MODEL [--cards ...] [--ctx N] [--bucket B]
+ *                   [--predict] [--link usb|pcie] [--json]
  *                                                  print the segment plan
+ *                                                  and predict its speed
  *   rk1828-llm serve -m MODEL [options]            OpenAI-compatible server
  *                                                  and web UI (serve.c)
  *
@@ -26,6 +28,8 @@
 #include "gguf.h"
 #include "model.h"
 #include "planner.h"
+#include "predict.h"
+#include "profile.h"
 #include "rk1828.h"
 #include "server.h"
 #include "tokenizer.h"
@@ -49,6 +53,9 @@ struct args {
 	bool have_seed, no_bos, bucket_set;
 	uint32_t bucket, n_ctx;
 	uint64_t card_mem;	/* plan only: simulated cards of this size */
+	bool predict, json, cards_auto;	/* plan --predict, --json, --cards auto */
+	enum cost_link link;
+	const char *profile;	/* --profile FILE, NULL: the built-in one */
 	int verbose;
 };
 
@@ -59,8 +66,9 @@ static void usage(FILE *f)
 		"                      [--top-p P] [--seed S] [--cards all|N|LIST] [--bucket B]\n"
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [-v]\n"
 		"       rk1828-llm info\n"
-		"       rk1828-llm plan -m MODEL [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
-		"                       [--card-mem BYTES[K|M|G]]\n"
+		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
+		"                       [--card-mem BYTES[K|M|G]] [--predict] [--link usb|pcie]\n"
+		"                       [--profile FILE] [--json]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
@@ -79,6 +87,12 @@ static void usage(FILE *f)
 		"  --no-bos         do not prepend the BOS token\n"
 		"  --dump-logits F  write the last prompt position's logits to F\n"
 		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each\n"
+		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
+		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
+		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
+		"  --link L         plan --predict: usb or pcie (default pcie)\n"
+		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
+		"  --json           plan: print one JSON object (the plan, and the prediction)\n"
 		"  -v               verbose\n"
 		"\n"
 		"exit status: 0 success; 1 runtime failure (no cards or fewer than --cards\n"
@@ -127,7 +141,7 @@ static int parse_float(const char *s, const char *opt, float min, bool min_open,
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
-	       O_NOBOS, O_DUMP, O_CARDMEM };
+	       O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE };
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "prompt", required_argument, NULL, 'p' },
@@ -142,6 +156,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "no-bos", no_argument, NULL, O_NOBOS },
 		{ "dump-logits", required_argument, NULL, O_DUMP },
 		{ "card-mem", required_argument, NULL, O_CARDMEM },
+		{ "predict", no_argument, NULL, O_PREDICT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "link", required_argument, NULL, O_LINK },
+		{ "profile", required_argument, NULL, O_PROFILE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -156,6 +174,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->top_k = 40;
 	a->top_p = 0.95f;
 	a->cards = "all";
+	a->link = COST_LINK_PCIE;
 	if (argc < 2) {
 		usage(stderr);
 		return -1;
@@ -220,6 +239,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return -1;
 			}
 			break;
+		case O_PREDICT: a->predict = true; break;
+		case O_JSON: a->json = true; break;
+		case O_LINK:
+			if (cost_link_parse(optarg, &a->link)) {
+				fprintf(stderr, "rk1828-llm: --link: bad value \"%s\" (usb or pcie)\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case O_PROFILE: a->profile = optarg; break;
 		case 'v': a->verbose++; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
@@ -241,6 +270,20 @@ static int parse_args(int argc, char **argv, struct args *a)
 	if (!strcmp(a->cmd, "run") && !a->prompt) {
 		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
 		return -1;
+	}
+	if (strcmp(a->cmd, "plan") && (a->predict || a->json)) {
+		fprintf(stderr, "rk1828-llm: --predict and --json are options of plan\n");
+		return -1;
+	}
+	if (!strcmp(a->cards, "auto")) {
+		if (strcmp(a->cmd, "plan")) {
+			fprintf(stderr, "rk1828-llm: --cards auto is an option of plan\n");
+			return -1;
+		}
+		a->cards_auto = true;
+		a->cs.kind = CARDS_COUNT;
+		a->cs.n = 1;
+		return 0;
 	}
 	if (cards_spec_parse(a->cards, &a->cs, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
@@ -294,6 +337,18 @@ static void session_close(struct session *S)
 		gguf_close(S->gf);
 }
 
+/* Context and bucket of a plan for @m: the options, or the defaults. */
+static void session_sizes(const struct args *a, const struct llm_model *m,
+			  struct plan_sizes *sz)
+{
+	memset(sz, 0, sizeof(*sz));
+	sz->n_ctx = a->n_ctx ? a->n_ctx :
+		    (m->n_ctx_train < DEFAULT_CTX ? m->n_ctx_train : DEFAULT_CTX);
+	sz->bucket = a->bucket_set ? a->bucket : DEFAULT_BUCKET;
+	if (sz->bucket > sz->n_ctx)
+		sz->bucket = sz->n_ctx;
+}
+
 static int session_open(struct session *S, const struct args *a, bool simulate)
 {
 	uint64_t free_b[PLAN_MAX_CARDS];
@@ -315,11 +370,7 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		return -1;
 	}
-	S->sizes.n_ctx = a->n_ctx ? a->n_ctx :
-			 (S->m.n_ctx_train < DEFAULT_CTX ? S->m.n_ctx_train : DEFAULT_CTX);
-	S->sizes.bucket = a->bucket_set ? a->bucket : DEFAULT_BUCKET;
-	if (S->sizes.bucket > S->sizes.n_ctx)
-		S->sizes.bucket = S->sizes.n_ctx;
+	session_sizes(a, &S->m, &S->sizes);
 
 	if (simulate) {
 		/* cmd_plan() refused a list; all: one card. */
@@ -382,24 +433,152 @@ static int session_open(struct session *S, const struct args *a, bool simulate)
 	return 0;
 }
 
-static int cmd_plan(const struct args *a)
+/*
+ * --cards auto: the fewest cards of @mem free bytes the model fits on, with
+ * the reason in @why ("fits on one card", or why one card fewer does not).
+ * Return: the count, or 0 (nothing fits; the reason printed).
+ */
+static int plan_auto(const struct args *a, uint64_t mem, char *why, size_t whylen)
 {
-	struct session S;
+	static uint64_t free_b[PLAN_MAX_CARDS];
+	static char err[96 * PLAN_MAX_CARDS + 256], last[96 * PLAN_MAX_CARDS + 256];
+	struct gguf_file *gf;
+	struct llm_model m;
+	struct plan_sizes sz;
+	struct plan p;
+	int n, ret = 0, max;
+
+	gf = gguf_open(a->model, err, sizeof(err));
+	if (!gf || llm_model_load(&m, gf, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		if (gf)
+			gguf_close(gf);
+		return 0;
+	}
+	session_sizes(a, &m, &sz);
+	max = m.n_layers < PLAN_MAX_CARDS ? (int)m.n_layers : PLAN_MAX_CARDS;
+	last[0] = '\0';
+	for (n = 1; n <= max && !ret; n++) {
+		int r;
+
+		free_b[n - 1] = mem;
+		r = plan_model(&m, &sz, n, free_b, NULL, &p, err, sizeof(err));
+		if (r == 0)
+			ret = n;
+		else if (r == PLAN_NOFIT)
+			snprintf(last, sizeof(last), "%s", err);
+		else
+			break;
+	}
+	if (!ret)
+		fprintf(stderr, "rk1828-llm: %s: --cards auto: %s\n", a->model,
+			last[0] ? last : err);
+	else if (ret == 1)
+		snprintf(why, whylen, "the model fits on one card");
+	else
+		snprintf(why, whylen, "the fewest that fit; on %d: %s", ret - 1, last);
+	llm_model_free(&m);
+	gguf_close(gf);
+	return ret;
+}
+
+static int load_profile(const struct args *a, struct card_profile *prof)
+{
+	char err[512];
+
+	if (a->profile ? card_profile_load(prof, a->profile, err, sizeof(err))
+		       : card_profile_builtin(prof, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: profile: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_plan(const struct args *a, const struct session *S)
+{
 	int i;
 
+	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u\n",
+	       a->model, S->m.arch_name, S->m.n_layers, S->m.dim, S->m.n_heads, S->m.n_kv_heads,
+	       S->m.n_vocab, S->sizes.n_ctx, S->sizes.bucket);
+	printf("plan: %s\n", S->plan_str);
+	for (i = 0; i < S->plan.n_segs; i++) {
+		const struct plan_seg *s = &S->plan.seg[i];
+		char need[32], fr[32], blk[32];
+
+		util_fmt_bytes(need, sizeof(need), s->bytes);
+		util_fmt_bytes(fr, sizeof(fr), s->free);
+		if (s->count == 1)
+			snprintf(blk, sizeof(blk), "%d", s->first);
+		else
+			snprintf(blk, sizeof(blk), "%d-%d", s->first, s->first + s->count - 1);
+		printf("card%d: blk %s%s: %s of %s free (%llu bytes)\n", s->card_id, blk,
+		       s->output ? " + output" : "", need, fr, (unsigned long long)s->bytes);
+	}
+}
+
+/* The plan as JSON and/or the prediction; 0 or an exit status. */
+static int plan_report(const struct args *a, const struct session *S,
+		       const struct card_profile *prof)
+{
+	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx };
+	struct prediction pr;
+	char err[256], *js;
+
+	if (a->predict && predict_run(&S->m, &S->plan, &po, &pr, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	if (a->json) {
+		js = predict_json(&S->plan, a->predict ? &pr : NULL);
+		if (!js) {
+			fprintf(stderr, "rk1828-llm: out of memory\n");
+			return EXIT_RUNTIME;
+		}
+		printf("%s\n", js);
+		free(js);
+		return 0;
+	}
+	print_plan(a, S);
+	if (a->predict)
+		predict_print(stdout, &S->plan, &pr, &po);
+	return 0;
+}
+
+static int cmd_plan(const struct args *a)
+{
+	struct card_profile prof;
+	struct session S;
 	struct args sim = *a;
 	bool simulate = a->card_mem != 0;
+	char why[96 * PLAN_MAX_CARDS + 320];
+	int ret;
 
+	if ((a->predict || a->cards_auto) && load_profile(a, &prof))
+		return EXIT_RUNTIME;
 	if (simulate && a->cs.kind == CARDS_LIST) {
 		fprintf(stderr, "rk1828-llm: --cards %s: a list of card indices needs real cards; with --card-mem give a count (--cards N)\n",
 			a->cards);
 		return EXIT_USAGE;
 	}
-	if (!simulate) {
+	if (a->cards_auto) {
+		/* Deployment planning: simulated cards of the profile's usable memory. */
+		simulate = true;
+		if (!sim.card_mem)
+			sim.card_mem = prof.mem_usable_bytes;
+		sim.cs.n = plan_auto(a, sim.card_mem, why, sizeof(why));
+		if (!sim.cs.n)
+			return EXIT_RUNTIME;
+		fprintf(stderr, "rk1828-llm: --cards auto: %d card%s of %.2f GiB: %s\n", sim.cs.n,
+			sim.cs.n == 1 ? "" : "s", sim.card_mem / 1073741824.0, why);
+	} else if (!simulate) {
 		struct rk_card *cards;
 		int n;
 
-		/* No cards here: plan for simulated 5 GiB cards (the emulator default). */
+		/*
+		 * No cards here: plan for simulated cards (the emulator's 5 GiB, or
+		 * with --predict the profile's usable memory).
+		 */
 		if (rk_open_all(&cards, &n) == -ENOENT) {
 			if (a->cs.kind == CARDS_LIST) {
 				fprintf(stderr, "rk1828-llm: no cards found: a list of card indices (--cards %s) cannot be used without real cards; give a count (--cards N) to plan for simulated cards\n",
@@ -407,13 +586,13 @@ static int cmd_plan(const struct args *a)
 				return EXIT_RUNTIME;
 			}
 			simulate = true;
-			sim.card_mem = DEFAULT_CARD_MEM;
+			sim.card_mem = a->predict ? prof.mem_usable_bytes : DEFAULT_CARD_MEM;
 			if (sim.cs.kind == CARDS_ALL) {
 				sim.cs.kind = CARDS_COUNT;
 				sim.cs.n = 1;
 			}
-			fprintf(stderr, "rk1828-llm: no cards found: planning for %d simulated card%s of 5.00 GiB (--card-mem to change)\n",
-				sim.cs.n, sim.cs.n == 1 ? "" : "s");
+			fprintf(stderr, "rk1828-llm: no cards found: planning for %d simulated card%s of %.2f GiB (--card-mem to change)\n",
+				sim.cs.n, sim.cs.n == 1 ? "" : "s", sim.card_mem / 1073741824.0);
 		} else if (n > 0) {
 			rk_close_all(cards, n);
 		}
@@ -422,27 +601,9 @@ static int cmd_plan(const struct args *a)
 		session_close(&S);
 		return EXIT_RUNTIME;
 	}
-	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u\n",
-	       a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_heads, S.m.n_kv_heads,
-	       S.m.n_vocab, S.sizes.n_ctx, S.sizes.bucket);
-	printf("plan: %s\n", S.plan_str);
-	for (i = 0; i < S.plan.n_segs; i++) {
-		const struct plan_seg *s = &S.plan.seg[i];
-		char need[32], fr[32];
-
-		util_fmt_bytes(need, sizeof(need), s->bytes);
-		util_fmt_bytes(fr, sizeof(fr), s->free);
-		char blk[32];
-
-		if (s->count == 1)
-			snprintf(blk, sizeof(blk), "%d", s->first);
-		else
-			snprintf(blk, sizeof(blk), "%d-%d", s->first, s->first + s->count - 1);
-		printf("card%d: blk %s%s: %s of %s free (%llu bytes)\n", s->card_id, blk,
-		       s->output ? " + output" : "", need, fr, (unsigned long long)s->bytes);
-	}
+	ret = plan_report(a, &S, &prof);
 	session_close(&S);
-	return 0;
+	return ret;
 }
 
 static int dump_logits(const char *path, const int32_t *toks, int n, const float *logits,

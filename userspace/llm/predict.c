@@ -4,6 +4,7 @@
  * function, a simulation of the pipeline's job graph on modelled queue
  * clocks, and the scenarios plan --predict reports.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,4 +333,92 @@ int predict_run(const struct llm_model *m, const struct plan *plan,
 	ret = predict_run_layers(layers, m->n_layers, &head, plan, o, out, err, errlen);
 	free(layers);
 	return ret;
+}
+
+/* A number, or null for NAN (a figure that is not predicted). */
+static json_t *num_or_null(double v)
+{
+	return isnan(v) ? json_null() : json_real(round(v * 100.0) / 100.0);
+}
+
+char *predict_json(const struct plan *plan, const struct prediction *pr)
+{
+	json_t *o = json_object(), *segs = json_array(), *t, *agg;
+	char key[16], *s;
+	int i;
+
+	if (!o || !segs)
+		goto fail;
+	for (i = 0; i < plan->n_segs; i++) {
+		const struct plan_seg *g = &plan->seg[i];
+
+		if (json_array_append_new(segs, json_pack("{s:i,s:i,s:i,s:b,s:I}", "card", g->card_id,
+							  "first", g->first, "last",
+							  g->first + g->count - 1, "output",
+							  g->output, "bytes",
+							  (json_int_t)g->bytes)))
+			goto fail;
+	}
+	json_object_set_new(o, "plan", segs);
+	segs = NULL;
+	if (pr) {
+		t = json_object();
+		agg = json_object();
+		if (!t || !agg) {
+			json_decref(t);
+			json_decref(agg);
+			goto fail;
+		}
+		for (i = 0; i < PREDICT_N_TTFT; i++) {
+			snprintf(key, sizeof(key), "%u", predict_ttft_prompt(i));
+			json_object_set_new(t, key, num_or_null(pr->ttft_ms[i]));
+		}
+		for (i = 0; i < PREDICT_N_SESSIONS; i++) {
+			snprintf(key, sizeof(key), "%u", predict_sessions(i));
+			json_object_set_new(agg, key, num_or_null(pr->aggregate_tok_s[i]));
+		}
+		json_object_set_new(o, "ttft_ms", t);
+		json_object_set_new(o, "prefill_tok_s", num_or_null(pr->prefill_tok_s));
+		json_object_set_new(o, "decode_tok_s", num_or_null(pr->decode_tok_s));
+		json_object_set_new(o, "tpot_ms", num_or_null(pr->tpot_ms));
+		json_object_set_new(o, "aggregate_decode_tok_s", agg);
+	}
+	s = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(10));
+	json_decref(o);
+	return s;
+fail:
+	json_decref(segs);
+	json_decref(o);
+	return NULL;
+}
+
+void predict_print(FILE *f, const struct plan *plan, const struct prediction *pr,
+		   const struct predict_opts *o)
+{
+	int i;
+
+	fprintf(f, "prediction: profile %s (%s), link %s, bucket %u; card time only (host "
+		"time not included)\n", o->prof->name, o->prof->revision, cost_link_name(o->link),
+		o->bucket);
+	fprintf(f, "  TTFT:");
+	for (i = 0; i < PREDICT_N_TTFT; i++) {
+		if (isnan(pr->ttft_ms[i]))
+			fprintf(f, "%s %u tokens: - (over --ctx %u)", i ? "," : "",
+				predict_ttft_prompt(i), o->n_ctx);
+		else
+			fprintf(f, "%s %u tokens %.0f ms", i ? "," : "", predict_ttft_prompt(i),
+				pr->ttft_ms[i]);
+	}
+	fprintf(f, "\n  prefill %.1f tok/s, decode %.2f tok/s (TPOT %.2f ms) with a %d-token "
+		"prompt and %d generated\n", pr->prefill_tok_s, pr->decode_tok_s, pr->tpot_ms,
+		PREDICT_PROMPT, PREDICT_GEN);
+	fprintf(f, "  aggregate decode:");
+	for (i = 0; i < PREDICT_N_SESSIONS; i++)
+		fprintf(f, "%s %u session%s %.1f tok/s", i ? "," : "", predict_sessions(i),
+			predict_sessions(i) == 1 ? "" : "s", pr->aggregate_tok_s[i]);
+	fprintf(f, "\n  NPU busy during that prefill:");
+	for (i = 0; i < plan->n_segs; i++)
+		fprintf(f, "%s card%d %.0f %%", i ? "," : "", plan->seg[i].card_id,
+			100 * pr->card_busy[i]);
+	fprintf(f, "\n");
 }

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cost.h"
 #include "model.h"
@@ -108,6 +109,24 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 		       const struct cost_head *head, const struct plan *plan,
 		       const struct predict_opts *o, struct prediction *out,
 		       char *err, size_t errlen);
+
+/**
+ * predict_json() - the plan (and the prediction, when @pr is not NULL) as
+ * one JSON object: {"plan":[{"card":0,"first":0,"last":18,"output":false,
+ * "bytes":N},...], "ttft_ms":{"1024":x,"4096":x,"8192":x},
+ * "prefill_tok_s":x, "decode_tok_s":x, "tpot_ms":x,
+ * "aggregate_decode_tok_s":{"1":x,"2":x,"4":x}}; a figure that is not
+ * predicted (a prompt over the context) is null; "card" is the device
+ * index
+ * Return: a malloc()ed NUL-terminated string, or NULL (out of memory).
+ */
+char *predict_json(const struct plan *plan, const struct prediction *pr);
+
+/**
+ * predict_print() - the prediction in words, a few lines to @f
+ */
+void predict_print(FILE *f, const struct plan *plan, const struct prediction *pr,
+		   const struct predict_opts *o);
 
 /**
  * struct psim - the pipeline simulation behind predict_run(), exposed for
