@@ -240,7 +240,8 @@ typedef void (*engine_event_fn)(const struct engine_event *ev, void *user);
  *	ENGINE_MAX_STOP_LEN bytes), matched on the decoded text across token
  *	boundaries; copied
  * @n_stop: entries of @stop
- * @ignore_eos: keep generating after the end-of-sequence token
+ * @ignore_eos: keep generating after end-of-generation tokens (EOS, and the
+ *	ones tok_is_eog() names such as <|im_end|>)
  * @prompt_logits: optional, n_vocab floats: receives the logits of the
  *	last prompt position before the first token is sampled (--dump-logits)
  * @cb: event callback (required)

@@ -99,7 +99,8 @@ struct eng_flight {
  * @info: what was settled
  * @plan: the segment plan (card indices into the caller's array)
  * @pipe: the card pipeline
- * @eos: end-of-sequence token id (-1: none)
+ * @eos: end-of-sequence token id (-1: none); generation stops at every
+ *	end-of-generation token (tok_is_eog(): EOS, <|im_end|>, <|eot_id|>...)
  * @thr, @thread_started: the engine thread
  * @mu, @cv: protect and signal everything below up to @stats
  * @stopping: engine_destroy() was called
@@ -120,7 +121,8 @@ struct eng_flight {
  * @fl, @fl_head, @n_flight: ring of micro-batches in flight, oldest at
  *	@fl_head
  * @logits: collected logits rows, @max_rows of n_vocab floats
- * @piece: token text buffer
+ * @piece: token text buffer of @piece_cap = tok_max_piece() bytes (a piece
+ *	is never cut, however long its token is)
  * @ev_ids, @ev_lp, @cap_ev: event scratch
  */
 struct engine {
@@ -154,7 +156,8 @@ struct engine {
 	int fl_head, n_flight;
 	float *logits;
 	int max_rows;
-	char piece[512];
+	char *piece;
+	size_t piece_cap;
 	int32_t *ev_ids;
 	struct engine_logprob *ev_lp;
 	int cap_ev;

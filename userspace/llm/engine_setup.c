@@ -132,7 +132,9 @@ static int alloc_buffers(struct engine *e)
 	e->ptok = calloc((size_t)B, sizeof(*e->ptok));
 	e->max_rows = S < B ? S : B;
 	e->logits = malloc((size_t)e->max_rows * e->m->n_vocab * sizeof(float));
-	if (!e->slots || !e->run || !e->mb || !e->ptok || !e->logits)
+	e->piece_cap = tok_max_piece(e->tok);
+	e->piece = malloc(e->piece_cap);
+	if (!e->slots || !e->run || !e->mb || !e->ptok || !e->logits || !e->piece)
 		return -ENOMEM;
 	for (i = 0; i < S; i++) {
 		e->slots[i].toks = malloc((size_t)e->info.n_ctx * sizeof(int32_t));
@@ -165,6 +167,7 @@ void eng_free(struct engine *e)
 	free(e->mb);
 	free(e->ptok);
 	free(e->logits);
+	free(e->piece);
 	free(e->ev_ids);
 	free(e->ev_lp);
 	pthread_mutex_destroy(&e->mu);

@@ -303,7 +303,7 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 		q->got_first = true;
 		q->t_first = eng_now_ms();
 	}
-	if (tok == e->eos && !q->ignore_eos) {
+	if (tok_is_eog(e->tok, tok) && !q->ignore_eos) {
 		eng_finish(e, q, ENGINE_FINISH_STOP, NULL);
 		return;
 	}
@@ -315,7 +315,7 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 	pthread_mutex_lock(&e->mu);
 	e->stats.completion_tokens++;
 	pthread_mutex_unlock(&e->mu);
-	len = tok_piece(e->tok, tok, e->piece, sizeof(e->piece));
+	len = tok_piece(e->tok, tok, e->piece, e->piece_cap);
 	if (txo_push(&q->txo, tok, e->piece, len > 0 ? (size_t)len : 0, &d)) {
 		eng_finish(e, q, ENGINE_FINISH_ERROR, "out of host memory");
 		return;

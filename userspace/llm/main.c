@@ -3,6 +3,8 @@
  * rk1828-llm: run a GGUF language model split over RK1828 cards.
  *
  *   rk1828-llm run  -m MODEL -p PROMPT [options]   generate text
+ *   rk1828-llm chat -m MODEL [options]             chat in the terminal (cmd_chat.c)
+ *   rk1828-llm tokenize -m MODEL -p TEXT           print the tokens (cmd_tokenize.c)
  *   rk1828-llm info                                list the cards
  *   rk1828-llm plan -m MODEL [--cards ...] [--ctx N] [--bucket B]
  *                   [--predict] [--link usb|pcie] [--json]
@@ -12,7 +14,8 @@
  *                                                  and web UI (serve.c)
  *
  * The generated text goes to stdout as it is produced (the prompt is not
- * echoed); one stats line goes to stderr at the end.
+ * echoed); one stats line goes to stderr at the end. With --json, run
+ * prints one JSON object instead.
  */
 #include <endian.h>
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 
 #include "cardspec.h"
+#include "cli.h"
 #include "engine.h"
 #include "gguf.h"
 #include "model.h"
@@ -39,32 +43,16 @@
 #define DEFAULT_BUCKET	128
 #define DEFAULT_CARD_MEM (5ULL << 30)
 
-/* Exit status: see the end of usage(). */
-#define EXIT_RUNTIME	1
-#define EXIT_USAGE	2
-
-struct args {
-	const char *cmd, *model, *prompt, *cards, *dump_logits;
-	struct cards_spec cs;
-	int n_predict;
-	float temp, top_p;
-	int top_k;
-	uint64_t seed;
-	bool have_seed, no_bos, bucket_set;
-	uint32_t bucket, n_ctx;
-	uint64_t card_mem;	/* plan only: simulated cards of this size */
-	bool predict, json, cards_auto;	/* plan --predict, --json, --cards auto */
-	enum cost_link link;
-	const char *profile;	/* --profile FILE, NULL: the built-in one */
-	int verbose;
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rk1828-llm run -m MODEL -p PROMPT [-n N_PREDICT] [--temp T] [--top-k K]\n"
 		"                      [--top-p P] [--seed S] [--cards all|N|LIST] [--bucket B]\n"
-		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [-v]\n"
+		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
+		"                      [--ignore-eos] [--parse-special] [--chat [-s SYSTEM]] [-v]\n"
+		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
+		"                       [--top-k K] [--top-p P] [--seed S] [--cards C] [--ctx N]\n"
+		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem BYTES[K|M|G]] [--predict] [--link usb|pcie]\n"
@@ -84,8 +72,16 @@ static void usage(FILE *f)
 		"                   separated list of card indices (\"0,2\")\n"
 		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
 		"  --ctx N          context length (default min(model context, 4096))\n"
-		"  --no-bos         do not prepend the BOS token\n"
+		"  --no-bos         do not prepend the BOS token (prepended when the model's\n"
+		"                   tokenizer.ggml.add_bos_token says so)\n"
 		"  --dump-logits F  write the last prompt position's logits to F\n"
+		"  --json           print {\"prompt_ids\",\"ids\",\"text\",\"stats\"} instead of text\n"
+		"  --ignore-eos     keep generating past end-of-generation tokens\n"
+		"  --parse-special  special-token text in the prompt (<|im_start|>) is the token\n"
+		"  --chat           apply the model's chat template to PROMPT as a user message\n"
+		"  -s, --system S   system message (run --chat, chat)\n"
+		"  --think, --no-think  reasoning on/off where the template has a switch (Qwen3)\n"
+		"  --ids            tokenize: print the ids only, as [1, 2, 3]\n"
 		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each\n"
 		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
 		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
@@ -141,7 +137,8 @@ static int parse_float(const char *s, const char *opt, float min, bool min_open,
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
-	       O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE };
+	       O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
+	       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK };
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "prompt", required_argument, NULL, 'p' },
@@ -160,6 +157,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "link", required_argument, NULL, O_LINK },
 		{ "profile", required_argument, NULL, O_PROFILE },
+		{ "ignore-eos", no_argument, NULL, O_IGNEOS },
+		{ "parse-special", no_argument, NULL, O_SPECIAL },
+		{ "chat", no_argument, NULL, O_CHAT },
+		{ "ids", no_argument, NULL, O_IDS },
+		{ "system", required_argument, NULL, 's' },
+		{ "think", no_argument, NULL, O_THINK },
+		{ "no-think", no_argument, NULL, O_NOTHINK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -175,6 +179,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->top_p = 0.95f;
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
+	a->thinking = CHAT_THINK_DEFAULT;
 	if (argc < 2) {
 		usage(stderr);
 		return -1;
@@ -185,14 +190,23 @@ static int parse_args(int argc, char **argv, struct args *a)
 		exit(0);
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "m:p:n:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:p:n:s:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': a->model = optarg; break;
+		case 's': a->system = optarg; break;
+		case O_JSON: a->json = true; break;
+		case O_IGNEOS: a->ignore_eos = true; break;
+		case O_SPECIAL: a->parse_special = true; break;
+		case O_CHAT: a->chat = true; break;
+		case O_IDS: a->ids = true; break;
+		case O_THINK: a->thinking = CHAT_THINK_ON; break;
+		case O_NOTHINK: a->thinking = CHAT_THINK_OFF; break;
 		case 'p': a->prompt = optarg; break;
 		case 'n':
 			if (parse_u32(optarg, "-n", 0, &u))
 				return -1;
 			a->n_predict = (int)u;
+			a->n_predict_set = true;
 			break;
 		case O_TEMP:
 			if (parse_float(optarg, "--temp", 0.0f, false, 100.0f, &a->temp))
@@ -240,7 +254,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			break;
 		case O_PREDICT: a->predict = true; break;
-		case O_JSON: a->json = true; break;
 		case O_LINK:
 			if (cost_link_parse(optarg, &a->link)) {
 				fprintf(stderr, "rk1828-llm: --link: bad value \"%s\" (usb or pcie)\n",
@@ -258,7 +271,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "rk1828-llm: unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
-	if (strcmp(a->cmd, "info") && strcmp(a->cmd, "plan") && strcmp(a->cmd, "run")) {
+	if (strcmp(a->cmd, "info") && strcmp(a->cmd, "plan") && strcmp(a->cmd, "run") &&
+	    strcmp(a->cmd, "tokenize") && strcmp(a->cmd, "chat")) {
 		fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a->cmd);
 		usage(stderr);
 		return -1;
@@ -267,12 +281,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 		fprintf(stderr, "rk1828-llm: no model given (-m MODEL)\n");
 		return -1;
 	}
-	if (!strcmp(a->cmd, "run") && !a->prompt) {
+	if ((!strcmp(a->cmd, "run") || !strcmp(a->cmd, "tokenize")) && !a->prompt) {
 		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
 		return -1;
 	}
-	if (strcmp(a->cmd, "plan") && (a->predict || a->json)) {
-		fprintf(stderr, "rk1828-llm: --predict and --json are options of plan\n");
+	if (strcmp(a->cmd, "plan") && a->predict) {
+		fprintf(stderr, "rk1828-llm: --predict is an option of plan\n");
+		return -1;
+	}
+	if (strcmp(a->cmd, "plan") && strcmp(a->cmd, "run") && a->json) {
+		fprintf(stderr, "rk1828-llm: --json is an option of plan and run\n");
 		return -1;
 	}
 	if (!strcmp(a->cards, "auto")) {
@@ -316,19 +334,7 @@ static int cmd_info(void)
 	return 0;
 }
 
-/* State shared by plan and run. */
-struct session {
-	struct gguf_file *gf;
-	struct llm_model m;
-	struct rk_card *cards;
-	int n_cards;
-	int sel[PLAN_MAX_CARDS], n_sel;
-	struct plan plan;
-	struct plan_sizes sizes;
-	char plan_str[PLAN_STR_MAX];
-};
-
-static void session_close(struct session *S)
+void session_close(struct session *S)
 {
 	if (S->cards)
 		rk_close_all(S->cards, S->n_cards);
@@ -349,7 +355,7 @@ static void session_sizes(const struct args *a, const struct llm_model *m,
 		sz->bucket = sz->n_ctx;
 }
 
-static int session_open(struct session *S, const struct args *a, bool simulate)
+int session_open(struct session *S, const struct args *a, bool simulate)
 {
 	uint64_t free_b[PLAN_MAX_CARDS];
 	int ids[PLAN_MAX_CARDS];
@@ -606,212 +612,6 @@ static int cmd_plan(const struct args *a)
 	return ret;
 }
 
-static int dump_logits(const char *path, const int32_t *toks, int n, const float *logits,
-		       int n_vocab)
-{
-	FILE *f = fopen(path, "wb");
-	uint32_t u;
-	int i, ok = 1;
-
-	if (!f) {
-		fprintf(stderr, "rk1828-llm: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	u = htole32((uint32_t)n);
-	ok &= fwrite(&u, 4, 1, f) == 1;
-	for (i = 0; i < n; i++) {
-		u = htole32((uint32_t)toks[i]);
-		ok &= fwrite(&u, 4, 1, f) == 1;
-	}
-	u = htole32((uint32_t)n_vocab);
-	ok &= fwrite(&u, 4, 1, f) == 1;
-	for (i = 0; i < n_vocab; i++) {
-		memcpy(&u, &logits[i], 4);
-		u = htole32(u);
-		ok &= fwrite(&u, 4, 1, f) == 1;
-	}
-	if (fclose(f))
-		ok = 0;
-	if (!ok) {
-		fprintf(stderr, "rk1828-llm: %s: write failed\n", path);
-		return -1;
-	}
-	return 0;
-}
-
-/* What cmd_run() learns from the engine's events (engine thread). */
-struct run_out {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool done, first;
-	struct engine *e;
-	struct engine_event last;	/* the DONE event (text fields cleared) */
-	struct engine_stats at_first;	/* stats when the first text arrived */
-	char error[384];
-};
-
-static void run_event(const struct engine_event *ev, void *user)
-{
-	struct run_out *ro = user;
-
-	if (ev->len)
-		fwrite(ev->text, 1, ev->len, stdout);
-	fflush(stdout);
-	if (ev->kind == ENGINE_EV_TEXT && !ro->first) {
-		ro->first = true;
-		engine_get_stats(ro->e, &ro->at_first);
-	}
-	if (ev->kind != ENGINE_EV_DONE)
-		return;
-	pthread_mutex_lock(&ro->mu);
-	ro->last = *ev;
-	ro->last.text = NULL;
-	ro->last.ids = NULL;
-	ro->last.logprobs = NULL;
-	ro->last.error = NULL;
-	if (ev->error)
-		snprintf(ro->error, sizeof(ro->error), "%s", ev->error);
-	ro->done = true;
-	pthread_cond_signal(&ro->cv);
-	pthread_mutex_unlock(&ro->mu);
-}
-
-static void run_stats(const struct args *a, const struct session *S, struct run_out *ro,
-		      int n_prompt)
-{
-	const struct engine_event *ev = &ro->last;
-	int n_gen = ev->usage.completion_tokens;
-	/* Decode forwards: one per token after the first, and one for the EOS. */
-	int steps = ev->finish == ENGINE_FINISH_STOP ? n_gen : (n_gen ? n_gen - 1 : 0);
-	double ttft = ev->timing.ttft_ms, dec = ev->timing.decode_ms;
-	double tpot = steps ? dec / steps : 0.0;
-
-	if (ev->finish == ENGINE_FINISH_LENGTH && (a->n_predict < 0 || n_gen < a->n_predict))
-		fprintf(stderr, "rk1828-llm: context full (%u tokens); use --ctx to raise it\n",
-			S->sizes.n_ctx);
-	fprintf(stderr,
-		"stats: TTFT %.1f ms, TPOT %.1f ms, prefill %.1f tok/s, decode %.1f tok/s, "
-		"prompt %d tok, gen %d tok, plan %s\n",
-		ttft, tpot, ttft > 0 ? n_prompt * 1000.0 / ttft : 0.0,
-		steps && dec > 0 ? steps * 1000.0 / dec : 0.0, n_prompt, n_gen, S->plan_str);
-	if (a->verbose) {
-		struct engine_stats st;
-		const struct engine_stats *p0 = &ro->at_first;
-
-		engine_get_stats(ro->e, &st);
-		fprintf(stderr, "host: %llu forwards, %llu jobs, %.3f ms/forward host work, %.3f ms/forward waiting\n",
-			(unsigned long long)st.steps, (unsigned long long)st.jobs,
-			st.steps ? st.host_ns / 1e6 / st.steps : 0.0,
-			st.steps ? st.wait_ns / 1e6 / st.steps : 0.0);
-		/* Decode steps alone: the totals minus those at the first token. */
-		fprintf(stderr, "host decode: %d steps, %.3f ms/step host work, %.3f ms/step waiting\n",
-			steps,
-			steps ? (st.host_ns - p0->host_ns) / 1e6 / steps : 0.0,
-			steps ? (st.wait_ns - p0->wait_ns) / 1e6 / steps : 0.0);
-	}
-}
-
-static int cmd_run(const struct args *a)
-{
-	struct engine_opts eo = { .n_slots = 1, .queue_max = -1, .strict_slots = true };
-	struct engine_request rq = { 0 };
-	struct run_out ro = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-	struct engine_req *q = NULL;
-	struct engine *e = NULL;
-	struct tokenizer *tok = NULL;
-	struct session S;
-	int32_t *toks = NULL;
-	float *logits = NULL;
-	char err[768];
-	int n_prompt, rc = EXIT_RUNTIME, ret;
-
-	if (session_open(&S, a, false))
-		goto out;
-	tok = tok_load(S.gf, err, sizeof(err));
-	if (!tok) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
-		goto out;
-	}
-	if (tok_n_vocab(tok) != (int)S.m.n_vocab) {
-		fprintf(stderr, "rk1828-llm: %s: tokenizer has %d tokens but token_embd has %u rows\n",
-			a->model, tok_n_vocab(tok), S.m.n_vocab);
-		goto out;
-	}
-	n_prompt = tok_encode(tok, a->prompt, !a->no_bos, NULL, 0);
-	if (n_prompt < 0)
-		n_prompt = -n_prompt;
-	toks = calloc(n_prompt + 1, sizeof(*toks));
-	logits = calloc(S.m.n_vocab, sizeof(*logits));
-	if (!toks || !logits) {
-		fprintf(stderr, "rk1828-llm: out of memory\n");
-		goto out;
-	}
-	n_prompt = tok_encode(tok, a->prompt, !a->no_bos, toks, n_prompt + 1);
-	if (n_prompt <= 0) {
-		fprintf(stderr, "rk1828-llm: the prompt has no tokens (empty prompt with --no-bos)\n");
-		goto out;
-	}
-	if ((uint32_t)n_prompt >= S.sizes.n_ctx) {
-		fprintf(stderr, "rk1828-llm: the prompt has %d tokens, the context only %u (--ctx)\n",
-			n_prompt, S.sizes.n_ctx);
-		goto out;
-	}
-
-	eo.n_ctx = S.sizes.n_ctx;
-	eo.bucket = S.sizes.bucket;
-	eo.verbose = a->verbose;
-	if (a->verbose)
-		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u; plan %s\n",
-			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, eo.n_ctx,
-			eo.bucket, S.plan_str);
-	ret = engine_create(&e, &S.m, tok, S.cards, S.sel, S.n_sel, &eo, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
-		goto out;
-	}
-	ro.e = e;
-	rq.prompt = toks;
-	rq.n_prompt = n_prompt;
-	/* -n beyond the context: generate until it is full, as before. */
-	rq.max_tokens = (uint64_t)n_prompt + a->n_predict > S.sizes.n_ctx ? -1 : a->n_predict;
-	rq.s.temperature = a->temp;
-	rq.s.top_k = a->top_k;
-	rq.s.top_p = a->top_p;
-	rq.s.seed = a->seed;
-	rq.s.have_seed = a->have_seed;
-	rq.prompt_logits = a->dump_logits ? logits : NULL;
-	rq.cb = run_event;
-	rq.user = &ro;
-	ret = engine_submit(e, &rq, &q, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
-		goto out;
-	}
-	pthread_mutex_lock(&ro.mu);
-	while (!ro.done)
-		pthread_cond_wait(&ro.cv, &ro.mu);
-	pthread_mutex_unlock(&ro.mu);
-	printf("\n");
-	fflush(stdout);
-	if (ro.last.finish == ENGINE_FINISH_ERROR) {
-		fprintf(stderr, "rk1828-llm: %s\n", ro.error);
-		goto out;
-	}
-	if (a->dump_logits && dump_logits(a->dump_logits, toks, n_prompt, logits, S.m.n_vocab))
-		goto out;
-	run_stats(a, &S, &ro, n_prompt);
-	rc = 0;
-out:
-	engine_req_put(q);
-	engine_destroy(e);
-	if (tok)
-		tok_free(tok);
-	free(toks);
-	free(logits);
-	session_close(&S);
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -827,5 +627,9 @@ int main(int argc, char **argv)
 		return cmd_plan(&a);
 	if (!strcmp(a.cmd, "run"))
 		return cmd_run(&a);
+	if (!strcmp(a.cmd, "tokenize"))
+		return cmd_tokenize(&a);
+	if (!strcmp(a.cmd, "chat"))
+		return cmd_chat(&a);
 	return EXIT_USAGE;	/* parse_args() rejects other commands */
 }

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rk1828-llm's command line: the parsed options and the model session
+ * shared by main.c (info, plan, run) and the subcommands in their own
+ * files (cmd_prompt.c: the prompt of run and chat; cmd_run.c;
+ * cmd_tokenize.c; cmd_chat.c). Not a library interface.
+ */
+#ifndef RK_LLM_CLI_H
+#define RK_LLM_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cardspec.h"
+#include "chat.h"
+#include "cost.h"
+#include "model.h"
+#include "planner.h"
+#include "tokenizer.h"
+
+struct gguf_file;
+struct rk_card;
+
+/* Exit status: 0 success, see usage() in main.c. */
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+/**
+ * struct args - the options of every command
+ * @json: run, plan: print one JSON object instead of text
+ * @ignore_eos: run/chat: generate past end-of-generation tokens
+ * @parse_special: special-token text in the prompt becomes the token
+ * @chat: run: apply the chat template to the prompt as one user message
+ * @ids: tokenize: print only the ids
+ * @system: run --chat / chat: a system message
+ * @thinking: enum chat_thinking (--think / --no-think)
+ * @n_predict_set: -n was given (chat: otherwise until end of generation)
+ * (the rest as in usage())
+ */
+struct args {
+	const char *cmd, *model, *prompt, *cards, *dump_logits, *system;
+	struct cards_spec cs;
+	int n_predict;
+	float temp, top_p;
+	int top_k;
+	uint64_t seed;
+	bool have_seed, no_bos, bucket_set;
+	bool json, ignore_eos, parse_special, chat, ids, n_predict_set;
+	int thinking;
+	uint32_t bucket, n_ctx;
+	uint64_t card_mem;	/* plan only: simulated cards of this size */
+	bool predict, cards_auto;	/* plan --predict, --cards auto */
+	enum cost_link link;	/* plan --link */
+	const char *profile;	/* plan --profile FILE, NULL: the built-in one */
+	int verbose;
+};
+
+/**
+ * struct session - the model, the cards and the plan (plan, run, chat)
+ * @gf: the GGUF file
+ * @m: the model on it
+ * @cards, @n_cards: every card found
+ * @sel, @n_sel: the cards --cards selected, in pipeline order
+ * @plan, @sizes, @plan_str: the segment plan
+ */
+struct session {
+	struct gguf_file *gf;
+	struct llm_model m;
+	struct rk_card *cards;
+	int n_cards;
+	int sel[PLAN_MAX_CARDS], n_sel;
+	struct plan plan;
+	struct plan_sizes sizes;
+	char plan_str[PLAN_STR_MAX];
+};
+
+/* session_open() - load @a->model and plan it on the cards (main.c); -1 printed. */
+int session_open(struct session *S, const struct args *a, bool simulate);
+void session_close(struct session *S);
+
+/**
+ * struct cli_prompt - the prompt of run or chat, tokenized
+ * @ids, @n: token ids (malloc'ed), BOS/EOS as the vocabulary wants them
+ *	(unless --no-bos)
+ * @ct: the chat template (run --chat and chat)
+ * @in_think: the prompt left a <think> block open
+ */
+struct cli_prompt {
+	int32_t *ids;
+	int n;
+	struct chat_template ct;
+	bool in_think;
+};
+
+/**
+ * cli_template() - the model's chat template (tokenizer.chat_template)
+ * @gf: the model file
+ * @tok: its tokenizer
+ * @ct: out
+ * @warn: print a warning to stderr when it falls back to chatml
+ */
+void cli_template(const struct gguf_file *gf, const struct tokenizer *tok,
+		  struct chat_template *ct, bool warn);
+
+/* TOK_* flags for the prompt: BOS/EOS as the vocabulary wants (--no-bos), --parse-special. */
+unsigned int cli_tok_flags(const struct tokenizer *tok, const struct args *a);
+
+/**
+ * cli_encode() - tokenize @text as the prompt (plain: run without --chat)
+ * @a: --no-bos, --parse-special
+ * Return: 0, or -1 with the reason printed.
+ */
+int cli_encode(const struct tokenizer *tok, const struct args *a, const char *text,
+	       struct cli_prompt *p);
+
+/**
+ * cli_encode_chat() - render @msgs with @p->ct (set by cli_template()) and tokenize
+ * Return: 0, or -1 with the reason printed.
+ */
+int cli_encode_chat(const struct tokenizer *tok, const struct args *a,
+		    const struct chat_msg *msgs, int n, struct cli_prompt *p);
+
+/* cmd_run() - rk1828-llm run (cmd_run.c): exit status. */
+int cmd_run(const struct args *a);
+
+/* cmd_tokenize() - rk1828-llm tokenize (cmd_tokenize.c): exit status. */
+int cmd_tokenize(const struct args *a);
+
+/* cmd_chat() - rk1828-llm chat, the interactive terminal chat (cmd_chat.c). */
+int cmd_chat(const struct args *a);
+
+#endif

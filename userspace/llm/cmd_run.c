@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rk1828-llm run: one completion through the engine (engine.h) with one
+ * slot. The text streams to stdout as it is generated and one stats line
+ * goes to stderr; with --json nothing streams and one JSON object is
+ * printed at the end:
+ *
+ *   {"prompt_ids": [...], "ids": [...], "text": "...",
+ *    "stats": {"prompt_tokens", "generated_tokens", "finish", "ttft_ms",
+ *              "tpot_ms", "prefill_tok_s", "decode_tok_s", "plan"}}
+ *
+ * ids are the generated tokens (an end-of-generation token that stopped
+ * the run is not among them), text their decoded text (valid UTF-8).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "gguf.h"
+
+static int dump_logits(const char *path, const int32_t *toks, int n, const float *logits,
+		       int n_vocab)
+{
+	FILE *f = fopen(path, "wb");
+	uint32_t u;
+	int i, ok = 1;
+
+	if (!f) {
+		fprintf(stderr, "rk1828-llm: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	u = htole32((uint32_t)n);
+	ok &= fwrite(&u, 4, 1, f) == 1;
+	for (i = 0; i < n; i++) {
+		u = htole32((uint32_t)toks[i]);
+		ok &= fwrite(&u, 4, 1, f) == 1;
+	}
+	u = htole32((uint32_t)n_vocab);
+	ok &= fwrite(&u, 4, 1, f) == 1;
+	for (i = 0; i < n_vocab; i++) {
+		memcpy(&u, &logits[i], 4);
+		u = htole32(u);
+		ok &= fwrite(&u, 4, 1, f) == 1;
+	}
+	if (fclose(f))
+		ok = 0;
+	if (!ok) {
+		fprintf(stderr, "rk1828-llm: %s: write failed\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * struct run_out - what cmd_run() learns from the engine's events
+ * @mu, @cv, @done: the DONE handshake (events come on the engine thread)
+ * @first: the first text arrived (@at_first: the stats then)
+ * @json: collect @text and @ids instead of printing
+ * @text, @len, @cap: generated text (--json)
+ * @ids, @n_ids, @cap_ids: generated ids (--json)
+ * @oom: collecting failed
+ * @last: the DONE event (pointers cleared)
+ */
+struct run_out {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done, first, json, oom;
+	struct engine *e;
+	char *text;
+	size_t len, cap;
+	int32_t *ids;
+	int n_ids, cap_ids;
+	struct engine_event last;
+	struct engine_stats at_first;
+	char error[384];
+};
+
+static void collect(struct run_out *ro, const struct engine_event *ev)
+{
+	if (ro->len + ev->len + 1 > ro->cap) {
+		size_t cap = ro->cap ? 2 * ro->cap : 4096;
+		char *t;
+
+		while (cap < ro->len + ev->len + 1)
+			cap *= 2;
+		t = realloc(ro->text, cap);
+		if (!t) {
+			ro->oom = true;
+			return;
+		}
+		ro->text = t;
+		ro->cap = cap;
+	}
+	memcpy(ro->text + ro->len, ev->text, ev->len);
+	ro->len += ev->len;
+	if (ro->n_ids + ev->n_ids > ro->cap_ids) {
+		int cap = ro->cap_ids ? 2 * ro->cap_ids : 256;
+		int32_t *ni;
+
+		while (cap < ro->n_ids + ev->n_ids)
+			cap *= 2;
+		ni = realloc(ro->ids, (size_t)cap * sizeof(*ni));
+		if (!ni) {
+			ro->oom = true;
+			return;
+		}
+		ro->ids = ni;
+		ro->cap_ids = cap;
+	}
+	memcpy(ro->ids + ro->n_ids, ev->ids, (size_t)ev->n_ids * sizeof(*ev->ids));
+	ro->n_ids += ev->n_ids;
+}
+
+static void run_event(const struct engine_event *ev, void *user)
+{
+	struct run_out *ro = user;
+
+	if (ro->json) {
+		collect(ro, ev);
+	} else if (ev->len) {
+		fwrite(ev->text, 1, ev->len, stdout);
+		fflush(stdout);
+	}
+	if (ev->kind == ENGINE_EV_TEXT && !ro->first) {
+		ro->first = true;
+		engine_get_stats(ro->e, &ro->at_first);
+	}
+	if (ev->kind != ENGINE_EV_DONE)
+		return;
+	pthread_mutex_lock(&ro->mu);
+	ro->last = *ev;
+	ro->last.text = NULL;
+	ro->last.ids = NULL;
+	ro->last.logprobs = NULL;
+	ro->last.error = NULL;
+	if (ev->error)
+		snprintf(ro->error, sizeof(ro->error), "%s", ev->error);
+	ro->done = true;
+	pthread_cond_signal(&ro->cv);
+	pthread_mutex_unlock(&ro->mu);
+}
+
+/* The numbers of the stats line and of --json's "stats". */
+struct run_numbers {
+	int n_prompt, n_gen, steps;
+	double ttft, tpot, prefill, decode;
+};
+
+static struct run_numbers numbers(const struct run_out *ro, int n_prompt)
+{
+	const struct engine_event *ev = &ro->last;
+	struct run_numbers r = { .n_prompt = n_prompt, .n_gen = ev->usage.completion_tokens };
+	double dec = ev->timing.decode_ms;
+
+	/* Decode forwards: one per token after the first, and one for the EOS. */
+	r.steps = ev->finish == ENGINE_FINISH_STOP ? r.n_gen : (r.n_gen ? r.n_gen - 1 : 0);
+	r.ttft = ev->timing.ttft_ms;
+	r.tpot = r.steps ? dec / r.steps : 0.0;
+	r.prefill = r.ttft > 0 ? n_prompt * 1000.0 / r.ttft : 0.0;
+	r.decode = r.steps && dec > 0 ? r.steps * 1000.0 / dec : 0.0;
+	return r;
+}
+
+static void run_stats(const struct args *a, const struct session *S, struct run_out *ro,
+		      int n_prompt)
+{
+	struct run_numbers r = numbers(ro, n_prompt);
+
+	if (ro->last.finish == ENGINE_FINISH_LENGTH && (a->n_predict < 0 || r.n_gen < a->n_predict))
+		fprintf(stderr, "rk1828-llm: context full (%u tokens); use --ctx to raise it\n",
+			S->sizes.n_ctx);
+	fprintf(stderr,
+		"stats: TTFT %.1f ms, TPOT %.1f ms, prefill %.1f tok/s, decode %.1f tok/s, "
+		"prompt %d tok, gen %d tok, plan %s\n",
+		r.ttft, r.tpot, r.prefill, r.decode, n_prompt, r.n_gen, S->plan_str);
+	if (a->verbose) {
+		struct engine_stats st;
+		const struct engine_stats *p0 = &ro->at_first;
+
+		engine_get_stats(ro->e, &st);
+		fprintf(stderr, "host: %llu forwards, %llu jobs, %.3f ms/forward host work, %.3f ms/forward waiting\n",
+			(unsigned long long)st.steps, (unsigned long long)st.jobs,
+			st.steps ? st.host_ns / 1e6 / st.steps : 0.0,
+			st.steps ? st.wait_ns / 1e6 / st.steps : 0.0);
+		/* Decode steps alone: the totals minus those at the first token. */
+		fprintf(stderr, "host decode: %d steps, %.3f ms/step host work, %.3f ms/step waiting\n",
+			r.steps,
+			r.steps ? (st.host_ns - p0->host_ns) / 1e6 / r.steps : 0.0,
+			r.steps ? (st.wait_ns - p0->wait_ns) / 1e6 / r.steps : 0.0);
+	}
+}
+
+static json_t *id_array(const int32_t *ids, int n)
+{
+	json_t *arr = json_array();
+	int i;
+
+	for (i = 0; arr && i < n; i++)
+		json_array_append_new(arr, json_integer(ids[i]));
+	return arr;
+}
+
+/* --json: the whole run as one object on stdout. */
+static int run_json(const struct session *S, const struct run_out *ro, const int32_t *prompt,
+		    int n_prompt)
+{
+	static const char *const finish[] = {
+		[ENGINE_FINISH_STOP] = "stop", [ENGINE_FINISH_LENGTH] = "length",
+		[ENGINE_FINISH_CANCELLED] = "cancelled", [ENGINE_FINISH_ERROR] = "error",
+	};
+	struct run_numbers r = numbers(ro, n_prompt);
+	json_t *o;
+	char *s;
+
+	if (ro->oom)
+		return -1;
+	o = json_pack("{s:o, s:o, s:s%, s:{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:s}}",
+		      "prompt_ids", id_array(prompt, n_prompt),
+		      "ids", id_array(ro->ids, ro->n_ids),
+		      "text", ro->text ? ro->text : "", ro->len,
+		      "stats", "prompt_tokens", n_prompt, "generated_tokens", r.n_gen,
+		      "finish", finish[ro->last.finish], "ttft_ms", r.ttft, "tpot_ms", r.tpot,
+		      "prefill_tok_s", r.prefill, "decode_tok_s", r.decode, "plan", S->plan_str);
+	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!s)
+		return -1;
+	puts(s);
+	free(s);
+	return 0;
+}
+
+/* The prompt: -p as it is, or as one user message through the chat template. */
+static int run_prompt(const struct session *S, const struct tokenizer *tok,
+		      const struct args *a, struct cli_prompt *pr)
+{
+	struct chat_msg m[2];
+	int n = 0;
+
+	if (!a->chat)
+		return cli_encode(tok, a, a->prompt, pr);
+	cli_template(S->gf, tok, &pr->ct, true);
+	if (a->system)
+		m[n++] = (struct chat_msg){ .role = "system", .content = a->system };
+	m[n++] = (struct chat_msg){ .role = "user", .content = a->prompt };
+	return cli_encode_chat(tok, a, m, n, pr);
+}
+
+static int submit(struct engine *e, const struct session *S, const struct args *a,
+		  const struct cli_prompt *pr, float *logits, struct run_out *ro,
+		  struct engine_req **q)
+{
+	struct engine_request rq = { 0 };
+	char err[512];
+	int ret;
+
+	rq.prompt = pr->ids;
+	rq.n_prompt = pr->n;
+	/* -n beyond the context: generate until it is full, as before. */
+	rq.max_tokens = (uint64_t)pr->n + a->n_predict > S->sizes.n_ctx ? -1 : a->n_predict;
+	rq.s.temperature = a->temp;
+	rq.s.top_k = a->top_k;
+	rq.s.top_p = a->top_p;
+	rq.s.seed = a->seed;
+	rq.s.have_seed = a->have_seed;
+	rq.ignore_eos = a->ignore_eos;
+	rq.prompt_logits = logits;
+	rq.cb = run_event;
+	rq.user = ro;
+	ret = engine_submit(e, &rq, q, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+	return ret;
+}
+
+int cmd_run(const struct args *a)
+{
+	struct engine_opts eo = { .n_slots = 1, .queue_max = -1, .strict_slots = true };
+	struct run_out ro = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
+			      .json = a->json };
+	struct cli_prompt pr = { 0 };
+	struct engine_req *q = NULL;
+	struct engine *e = NULL;
+	struct tokenizer *tok = NULL;
+	struct session S;
+	float *logits = NULL;
+	char err[768];
+	int rc = EXIT_RUNTIME;
+
+	if (session_open(&S, a, false))
+		goto out;
+	tok = tok_load(S.gf, err, sizeof(err));
+	if (!tok) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		goto out;
+	}
+	if (run_prompt(&S, tok, a, &pr))
+		goto out;
+	if ((uint32_t)pr.n >= S.sizes.n_ctx) {
+		fprintf(stderr, "rk1828-llm: the prompt has %d tokens, the context only %u (--ctx)\n",
+			pr.n, S.sizes.n_ctx);
+		goto out;
+	}
+	logits = a->dump_logits ? calloc(S.m.n_vocab, sizeof(*logits)) : NULL;
+	if (a->dump_logits && !logits) {
+		fprintf(stderr, "rk1828-llm: out of memory\n");
+		goto out;
+	}
+	eo.n_ctx = S.sizes.n_ctx;
+	eo.bucket = S.sizes.bucket;
+	eo.verbose = a->verbose;
+	if (a->verbose)
+		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u; plan %s\n",
+			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, eo.n_ctx,
+			eo.bucket, S.plan_str);
+	if (engine_create(&e, &S.m, tok, S.cards, S.sel, S.n_sel, &eo, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		goto out;
+	}
+	ro.e = e;
+	if (submit(e, &S, a, &pr, logits, &ro, &q))
+		goto out;
+	pthread_mutex_lock(&ro.mu);
+	while (!ro.done)
+		pthread_cond_wait(&ro.cv, &ro.mu);
+	pthread_mutex_unlock(&ro.mu);
+	if (!a->json) {
+		printf("\n");
+		fflush(stdout);
+	}
+	if (ro.last.finish == ENGINE_FINISH_ERROR) {
+		fprintf(stderr, "rk1828-llm: %s\n", ro.error);
+		goto out;
+	}
+	if (a->dump_logits && dump_logits(a->dump_logits, pr.ids, pr.n, logits, S.m.n_vocab))
+		goto out;
+	if (a->json) {
+		if (run_json(&S, &ro, pr.ids, pr.n)) {
+			fprintf(stderr, "rk1828-llm: out of memory\n");
+			goto out;
+		}
+	} else {
+		run_stats(a, &S, &ro, pr.n);
+	}
+	rc = 0;
+out:
+	engine_req_put(q);
+	engine_destroy(e);
+	tok_free(tok);
+	free(pr.ids);
+	free(ro.text);
+	free(ro.ids);
+	free(logits);
+	session_close(&S);
+	return rc;
+}
