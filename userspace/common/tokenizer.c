@@ -256,7 +256,7 @@ static int index_special(struct tokenizer *t)
 	for (k = 0; k < ARRAY_LEN(eog_text); k++) {
 		int32_t id = tok_special_id(t, eog_text[k]);
 
-		if (id >= 0 && t->vocab[id].type == TT_CONTROL)
+		if (id >= 0)	/* control or markup user-defined, as llama.cpp forces */
 			t->eog[t->n_eog++] = id;
 	}
 	if (t->eos >= 0)

@@ -161,8 +161,9 @@ void fmt_start(struct gen *g)
 
 static json_t *token_json(const struct gen *g, int32_t id, float lp, bool top)
 {
-	char piece[256];
-	int n = tok_piece(g->s->tok, id, piece, sizeof(piece));
+	size_t cap = tok_max_piece(g->s->tok);
+	char *piece = malloc(cap);
+	int n = piece ? tok_piece(g->s->tok, id, piece, cap) : 0;
 	json_t *bytes = json_array(), *o;
 	int i;
 
@@ -178,6 +179,7 @@ static json_t *token_json(const struct gen *g, int32_t id, float lp, bool top)
 	}
 	if (top)
 		json_object_set_new(o, "top_logprobs", json_array());
+	free(piece);
 	return o;
 }
 

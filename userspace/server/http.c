@@ -544,7 +544,7 @@ static int encode_text(struct srv *s, const char *text, int32_t **toks, int *n,
 			      "the prompt is longer than %u bytes", TOK_MAX_TEXT);
 		return -1;
 	}
-	need = strlen(text) * 3 + 8;
+	need = tok_max_tokens(s->tok, strlen(text));	/* not strlen * 3: "\xff " is 5 */
 	*toks = malloc(need * sizeof(**toks));
 	got = *toks ? tok_encode(s->tok, text, s->add_bos, *toks, need) : INT32_MIN;
 	if (got < 0) {
