@@ -6,7 +6,8 @@
  * skipped) and micro-batch building (decode groups of ceil(S / N), oldest
  * ready first, prefill chunks of at most a bucket in admission order,
  * positions, slots and the logits flag of the last prompt token, decode
- * never starved by a long prompt). Output: TAP.
+ * never starved by a long prompt, the prompt budget of bucket / cards per
+ * micro-batch while sessions decode). Output: TAP.
  */
 #include "scheduler.h"
 
@@ -150,7 +151,7 @@ static void test_prefill(void)
 	int32_t pa[40], pb[5];
 	struct sched_seq q[3], *v[3] = { &q[0], &q[1], &q[2] };
 	struct sched_tok t[8];
-	int i, n, total = 0, last_flags = 0, ok_pos = 1;
+	int i, n, total = 0, last_flags = 0, ok_pos = 1, budget_ok = 1;
 
 	for (i = 0; i < 40; i++)
 		pa[i] = 200 + i;
@@ -161,21 +162,27 @@ static void test_prefill(void)
 				   .order = 5 };
 	q[1] = (struct sched_seq){ .slot = 0, .prompt = pb, .n_prompt = 5, .order = 6 };
 	dec(&q[2], 1, 7, 0, 1);
-	n = sched_build(v, 3, 8, 2, t);
+	n = sched_build(v, 3, 8, 1, t);
 	tap_ok(n == 8 && t[0].slot == 1 && t[0].pos == 7 && t[1].slot == 2 && t[1].pos == 3 &&
 	       t[1].token == 203 && !(t[1].flags & SCHED_TOK_LOGITS),
 	       "prefill: decode token first, then the oldest prompt from its reused prefix");
 	tap_ok(q[0].next == 10 && q[0].pos == 10 && !q[0].waiting,
-	       "prefill: 7 prompt tokens fill the bucket of 8");
-	/* Drain the long prompt; the decode session becomes ready each step. */
+	       "prefill: one card: 7 prompt tokens fill the bucket of 8");
+	/* Drain on 2 cards; the decode session becomes ready each step. */
+	q[2].waiting = false;
+	q[2].ready = true;
 	while ((n = sched_build(v, 3, 8, 2, t)) > 0) {
+		int n_prompt = 0;
+
 		for (i = 0; i < n; i++) {
 			if (t[i].slot == 2) {
 				ok_pos &= t[i].pos == t[i].token - 200;
 				total++;
 				last_flags = t[i].flags;
 			}
+			n_prompt += t[i].slot != 1;
 		}
+		budget_ok &= n_prompt <= 4 && t[0].slot == 1;
 		q[2].waiting = false;
 		q[2].ready = true;
 		q[2].next_tok = 101;
@@ -184,7 +191,15 @@ static void test_prefill(void)
 	}
 	tap_ok(ok_pos && total == 30 && (last_flags & SCHED_TOK_LOGITS) && q[0].waiting,
 	       "prefill: the rest in chunks, positions follow tokens, only the last wants logits");
+	tap_ok(budget_ok, "prefill: 2 cards with a session decoding: at most 8 / 2 prompt tokens per micro-batch");
+	q[2].ready = q[2].waiting = false;
+	sched_build(v, 3, 8, 2, t);
 	tap_ok(q[1].next == 5 && q[1].waiting, "prefill: the second prompt follows in FIFO order");
+	/* Nobody decoding: whole buckets even on 2 cards. */
+	memset(q, 0, sizeof(q));
+	q[0] = (struct sched_seq){ .slot = 0, .prompt = pa, .n_prompt = 40 };
+	n = sched_build(v, 1, 8, 2, t);
+	tap_ok(n == 8, "prefill: with nobody decoding a micro-batch is a whole bucket (%d)", n);
 }
 
 int main(void)

@@ -110,7 +110,19 @@ int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages,
 		s->waiting = true;
 	}
 
-	/* Prompt chunks in admission order. */
+	/*
+	 * Prompt chunks in admission order. While sessions decode, a
+	 * micro-batch carries at most bucket / n_stages prompt tokens: the N
+	 * micro-batches in flight then hold one bucket together, and a
+	 * decoding session waits for about one bucket's card time per token
+	 * rather than N of them (chunked prefill with a token budget).
+	 */
+	if (n_dec && n_stages > 1) {
+		int budget = bucket / n_stages > 1 ? bucket / n_stages : 1;
+
+		if (budget < bucket - k)
+			bucket = k + budget;
+	}
 	while (k < bucket) {
 		struct sched_seq *s;
 		int take, j;

@@ -22,8 +22,11 @@
  * groups whose micro-batches are in flight on different cards at once.
  * The rest of the micro-batch is filled with prompt tokens (prefill) of
  * admitted sessions in admission order, so a long prompt is cut into
- * bucket-sized chunks interleaved with the others' decode steps: a running
- * stream waits at most one micro-batch of prefill per step. A session has
+ * chunks interleaved with the others' decode steps. While any session
+ * decodes, a micro-batch carries at most bucket / stages prompt tokens, so
+ * the micro-batches in flight together hold about one bucket and a
+ * running stream waits about one bucket's card time per token; with
+ * nobody decoding, chunks are whole buckets. A session has
  * at most one token that needs logits in flight (its last prompt token or
  * its decode token), so a micro-batch asks for at most one logits row per
  * session.
@@ -118,7 +121,8 @@ struct sched_tok {
  * @out: room for @bucket tokens
  *
  * Decode tokens of sequences that are @ready (oldest first, at most
- * ceil(decoding / @n_stages)), then prompt chunks in @order. A sequence's
+ * ceil(decoding / @n_stages)), then prompt chunks in @order (at most
+ * @bucket / @n_stages prompt tokens while any sequence decodes). A sequence's
  * last prompt token and its decode token carry SCHED_TOK_LOGITS and set
  * @waiting. Tokens of one sequence appear in position order.
  *
