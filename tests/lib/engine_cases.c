@@ -327,7 +327,7 @@ static void test_limits(void)
 
 	if (!e)
 		return;
-	a0 = submit(e, &r[0], prompts[0], 60, NULL, 0);
+	a0 = submit(e, &r[0], prompts[0], 20, NULL, 0);
 	a1 = submit(e, &r[1], prompts[1], 4, NULL, 0);
 	a2 = submit(e, &r[2], prompts[2], 4, NULL, 0);
 	tap_ok(a0 == 0 && (a1 == 0 || a1 == -EBUSY) && a2 == -EBUSY,

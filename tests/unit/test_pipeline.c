@@ -157,6 +157,32 @@ static void test_failure(const struct llm_model *m, struct rk_card *cards,
 	free(lg);
 }
 
+/* The planner counts n_seq sessions' KV caches and logits rows. */
+static void test_plan_seqs(const struct llm_model *m)
+{
+	struct plan_sizes one = { .n_ctx = 64, .bucket = 16, .slots = 3 }, four = one;
+	uint64_t fr[2] = { MOCK_CARD_MEM - 4096, MOCK_CARD_MEM - 4096 }, small[2];
+	struct plan plan;
+	char err[512];
+	int ret;
+
+	four.n_seq = 4;
+	tap_ok(plan_block_bytes(m, 0, &four) - plan_block_bytes(m, 0, &one) ==
+	       3 * llm_kv_bytes(m, 64),
+	       "planner: 4 sessions cost each block 3 more KV caches");
+	tap_ok(plan_head_bytes(m, &four) - plan_head_bytes(m, &one) ==
+	       3 * (plan_align(4ULL * m->n_vocab * 4) - plan_align((uint64_t)m->n_vocab * 4)),
+	       "planner: the last card keeps 4 logits rows per slot for 4 sessions");
+	/* Cards that hold 1 session but not 64. */
+	ret = plan_model(m, &one, 2, fr, NULL, &plan, err, sizeof(err));
+	small[0] = small[1] = plan.seg[0].bytes > plan.seg[1].bytes ?
+			      plan.seg[0].bytes + 4096 : plan.seg[1].bytes + 4096;
+	four.n_seq = 64;
+	tap_ok(ret == 0 && plan_model(m, &one, 2, small, NULL, &plan, err, sizeof(err)) == 0 &&
+	       plan_model(m, &four, 2, small, NULL, &plan, err, sizeof(err)) == PLAN_NOFIT,
+	       "planner: 64 sessions do not fit cards sized for one (\"%.60s...\")", err);
+}
+
 /* ------------------------------------------------ synthetic qwen models */
 
 /*
@@ -297,6 +323,7 @@ int main(void)
 		for (b = 0; b < 3; b++)
 			run_case(&m, cards, c, buckets[b], toks, n, ref_logits, ref_toks);
 	test_failure(&m, cards, toks, n);
+	test_plan_seqs(&m);
 	test_synth(cards, "qwen2");
 	test_synth(cards, "qwen3");
 

@@ -50,6 +50,7 @@ struct args {
 	int thinking;
 	uint32_t bucket, n_ctx;
 	uint64_t card_mem;	/* plan only: simulated cards of this size */
+	uint32_t parallel;	/* plan only: sessions whose KV caches the cards hold */
 	bool predict, cards_auto;	/* plan --predict, --cards auto */
 	enum cost_link link;	/* plan --link */
 	const char *profile;	/* plan --profile FILE, NULL: the built-in one */

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 		"       rk1828-llm info\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem BYTES[K|M|G]] [--predict] [--link usb|pcie]\n"
-		"                       [--profile FILE] [--json]\n"
+		"                       [--profile FILE] [--json] [--parallel S]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
@@ -89,6 +89,8 @@ static void usage(FILE *f)
 		"  --link L         plan --predict: usb or pcie (default pcie)\n"
 		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
 		"  --json           plan: print one JSON object (the plan, and the prediction)\n"
+		"  --parallel S     plan: for S concurrent sessions' KV caches, as\n"
+		"                   `rk1828-llm serve --parallel S` (default 1, as run)\n"
 		"  -v               verbose\n"
 		"\n"
 		"exit status: 0 success; 1 runtime failure (no cards or fewer than --cards\n"
@@ -138,7 +140,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
 	       O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
-	       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK };
+	       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL };
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "prompt", required_argument, NULL, 'p' },
@@ -153,6 +155,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "no-bos", no_argument, NULL, O_NOBOS },
 		{ "dump-logits", required_argument, NULL, O_DUMP },
 		{ "card-mem", required_argument, NULL, O_CARDMEM },
+		{ "parallel", required_argument, NULL, O_PARALLEL },
 		{ "predict", no_argument, NULL, O_PREDICT },
 		{ "json", no_argument, NULL, O_JSON },
 		{ "link", required_argument, NULL, O_LINK },
@@ -262,6 +265,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			break;
 		case O_PROFILE: a->profile = optarg; break;
+		case O_PARALLEL:
+			if (parse_u32(optarg, "--parallel", 1, &a->parallel))
+				return -1;
+			if (a->parallel > ENGINE_MAX_SLOTS) {
+				fprintf(stderr, "rk1828-llm: --parallel: at most %d sessions\n",
+					ENGINE_MAX_SLOTS);
+				return -1;
+			}
+			break;
 		case 'v': a->verbose++; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
@@ -283,6 +295,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if ((!strcmp(a->cmd, "run") || !strcmp(a->cmd, "tokenize")) && !a->prompt) {
 		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
+		return -1;
+	}
+	if (strcmp(a->cmd, "plan") && a->parallel) {
+		fprintf(stderr, "rk1828-llm: --parallel is an option of plan (run uses one session; serve has its own)\n");
 		return -1;
 	}
 	if (strcmp(a->cmd, "plan") && a->predict) {
@@ -353,6 +369,7 @@ static void session_sizes(const struct args *a, const struct llm_model *m,
 	sz->bucket = a->bucket_set ? a->bucket : DEFAULT_BUCKET;
 	if (sz->bucket > sz->n_ctx)
 		sz->bucket = sz->n_ctx;
+	sz->n_seq = a->parallel ? a->parallel : 1;
 }
 
 int session_open(struct session *S, const struct args *a, bool simulate)
@@ -425,8 +442,9 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 			char kv[32];
 
 			util_fmt_bytes(kv, sizeof(kv), llm_kv_bytes(&S->m, 1024) * S->m.n_layers);
-			fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context here)%s\n",
+			fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s\n",
 				S->sizes.n_ctx, kv,
+				S->sizes.n_seq > 1 ? ", fewer sessions (--parallel)" : "",
 				S->sizes.bucket > 1 ? " or a smaller --bucket" : "");
 		}
 		return -1;
@@ -504,9 +522,10 @@ static void print_plan(const struct args *a, const struct session *S)
 {
 	int i;
 
-	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u\n",
+	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u, %u session%s\n",
 	       a->model, S->m.arch_name, S->m.n_layers, S->m.dim, S->m.n_heads, S->m.n_kv_heads,
-	       S->m.n_vocab, S->sizes.n_ctx, S->sizes.bucket);
+	       S->m.n_vocab, S->sizes.n_ctx, S->sizes.bucket, S->sizes.n_seq,
+	       S->sizes.n_seq == 1 ? "" : "s");
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
 		const struct plan_seg *s = &S->plan.seg[i];
