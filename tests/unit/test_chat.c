@@ -600,6 +600,79 @@ static void test_parser(void)
 	}
 }
 
+/* tool_choice: a forced call starts the reply; the parser sees it whole. */
+static void forced_case(const char *label, const char *tmpl_file, int choice, const char *name,
+			const char *want_end, const char *reply, const char *want_name,
+			const char *want_args)
+{
+	char path[4096], err[256], *txt;
+	struct chat_template ct;
+	struct chat_msg m = { .role = "user", .content = "Weather in Oslo? Or add 1 and 2." };
+	struct chat_opts o = { .add_generation_prompt = true, .thinking = CHAT_THINK_DEFAULT,
+			       .tools_json = tools_json, .tool_choice = choice, .tool_name = name };
+	struct chat_prompt p;
+	struct chat_parser *ps;
+	struct collect c = { 0 };
+	const struct chat_tool_call *tc;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/templates/%s.jinja", vocab_dir, tmpl_file);
+	txt = read_file(path, &len);
+	if (!txt) {
+		tap_ok(0, "%s missing", path);
+		return;
+	}
+	chat_template_init(&ct, txt, len, NULL);
+	free(txt);
+	if (chat_render(&ct, &m, 1, &o, &p, err, sizeof(err))) {
+		tap_ok(0, "%s: render: %s", label, err);
+		return;
+	}
+	tap_ok(p.len >= strlen(want_end) && !strcmp(p.text + p.len - strlen(want_end), want_end) &&
+	       !p.reply_in_think && !strncmp(p.reply_prefix, "<tool_call>\n", 12) &&
+	       strstr(want_end, p.reply_prefix),
+	       "%s: the prompt ends with the forced opening, reasoning off (prefix of %zu bytes)",
+	       label, strlen(p.reply_prefix));
+	ps = chat_parser_new(&ct, p.reply_in_think, tools_json, 1);
+	chat_parser_feed(ps, p.reply_prefix, strlen(p.reply_prefix), on_delta, &c);
+	chat_parser_feed(ps, reply, strlen(reply), on_delta, &c);
+	chat_parser_finish(ps, on_delta, &c);
+	tc = chat_parser_call(ps, 0);
+	tap_ok(chat_parser_n_calls(ps) == 1 && tc && !strcmp(tc->name, want_name) &&
+	       !strcmp(tc->arguments, want_args) && !strcmp(c.args[0], want_args) &&
+	       !*chat_parser_content(ps),
+	       "%s: parsed %s(%s)", label, tc ? tc->name : "-", tc ? tc->arguments : "-");
+	chat_parser_free(ps);
+	chat_prompt_free(&p);
+}
+
+static void test_tool_choice(void)
+{
+	struct chat_template ct;
+	struct chat_msg m = { .role = "user", .content = "x" };
+	struct chat_opts o = { .add_generation_prompt = true, .tool_choice = CHAT_TOOL_FUNCTION,
+			       .tools_json = tools_json, .tool_name = "launch" };
+	struct chat_prompt p;
+	char err[256];
+	const char *t = tmpl_text("qwen3");
+
+	forced_case("Qwen3 tool_choice get_weather", "Qwen-Qwen3-0.6B", CHAT_TOOL_FUNCTION,
+		    "get_weather",
+		    "<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": ",
+		    "{\"location\": \"Oslo\"}}\n</tool_call>", "get_weather", "{\"location\": \"Oslo\"}");
+	forced_case("Qwen3.5 tool_choice required", "Qwen3.5-4B", CHAT_TOOL_REQUIRED, NULL,
+		    "<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>\n",
+		    "<function=add>\n<parameter=a>\n1\n</parameter>\n<parameter=b>\n2\n</parameter>\n</function>\n</tool_call>",
+		    "add", "{\"a\": 1, \"b\": 2}");
+	chat_template_init(&ct, t, strlen(t), NULL);
+	tap_ok(chat_render(&ct, &m, 1, &o, &p, err, sizeof(err)) == -EINVAL && strstr(err, "launch"),
+	       "tool_choice naming an unknown function refused: %s", err);
+	o.tools_json = NULL;
+	o.tool_choice = CHAT_TOOL_REQUIRED;
+	tap_ok(chat_render(&ct, &m, 1, &o, &p, err, sizeof(err)) == -EINVAL,
+	       "tool_choice required without tools refused: %s", err);
+}
+
 int main(void)
 {
 	vocab_dir = getenv("RK1828_VOCAB_DIR");
@@ -610,5 +683,6 @@ int main(void)
 	test_forms();
 	test_encode();
 	test_parser();
+	test_tool_choice();
 	return tap_done();
 }

@@ -147,17 +147,34 @@ enum chat_thinking {
 	CHAT_THINK_ON = 1,
 };
 
+/*
+ * OpenAI tool_choice with tools given ("none": pass no tools instead).
+ * REQUIRED and FUNCTION start the reply inside a <tool_call> (and, for
+ * FUNCTION, with the function's name): the prompt ends with that text,
+ * reasoning is switched off for the turn, and chat_prompt.reply_prefix
+ * holds the text so that the parser sees the call from its start.
+ */
+enum chat_tool_choice {
+	CHAT_TOOL_AUTO = 0,	/* the model decides */
+	CHAT_TOOL_REQUIRED,	/* some call */
+	CHAT_TOOL_FUNCTION,	/* a call of chat_opts.tool_name */
+};
+
 /**
  * struct chat_opts - rendering options
  * @add_generation_prompt: end with the assistant's header (the usual
  *	case); without it a trailing assistant message stays open (prefill)
  * @thinking: enum chat_thinking
  * @tools_json: the OpenAI "tools" array as JSON text, or NULL
+ * @tool_choice: enum chat_tool_choice (with @tools_json)
+ * @tool_name: the function for CHAT_TOOL_FUNCTION (one of @tools_json's)
  */
 struct chat_opts {
 	bool add_generation_prompt;
 	int thinking;
 	const char *tools_json;
+	int tool_choice;
+	const char *tool_name;
 };
 
 /**
@@ -169,6 +186,9 @@ struct chat_opts {
  * @n_special: number of ranges
  * @reply_in_think: the prompt ends inside an open <think> block, so the
  *	reply starts with reasoning (pass to chat_parser_new())
+ * @reply_prefix: the start of the reply the prompt already wrote (the
+ *	opening of a forced tool call, chat_tool_choice), "" when none: feed
+ *	it to the parser before the generated text (malloc'ed)
  */
 struct chat_prompt {
 	char *text;
@@ -176,6 +196,7 @@ struct chat_prompt {
 	struct tok_span *special;
 	size_t n_special;
 	bool reply_in_think;
+	char *reply_prefix;
 };
 
 /**
@@ -188,8 +209,9 @@ struct chat_prompt {
  *
  * Return: 0; -EINVAL for an unknown role, a system message after the
  * first, a tool message without a preceding assistant call, @tools_json
- * that is not a JSON array of objects, or tools with a template that has
- * no tool format (@ct->tools == CHAT_TOOLS_NONE); -ENOMEM.
+ * that is not a JSON array of objects, tools with a template that has
+ * no tool format (@ct->tools == CHAT_TOOLS_NONE), a forced tool choice
+ * without tools or naming a function they do not have; -ENOMEM.
  */
 int chat_render(const struct chat_template *ct, const struct chat_msg *msgs, int n,
 		const struct chat_opts *o, struct chat_prompt *out, char *err, size_t errlen);

@@ -23,6 +23,7 @@ struct rctx {
 	struct sbuf b;
 	bool open_last;		/* the last message is an assistant prefill */
 	bool in_think;
+	char *prefix;		/* chat_prompt.reply_prefix */
 	char *err;
 	size_t errlen;
 };
@@ -342,6 +343,33 @@ static int chatml_tool(struct rctx *r, int i)
 	return 0;
 }
 
+static bool forced(const struct rctx *r)
+{
+	return r->tools && r->o->tool_choice != CHAT_TOOL_AUTO;
+}
+
+/*
+ * A forced call: the reply starts with the call's opening (and, for a
+ * named function, its name), written as template text and remembered as
+ * the reply's prefix.
+ */
+static int force_call(struct rctx *r)
+{
+	bool xml = r->ct->tools == CHAT_TOOLS_XML;
+	size_t start = r->b.len;
+
+	sb_tmpls(&r->b, "<tool_call>\n");
+	if (r->o->tool_choice == CHAT_TOOL_FUNCTION) {
+		sb_tmpls(&r->b, xml ? "<function=" : "{\"name\": \"");
+		sb_texts(&r->b, r->o->tool_name);
+		sb_tmpls(&r->b, xml ? ">\n" : "\", \"arguments\": ");
+	}
+	if (r->b.oom)
+		return -ENOMEM;
+	r->prefix = strndup(r->b.p + start, r->b.len - start);
+	return r->prefix ? 0 : -ENOMEM;
+}
+
 static int render_chatml(struct rctx *r)
 {
 	const struct chat_template *ct = r->ct;
@@ -377,13 +405,13 @@ static int render_chatml(struct rctx *r)
 	if (ret || r->open_last || !r->o->add_generation_prompt)
 		return ret;
 	sb_tmpls(&r->b, "<|im_start|>assistant\n");
-	if (ct->think && r->o->thinking == CHAT_THINK_OFF) {
+	if (ct->think && (r->o->thinking == CHAT_THINK_OFF || forced(r))) {
 		sb_tmpls(&r->b, "<think>\n\n</think>\n\n");
 	} else if (ct->think_open) {
 		sb_tmpls(&r->b, "<think>\n");
 		r->in_think = true;
 	}
-	return 0;
+	return forced(r) ? force_call(r) : 0;
 }
 
 /* ---- llama3 ---- */
@@ -537,6 +565,20 @@ static int render_plain(struct rctx *r)
 	return 0;
 }
 
+static bool has_tool(const json_t *tools, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < json_array_size(tools); i++) {
+		json_t *f = json_object_get(json_array_get(tools, i), "function");
+		const char *n = json_string_value(json_object_get(f, "name"));
+
+		if (n && !strcmp(n, name))
+			return true;
+	}
+	return false;
+}
+
 /* Roles, system position, tool messages after a call, tools JSON. */
 static int check(struct rctx *r)
 {
@@ -578,6 +620,11 @@ static int check(struct rctx *r)
 			return fail(r, "this chat template (%s) has no tool-call format", r->ct->name);
 		}
 	}
+	if (r->o->tool_choice != CHAT_TOOL_AUTO && !r->tools)
+		return fail(r, "tool_choice: a call is required but no tools are given");
+	if (r->o->tool_choice == CHAT_TOOL_FUNCTION && !has_tool(r->tools, r->o->tool_name))
+		return fail(r, "tool_choice: no tool named '%.64s'",
+			    r->o->tool_name ? r->o->tool_name : "(none)");
 	return 0;
 }
 
@@ -613,9 +660,14 @@ int chat_render(const struct chat_template *ct, const struct chat_msg *msgs, int
 		sb_text(&r.b, "", 0);
 out:
 	json_decref(r.tools);
+	if (!ret && !r.prefix)
+		r.prefix = strdup("");
+	if (!ret && !r.prefix)
+		ret = -ENOMEM;
 	if (ret || r.b.oom) {
 		free(r.b.p);
 		free(r.b.sp);
+		free(r.prefix);
 		if (!ret)
 			ret = -ENOMEM;
 		if (ret == -ENOMEM && err && errlen)
@@ -627,6 +679,7 @@ out:
 	out->special = r.b.sp;
 	out->n_special = r.b.n_sp;
 	out->reply_in_think = r.in_think;
+	out->reply_prefix = r.prefix;
 	return 0;
 }
 
@@ -636,6 +689,7 @@ void chat_prompt_free(struct chat_prompt *p)
 		return;
 	free(p->text);
 	free(p->special);
+	free(p->reply_prefix);
 	memset(p, 0, sizeof(*p));
 }
 
