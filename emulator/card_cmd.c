@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Card emulator: the command handlers (WRITE, READ, COPY, EXEC, INFO and
+ * the dispatch of the context commands) and the queue worker thread that
+ * takes one command at a time off its queue's stream. Locking: card.c.
+ */
+#include <endian.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "card_int.h"
+#include "exec.h"
+
+struct write_sink {
+	struct emu_card *card;
+	uint32_t ctx;
+	uint64_t addr;
+	bool failed;
+};
+
+/* Copy one piece of WRITE data into card memory, re-checking its range. */
+static void write_sink_fn(void *arg, uint64_t off, const uint8_t *p, size_t n)
+{
+	struct write_sink *ws = arg;
+	struct emu_ctx *c = card_ctx_get(ws->card, ws->ctx, false);
+
+	if (c && card_ctx_check(c, ws->addr + off, n) == 0)
+		memcpy(ws->card->mem + ws->addr + off, p, n);
+	else
+		ws->failed = true;
+	card_ctx_put(c);
+}
+
+/* Check [addr, addr + len) in context @id. Returns a status. */
+static uint32_t check_range(struct emu_card *card, uint32_t id, uint64_t addr,
+			    uint64_t len)
+{
+	struct emu_ctx *c = card_ctx_get(card, id, false);
+	uint32_t st;
+
+	if (!c)
+		return RK1828_HIF_ST_NOCTX;
+	st = card_ctx_check(c, addr, len) ? RK1828_HIF_ST_ACCESS : RK1828_HIF_ST_OK;
+	card_ctx_put(c);
+	return st;
+}
+
+static void run_write(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
+{
+	struct write_sink ws = {
+		.card = q->card,
+		.ctx = le32toh(cmd->ctx),
+		.addr = le64toh(cmd->arg[0]),
+	};
+	uint32_t len = le32toh(cmd->data_len);
+	uint64_t arg_len = le64toh(cmd->arg[1]);
+	uint32_t st;
+
+	/* arg1 repeats the length (or is 0, meaning data_len). */
+	if (arg_len && arg_len != len)
+		st = RK1828_HIF_ST_INVAL;
+	else
+		st = check_range(q->card, ws.ctx, ws.addr, len);
+
+	if (card_in_consume(q, len, st == RK1828_HIF_ST_OK ? write_sink_fn : NULL,
+		       &ws)) {
+		card_count_completion(q, 0, false);
+		return;
+	}
+	if (st == RK1828_HIF_ST_OK && ws.failed) {
+		/* The range was unmapped while the data streamed in. */
+		card_log(q->card, "copy: WRITE seq %u: mapping vanished during the transfer",
+			 le32toh(cmd->seq));
+		st = RK1828_HIF_ST_ACCESS;
+	}
+	card_complete(q, cmd, st, NULL, 0);
+}
+
+static void run_read(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
+{
+	struct emu_card *card = q->card;
+	uint32_t id = le32toh(cmd->ctx);
+	uint64_t addr = le64toh(cmd->arg[0]);
+	uint64_t len = le64toh(cmd->arg[1]);
+	uint64_t done = 0;
+	struct out_chunk *c;
+	uint32_t st;
+
+	if (len > UINT32_MAX)
+		st = RK1828_HIF_ST_INVAL;
+	else
+		st = check_range(card, id, addr, len);
+	if (st != RK1828_HIF_ST_OK) {
+		card_complete(q, cmd, st, NULL, 0);
+		return;
+	}
+	c = card_out_alloc(q, HDR_SIZE);
+	if (!c || (card_fill_header(c->data, cmd, st, (uint32_t)len),
+		   !card_out_append(q, c))) {
+		card_count_completion(q, st, false);
+		return;
+	}
+	while (done < len) {
+		size_t n = len - done > EMU_READ_PIECE ? EMU_READ_PIECE :
+			   (size_t)(len - done);
+		struct emu_ctx *x;
+
+		if (!card_out_wait_room(q))
+			goto aborted;
+		c = card_out_alloc(q, n);
+		if (!c)
+			goto aborted;
+		x = card_ctx_get(card, id, false);
+		if (x && card_ctx_check(x, addr + done, n) == 0) {
+			memcpy(c->data, card->mem + addr + done, n);
+		} else {
+			/* Header already sent: the host unmapped mid-READ. */
+			memset(c->data, 0, n);
+			card_log(card, "copy: READ seq %u: mapping vanished during the transfer",
+				 le32toh(cmd->seq));
+		}
+		card_ctx_put(x);
+		if (!card_out_append(q, c))
+			goto aborted;
+		done += n;
+	}
+	card_count_completion(q, st, true);
+	if (card->cfg.verbose)
+		card_log(card, "%s: READ seq %u ctx %u -> status 0, %" PRIu64 " bytes",
+			 card_queue_names[q->idx], le32toh(cmd->seq), id, len);
+	return;
+aborted:
+	card_count_completion(q, st, false);
+}
+
+static uint32_t run_copy(struct emu_card *card,
+			 const struct rk1828_hif_msg *cmd)
+{
+	struct emu_ctx *c = card_ctx_get(card, le32toh(cmd->ctx), false);
+	uint64_t src = le64toh(cmd->arg[0]);
+	uint64_t dst = le64toh(cmd->arg[1]);
+	uint64_t len = le64toh(cmd->arg[2]);
+	uint32_t st = RK1828_HIF_ST_OK;
+
+	if (!c)
+		return RK1828_HIF_ST_NOCTX;
+	if (card_ctx_check(c, src, len) || card_ctx_check(c, dst, len))
+		st = RK1828_HIF_ST_ACCESS;
+	else
+		memmove(card->mem + dst, card->mem + src, len);
+	card_ctx_put(c);
+	return st;
+}
+
+/* Returns a status, or -1 when aborted by a reset. */
+static int run_exec(struct emu_card *card, const struct rk1828_hif_msg *cmd)
+{
+	struct emu_ctx *c = card_ctx_get(card, le32toh(cmd->ctx), false);
+	uint64_t addr = le64toh(cmd->arg[0]);
+	uint64_t len = le64toh(cmd->arg[1]);
+	struct emu_access acc = {
+		.base = card->mem,
+		.mem_size = card->cfg.mem_size,
+		.check = card_access_check,
+		.priv = c,
+		.abort = &card->abort,
+	};
+	int st;
+
+	if (!c)
+		return RK1828_HIF_ST_NOCTX;
+	if (card_ctx_check(c, addr, len))
+		st = RK1828_HIF_ST_ACCESS;
+	else
+		st = emu_exec(&acc, addr, len);
+	card_ctx_put(c);
+	return st;
+}
+
+static void run_info(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
+{
+	struct emu_card *card = q->card;
+	struct rk1828_hif_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.version = htole32(RK1828_HIF_VERSION);
+	info.num_queues = htole32(RK1828_HIF_NUM_QUEUES);
+	info.mem_size = htole64(card->cfg.mem_size);
+	info.serial = htole64(card->cfg.serial);
+	info.max_ctx = htole32(EMU_MAX_CTX);
+	info.threads = htole32((uint32_t)card->cfg.threads);
+	snprintf(info.fw, sizeof(info.fw), "rk1828-emu 1.0");
+	card_complete(q, cmd, RK1828_HIF_ST_OK, &info, sizeof(info));
+}
+
+/* Run one command whose header has been taken from the stream. */
+static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
+{
+	struct emu_card *card = q->card;
+	unsigned int op = le16toh(cmd->opcode);
+	uint32_t data_len = le32toh(cmd->data_len);
+	uint32_t id = le32toh(cmd->ctx);
+	int st;
+
+	if (card->cfg.verbose)
+		card_log(card, "%s: %s seq %u ctx %u args %#" PRIx64 " %#" PRIx64
+			 " %#" PRIx64 " data %u", card_queue_names[q->idx],
+			 card_op_name(op), le32toh(cmd->seq), id,
+			 (uint64_t)le64toh(cmd->arg[0]),
+			 (uint64_t)le64toh(cmd->arg[1]),
+			 (uint64_t)le64toh(cmd->arg[2]), data_len);
+
+	if (op == RK1828_HIF_OP_WRITE && cmd->flags == 0) {
+		run_write(q, cmd);
+		return;
+	}
+	/* Only WRITE carries data: consume it to stay in sync, then fail. */
+	if (data_len || cmd->flags) {
+		if (card_in_consume(q, data_len, NULL, NULL)) {
+			card_count_completion(q, 0, false);
+			return;
+		}
+		card_complete(q, cmd, RK1828_HIF_ST_INVAL, NULL, 0);
+		return;
+	}
+
+	switch (op) {
+	case RK1828_HIF_OP_INFO:
+		run_info(q, cmd);
+		return;
+	case RK1828_HIF_OP_READ:
+		run_read(q, cmd);
+		return;
+	case RK1828_HIF_OP_CTX_CREATE:
+		st = card_op_ctx_create(card, id);
+		break;
+	case RK1828_HIF_OP_CTX_DESTROY:
+		st = card_op_ctx_destroy(card, id);
+		break;
+	case RK1828_HIF_OP_MAP:
+		st = card_op_map(card, id, le64toh(cmd->arg[0]), le64toh(cmd->arg[1]));
+		break;
+	case RK1828_HIF_OP_UNMAP:
+		st = card_op_unmap(card, id, le64toh(cmd->arg[0]));
+		break;
+	case RK1828_HIF_OP_COPY:
+		st = run_copy(card, cmd);
+		break;
+	case RK1828_HIF_OP_EXEC:
+		st = run_exec(card, cmd);
+		if (st < 0) {
+			bool resetting;
+
+			pthread_mutex_lock(&q->lock);
+			resetting = q->reset_pending || q->stop;
+			pthread_mutex_unlock(&q->lock);
+			if (resetting) {
+				card_log(card, "%s: EXEC seq %u aborted by reset",
+					 card_queue_names[q->idx], le32toh(cmd->seq));
+				card_count_completion(q, 0, false);
+				return;
+			}
+			st = RK1828_HIF_ST_INVAL;
+		}
+		break;
+	default:
+		st = RK1828_HIF_ST_BADOP;
+		break;
+	}
+	card_complete(q, cmd, (uint32_t)st, NULL, 0);
+}
+
+void *card_queue_worker(void *arg)
+{
+	struct emu_queue *q = arg;
+	struct rk1828_hif_msg cmd;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->stop && (q->reset_pending || q->desync ||
+				    q->in_bytes < HDR_SIZE)) {
+			q->starved = true;
+			pthread_cond_broadcast(&q->idle_cv);
+			pthread_cond_wait(&q->cv, &q->lock);
+		}
+		q->starved = false;
+		if (q->stop)
+			break;
+		card_in_take_locked(q, &cmd, HDR_SIZE);
+		if (le32toh(cmd.magic) != RK1828_HIF_MAGIC) {
+			card_log(q->card, "%s: bad magic %#x: stream out of sync, dropping input until RESET_QUEUES",
+				 card_queue_names[q->idx], le32toh(cmd.magic));
+			q->desync = true;
+			q->stats.desyncs++;
+			card_in_drop_locked(q);
+			continue;
+		}
+		q->busy = true;
+		pthread_mutex_unlock(&q->lock);
+		run_command(q, &cmd);
+		pthread_mutex_lock(&q->lock);
+		q->busy = false;
+		pthread_cond_broadcast(&q->idle_cv);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
