@@ -92,7 +92,18 @@ static int listen_unix(const char *path)
 	return fd;
 }
 
-int main(int argc, char **argv)
+/* The command line: the card's configuration and the socket. */
+struct emu_opts {
+	struct emu_card_config cfg;
+	const char *sock_path;
+};
+
+/*
+ * parse_options() - fill @o from the command line.
+ * Return: -1 to go on, or the exit status (0 for --help, 2 for a usage
+ * error, with the message printed).
+ */
+static int parse_options(int argc, char **argv, struct emu_opts *o)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -104,29 +115,28 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct emu_card_config cfg = { .mem_size = DEFAULT_MEM_SIZE };
-	const char *sock_path = NULL;
+	struct emu_card_config *cfg = &o->cfg;
 	bool have_serial = false;
-	struct emu_card *card;
-	sigset_t mask;
 	uint64_t v;
-	int lfd, cfd = -1, sfd, opt, ret = 1;
+	int opt;
 
+	memset(o, 0, sizeof(*o));
+	cfg->mem_size = DEFAULT_MEM_SIZE;
 	while ((opt = getopt_long(argc, argv, "s:m:t:vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			sock_path = optarg;
+			o->sock_path = optarg;
 			break;
 		case 'm':
-			if (util_parse_size(optarg, &cfg.mem_size) ||
-			    cfg.mem_size < 4096) {
+			if (util_parse_size(optarg, &cfg->mem_size) ||
+			    cfg->mem_size < 4096) {
 				fprintf(stderr, "rk1828-emu: bad --mem-size '%s' (e.g. 5G, 512M; at least 4K)\n",
 					optarg);
 				return 2;
 			}
 			break;
 		case 'S':
-			if (parse_u64(optarg, &cfg.serial)) {
+			if (parse_u64(optarg, &cfg->serial)) {
 				fprintf(stderr, "rk1828-emu: bad --serial '%s'\n", optarg);
 				return 2;
 			}
@@ -137,17 +147,17 @@ int main(int argc, char **argv)
 				fprintf(stderr, "rk1828-emu: bad --index '%s' (0..255)\n", optarg);
 				return 2;
 			}
-			cfg.index = (unsigned int)v;
+			cfg->index = (unsigned int)v;
 			break;
 		case 't':
 			if (parse_u64(optarg, &v) || v > 1024) {
 				fprintf(stderr, "rk1828-emu: bad --threads '%s' (0..1024)\n", optarg);
 				return 2;
 			}
-			cfg.threads = (int)v;
+			cfg->threads = (int)v;
 			break;
 		case 'v':
-			cfg.verbose = 1;
+			cfg->verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -162,15 +172,26 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!sock_path) {
+	if (!o->sock_path) {
 		fprintf(stderr, "rk1828-emu: --socket PATH is required\n");
 		usage(stderr);
 		return 2;
 	}
 	if (!have_serial)
-		cfg.serial = UINT64_C(0x18280000) + cfg.index;
+		cfg->serial = UINT64_C(0x18280000) + cfg->index;
+	return -1;
+}
 
-	/* Block the stop signals in every thread; the I/O loop reads them. */
+/*
+ * stop_signals() - block SIGTERM, SIGINT and SIGHUP in every thread (the
+ * I/O loop reads them from the returned signalfd) and ignore SIGPIPE.
+ * Return: the signalfd, or -1 with the error printed.
+ */
+static int stop_signals(void)
+{
+	sigset_t mask;
+	int sfd;
+
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -178,23 +199,20 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0) {
+	if (sfd < 0)
 		fprintf(stderr, "rk1828-emu: signalfd: %s\n", strerror(errno));
-		return 1;
-	}
+	return sfd;
+}
 
-	emu_exec_set_threads(cfg.threads);
-	card = emu_card_create(&cfg);
-	if (!card) {
-		fprintf(stderr, "rk1828-emu: cannot create card with %" PRIu64 " bytes of memory: %s\n",
-			cfg.mem_size, strerror(errno));
-		return 1;
-	}
-	lfd = listen_unix(sock_path);
-	if (lfd < 0)
-		goto out_card;
-	fprintf(stderr, "rk1828-emu: card %u listening on %s, mem %.1f GiB\n",
-		cfg.index, sock_path, (double)cfg.mem_size / (1 << 30));
+/*
+ * accept_peer() - wait on @lfd for the one connection, or on @sfd for a
+ * stop signal.
+ * Return: the connected fd; -2 when a stop signal came first; -1 on an
+ * error (printed).
+ */
+static int accept_peer(int lfd, int sfd)
+{
+	int cfd;
 
 	for (;;) {
 		struct pollfd pfd[2] = {
@@ -206,61 +224,100 @@ int main(int argc, char **argv)
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "rk1828-emu: poll: %s\n", strerror(errno));
-			goto out_listen;
+			return -1;
 		}
-		if (pfd[1].revents & POLLIN) {
-			ret = 0;
-			goto out_listen;
-		}
+		if (pfd[1].revents & POLLIN)
+			return -2;
 		if (pfd[0].revents & POLLIN) {
 			cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			if (cfd >= 0)
-				break;
+				return cfd;
 			if (errno != EINTR && errno != EAGAIN &&
 			    errno != ECONNABORTED) {
 				fprintf(stderr, "rk1828-emu: accept: %s\n",
 					strerror(errno));
-				goto out_listen;
+				return -1;
 			}
 		}
 	}
-	/* One peer per card: stop listening. */
-	close(lfd);
-	lfd = -1;
-	unlink(sock_path);
+}
 
-	switch (emu_usbredir_serve(card, cfd, sfd, cfg.verbose)) {
+/*
+ * serve_peer() - speak usbredir on @cfd until the peer closes it or a stop
+ * signal arrives on @sfd.
+ * Return: the exit status (0 for either, 1 on an error).
+ */
+static int serve_peer(struct emu_card *card, const struct emu_card_config *cfg, int cfd,
+		      int sfd)
+{
+	switch (emu_usbredir_serve(card, cfd, sfd, cfg->verbose)) {
 	case 0:
 		fprintf(stderr, "rk1828-emu: card %u: peer closed the connection\n",
-			cfg.index);
-		ret = 0;
-		break;
+			cfg->index);
+		return 0;
 	case 1:
-		ret = 0;
-		break;
+		return 0;
 	default:
-		ret = 1;
-		break;
+		return 1;
 	}
+}
+
+/* print_stats() - per-queue command counters on stderr. */
+static void print_stats(struct emu_card *card, const struct emu_card_config *cfg)
+{
+	unsigned int q;
+
+	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
+		struct emu_card_stats st;
+
+		emu_card_get_stats(card, q, &st);
+		fprintf(stderr, "rk1828-emu: card %u queue %u: %" PRIu64 " commands, %" PRIu64 " errors, %" PRIu64 " aborted, %" PRIu64 " desyncs\n",
+			cfg->index, q, st.commands, st.errors,
+			st.aborted, st.desyncs);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct emu_opts o;
+	struct emu_card_config *cfg = &o.cfg;
+	struct emu_card *card;
+	int lfd, cfd, sfd, ret;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	sfd = stop_signals();
+	if (sfd < 0)
+		return 1;
+
+	emu_exec_set_threads(cfg->threads);
+	card = emu_card_create(cfg);
+	if (!card) {
+		fprintf(stderr, "rk1828-emu: cannot create card with %" PRIu64 " bytes of memory: %s\n",
+			cfg->mem_size, strerror(errno));
+		return 1;
+	}
+	lfd = listen_unix(o.sock_path);
+	if (lfd < 0)
+		goto out_card;
+	fprintf(stderr, "rk1828-emu: card %u listening on %s, mem %.1f GiB\n",
+		cfg->index, o.sock_path, (double)cfg->mem_size / (1 << 30));
+
+	cfd = accept_peer(lfd, sfd);
+	/* One peer per card: stop listening. */
+	close(lfd);
+	unlink(o.sock_path);
+	if (cfd == -2)
+		ret = 0;
+	if (cfd < 0)
+		goto out_card;
+	ret = serve_peer(card, cfg, cfd, sfd);
 	close(cfd);
-out_listen:
-	if (lfd >= 0) {
-		close(lfd);
-		unlink(sock_path);
-	}
 out_card:
-	if (cfg.verbose || ret) {
-		unsigned int q;
-
-		for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++) {
-			struct emu_card_stats st;
-
-			emu_card_get_stats(card, q, &st);
-			fprintf(stderr, "rk1828-emu: card %u queue %u: %" PRIu64 " commands, %" PRIu64 " errors, %" PRIu64 " aborted, %" PRIu64 " desyncs\n",
-				cfg.index, q, st.commands, st.errors,
-				st.aborted, st.desyncs);
-		}
-	}
+	if (cfg->verbose || ret)
+		print_stats(card, cfg);
 	emu_card_destroy(card);
 	close(sfd);
 	return ret;
