@@ -240,7 +240,7 @@ check: deps all
 	tests/run-all
 
 # Refit the card profile's fitted values on the vendor's single-card
-# figures (Documentation/accel/rk1828/timing.rst) and print the residuals.
+# figures (userspace/doc/timing.rst) and print the residuals.
 fit-profile: $(B)/tests/fit_profile
 	$(B)/tests/fit_profile --write
 

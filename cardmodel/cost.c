@@ -8,7 +8,7 @@
  * attention layers, emulator/deltanet.c for the chunked delta rule); their
  * coefficients are element operations, so the fitted rates
  * (npu.vector_ops_per_s, npu.*_flops_per_s) carry the hardware's
- * efficiency. Documentation/accel/rk1828/timing.rst lists every term.
+ * efficiency. userspace/doc/timing.rst lists every term.
  */
 #include <string.h>
 

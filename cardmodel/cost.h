@@ -9,7 +9,7 @@
  * here, the planner's prediction (userspace/llm/predict.c) adds up the
  * same times over the pipeline's job graph, and the profile fit
  * (tests/tools/fit_profile.c) solves for the profile's parameters with the
- * same work counts. Documentation/accel/rk1828/timing.rst describes the
+ * same work counts. userspace/doc/timing.rst describes the
  * model, its sources and its limits.
  *
  * The model, for one EXEC job (all times add; nothing overlaps inside a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The card profile fit (Documentation/accel/rk1828/timing.rst, "Fitting
+ * The card profile fit (userspace/doc/timing.rst, "Fitting
  * the profile"): least squares of the cost model (cardmodel/cost.h) on
  * the vendor's single-card figures (tests/shapes/vendor-rk1828.txt), for
  * tests/tools/fit_profile.c and tests/unit/test_cardmodel.c.

@@ -2,7 +2,7 @@
 /*
  * fit_profile: fit the card profile's compute and bandwidth parameters to
  * the vendor's single-card figures and print the residuals
- * (Documentation/accel/rk1828/timing.rst, "Fitting the profile").
+ * (userspace/doc/timing.rst, "Fitting the profile").
  *
  *   fit_profile [--figures FILE] [--shapes DIR] [--profile FILE]
  *               [--write | --check]

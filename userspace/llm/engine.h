@@ -18,8 +18,8 @@
  * Guarantees:
  *  - Greedy output of a request (temperature 0) is byte-identical whether
  *    it ran alone or batched with others, with or without a prefix-cache
- *    hit (the card math is per token; see Documentation/accel/rk1828/
- *    runtime.rst, "Engine").
+ *    hit (the card math is per token; see userspace/doc/runtime.rst,
+ *    "Engine").
  *  - TEXT deltas hold whole UTF-8 characters only; text that may be the
  *    start of a stop string is held back until it is known not to be one;
  *    the stop string itself is never sent; the concatenation of all deltas

@@ -21,7 +21,7 @@
  * for the oldest, so up to one micro-batch per card is in flight. Every
  * job's fence status is checked (sync_file status), so a failed job is
  * reported with its card and errno, never as garbage.
- * See Documentation/accel/rk1828/runtime.rst.
+ * See userspace/doc/runtime.rst.
  */
 #ifndef RK_LLM_PIPELINE_H
 #define RK_LLM_PIPELINE_H

@@ -13,7 +13,7 @@
  * micro-batches of ceil(sessions / cards) tokens, at most one micro-batch
  * per card in flight). Host time (embedding, submits, sampling) is taken
  * as zero: the prediction is the cards' and links' time, and bench
- * measures the host's on top. Documentation/accel/rk1828/timing.rst.
+ * measures the host's on top. userspace/doc/timing.rst.
  */
 #ifndef RK_LLM_PREDICT_H
 #define RK_LLM_PREDICT_H

@@ -6,7 +6,7 @@
  * {"error":{"message","type","param","code"}}. Reference: the OpenAI API
  * reference and the `openai` npm package's types; llama-server where the
  * reference leaves room. Every rule is listed in
- * Documentation/accel/rk1828/server.rst.
+ * userspace/doc/server.rst.
  */
 #ifndef RK_SERVER_API_H
 #define RK_SERVER_API_H

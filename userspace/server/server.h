@@ -3,7 +3,7 @@
  * rk1828-llm serve: the OpenAI-compatible HTTP server (libmicrohttpd +
  * jansson) over the engine (userspace/llm/engine.h). The server parses,
  * validates, templates, tokenizes and streams; the engine owns every
- * session, KV cache and card. See Documentation/accel/rk1828/server.rst.
+ * session, KV cache and card. See userspace/doc/server.rst.
  */
 #ifndef RK_SERVER_H
 #define RK_SERVER_H
