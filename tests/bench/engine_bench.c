@@ -22,7 +22,6 @@
  * lower-case letters, L letters = L + 1 tokens on the synthetic
  * vocabulary of tests/bench/mkmodel.c.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

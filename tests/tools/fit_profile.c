@@ -18,7 +18,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "profile_fit.h"

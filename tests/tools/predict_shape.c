@@ -16,7 +16,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "planner.h"
 #include "predict.h"

@@ -10,7 +10,6 @@
  * character the token only partly holds; control tokens as their text),
  * or with --ids the ids alone as "[1, 2, 3]" (llama-tokenize's form).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

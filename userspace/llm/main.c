@@ -17,10 +17,8 @@
  * echoed); one stats line goes to stderr at the end. With --json, run
  * prints one JSON object instead.
  */
-#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +34,6 @@
 #include "profile.h"
 #include "rk1828.h"
 #include "server.h"
-#include "tokenizer.h"
 #include "rk1828/util.h"
 
 #define DEFAULT_CTX	4096

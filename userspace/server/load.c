@@ -6,7 +6,6 @@
  * only read-only handles; every session lives in the engine.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"

@@ -5,7 +5,6 @@
  * its tokenizer are real (templates and token counts are real); no cards.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
