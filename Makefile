@@ -226,15 +226,10 @@ demo: deps all
 	@tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
 
 # The server in a guest with $(CARDS) cards, reachable from the host's
-# loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C.
+# loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C (tools/vm-serve).
 PORT ?= 8080
 serve: deps all
-	@test -r "$(MODEL)" || { echo "serve: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
-	@$(B)/rk1828-llm serve --help >/dev/null 2>&1 || { echo "serve: this build has no 'rk1828-llm serve' (the engine is missing)"; exit 1; }
-	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
-	@echo "the web UI will be at http://127.0.0.1:$(PORT)/ once the model is loaded (Ctrl-C stops)"
-	@tools/vm-run --cards $(CARDS) --forward $(PORT) --timeout 86400 -- \
-		$(B)/rk1828-llm serve -m $(MODEL) --host 0.0.0.0 --port $(PORT)
+	@tools/vm-serve "$(MODEL)" $(CARDS) $(PORT)
 
 check: deps all
 	tests/run-all
