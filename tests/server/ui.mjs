@@ -2,12 +2,13 @@
 // The web UI in headless Chromium (Debian's /usr/bin/chromium driven by
 // playwright-core): type a message and see the reply stream in, stop a
 // stream, reload and find the conversation, a phone-width layout; saves
-// screenshots under build/. Prints TAP.
+// screenshots under build/ (ui-guest-*.png against the guest's server,
+// ui-scripted-*.png over the scripted engine). Prints TAP.
 import path from 'node:path';
-import { BASE, KEY, ok, done, check, require, root, metrics, waitMetrics, finished } from './lib.mjs';
+import { BASE, KEY, REAL, ok, done, check, require, root, metrics, waitMetrics, finished } from './lib.mjs';
 
 const { chromium } = require('playwright-core');
-const shots = path.join(root, 'build');
+const shot = (name) => path.join(root, 'build', `ui-${REAL ? 'guest' : 'scripted'}-${name}.png`);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
@@ -45,7 +46,7 @@ await check('ui', async () => {
   const meta = await page.textContent('.msg.assistant .meta');
   ok(/TTFT/.test(meta) && /tokens/.test(meta), 'the reply shows TTFT and tokens', meta);
   ok(/\d/.test(await page.textContent('#s-ttft')), 'the side panel shows the last TTFT');
-  await page.screenshot({ path: path.join(shots, 'ui-chat.png') });
+  await page.screenshot({ path: shot('chat') });
 
   // Stop: a long reply, stopped after it started.
   await page.evaluate(() => { const s = JSON.parse(localStorage.getItem('rk1828.settings') || '{}'); s.max_tokens = ''; localStorage.setItem('rk1828.settings', JSON.stringify(s)); });
@@ -81,7 +82,7 @@ await check('ui', async () => {
   await page.evaluate(() => { document.querySelector('#chats .chat:nth-child(2) a')?.click(); });
   const w = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, side: getComputedStyle(document.getElementById('side')).position }));
   ok(w.doc <= 390 && w.side === 'fixed', 'phone width: no horizontal scroll, the panel becomes a drawer', w);
-  await page.screenshot({ path: path.join(shots, 'ui-phone.png') });
+  await page.screenshot({ path: shot('phone') });
 });
 await browser.close();
 done();
