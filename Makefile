@@ -228,7 +228,7 @@ demo: deps all
 # The server in a guest with $(CARDS) cards, reachable from the host's
 # loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C (tools/vm-serve).
 PORT ?= 8080
-serve: deps all
+serve: deps userspace module
 	@tools/vm-serve "$(MODEL)" $(CARDS) $(PORT)
 
 check: deps all
