@@ -132,6 +132,7 @@ const bad = [
   ['"stream":"false"', { messages: msgs, stream: 'false' }, 'stream'],
   ['"temperature":"hot"', { messages: msgs, temperature: 'hot' }, 'temperature'],
   ['max_tokens < 0', { messages: msgs, max_tokens: -1 }, 'max_tokens'],
+  ['max_tokens "x" next to max_completion_tokens', { messages: msgs, max_completion_tokens: 4, max_tokens: 'x' }, 'max_tokens'],
   ['temperature < 0', { messages: msgs, temperature: -0.5 }, 'temperature'],
   ['temperature > 2', { messages: msgs, temperature: 2.5 }, 'temperature'],
   ['top_p 0', { messages: msgs, top_p: 0 }, 'top_p'],

@@ -307,7 +307,11 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 	if (!json_is_array(msgs) || !json_array_size(msgs))
 		return bad(e, "messages", "'messages' must be a non-empty array");
 	if (field(o, "max_completion_tokens")) {
-		if (parse_common(o, p, "max_completion_tokens", e))
+		long long ignored;
+
+		/* It wins over the deprecated max_tokens, which must still be valid. */
+		if (parse_common(o, p, "max_completion_tokens", e) ||
+		    get_int(o, "max_tokens", 0, 1 << 30, &ignored, NULL, e))
 			return -1;
 	} else if (parse_common(o, p, "max_tokens", e)) {
 		return -1;
