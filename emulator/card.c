@@ -20,6 +20,7 @@
  *   moved piece by piece and re-check each piece, so no lock is held while
  *   waiting for the host.
  */
+#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -33,9 +34,11 @@
 #include <unistd.h>
 
 #include "card_int.h"
+#include "rk1828/util.h"
 
 _Static_assert(sizeof(struct rk1828_hif_msg) == 48, "HIF header is 48 bytes");
 _Static_assert(sizeof(struct rk1828_hif_info) == 64, "HIF info is 64 bytes");
+_Static_assert(sizeof(struct rk1828_hif_stats) == 64, "HIF stats are 64 bytes");
 
 const char *const card_queue_names[RK1828_HIF_NUM_QUEUES] = {
 	"mgmt", "compute", "copy",
@@ -183,6 +186,31 @@ static int queue_init(struct emu_card *card, unsigned int idx)
 	return 0;
 }
 
+int emu_card_get_hif_stats(struct emu_card *card, struct rk1828_hif_stats *r)
+{
+	struct emu_timing_stats ts;
+	uint64_t jobs = 0, late = 0;
+	unsigned int i;
+
+	memset(r, 0, sizeof(*r));
+	r->uptime_ns = htole64((uint64_t)(util_now_ns() - card->start_ns));
+	if (!card->timing)
+		return 0;
+	emu_timing_get_stats(card->timing, &ts);
+	r->flags = htole32(RK1828_HIF_STATS_TIMING |
+			   (emu_timing_no_math(card->timing) ? RK1828_HIF_STATS_TIMING_ONLY : 0));
+	r->power_mw = htole32((uint32_t)(emu_timing_power_w(card->timing) * 1000.0 + 0.5));
+	for (i = 0; i < RK1828_HIF_NUM_QUEUES && i < EMU_TIMING_QUEUES; i++) {
+		r->busy_ns[i] = htole64((uint64_t)ts.busy_ns[i]);
+		jobs += ts.jobs[i];
+		late += ts.late[i];
+	}
+	r->energy_uj = htole64((uint64_t)(ts.energy_j * 1e6));
+	r->late_jobs = htole64(late);
+	r->jobs = htole64(jobs);
+	return 0;
+}
+
 struct emu_card *emu_card_create(const struct emu_card_config *cfg)
 {
 	struct emu_card *card;
@@ -205,6 +233,15 @@ struct emu_card *emu_card_create(const struct emu_card_config *cfg)
 		card->cfg.threads = n > 0 ? (int)n : 1;
 	}
 	card->notify_fd = -1;
+	card->start_ns = util_now_ns();
+	if (cfg->timing) {
+		card->timing = emu_timing_create(cfg->timing, cfg->link, cfg->timing_only);
+		if (!card->timing) {
+			err = ENOMEM;
+			goto fail;
+		}
+		card->cfg.timing = emu_timing_profile(card->timing);
+	}
 	card->mem = mmap(NULL, cfg->mem_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (card->mem == MAP_FAILED) {
@@ -272,5 +309,6 @@ void emu_card_destroy(struct emu_card *card)
 		close(card->notify_fd);
 	if (card->mem)
 		munmap(card->mem, card->cfg.mem_size);
+	emu_timing_destroy(card->timing);
 	free(card);
 }

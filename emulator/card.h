@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cost.h"
+
 #include "rk1828_hif.h"
 
 /* Highest context id the card accepts; ids are 1..EMU_MAX_CTX. */
@@ -45,6 +47,11 @@
  * @threads: compute threads reported by INFO (0: number of online CPUs);
  *	the caller passes the same value to emu_exec_set_threads()
  * @verbose: log every command on stderr when non-zero
+ * @timing: timing mode (timing.h): every job completes at its modelled
+ *	time on this profile (copied at creation); NULL: as fast as the host
+ * @timing_only: with @timing, EXEC skips the math (filler outputs)
+ * @link: with @timing, the host link whose bandwidth and latency shape
+ *	WRITE and READ
  */
 struct emu_card_config {
 	uint64_t mem_size;
@@ -52,6 +59,9 @@ struct emu_card_config {
 	unsigned int index;
 	int threads;
 	int verbose;
+	const struct card_profile *timing;
+	bool timing_only;
+	enum cost_link link;
 };
 
 /**
@@ -83,6 +93,14 @@ struct emu_card;
  * as soon as the card no longer needs the bytes.
  */
 typedef void (*emu_release_fn)(void *opaque, uint8_t *data);
+
+/**
+ * emu_card_get_hif_stats() - the STATS reply (rk1828_hif.h): uptime, and in
+ * timing mode the modelled busy time per queue, power, energy and the
+ * late jobs
+ * Return: 0.
+ */
+int emu_card_get_hif_stats(struct emu_card *card, struct rk1828_hif_stats *r);
 
 /**
  * emu_card_create() - allocate card memory and start the queue workers

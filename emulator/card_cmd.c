@@ -14,6 +14,31 @@
 
 #include "card_int.h"
 #include "exec.h"
+#include "rk1828/util.h"
+
+/*
+ * Timing mode: hold the job until its modelled end @end_ns (count it late
+ * when the real work ran past it). Without timing, nothing.
+ */
+static void timed(struct emu_queue *q, int64_t start_ns, int64_t end_ns)
+{
+	struct emu_timing *t = q->card->timing;
+
+	if (t && emu_timing_complete(t, q->idx, start_ns, end_ns, &q->card->abort) &&
+	    q->card->cfg.verbose)
+		card_log(q->card, "%s: late by %.3f ms", card_queue_names[q->idx],
+			 (util_now_ns() - end_ns) / 1e6);
+}
+
+/* Timing mode: bytes of a READ's data held back until its modelled end. */
+#define READ_TAIL	4096
+
+/* The modelled end of a transfer of @bytes over the link starting at @start_ns. */
+static int64_t link_end(struct emu_queue *q, enum emu_link_dir dir, int64_t start_ns,
+			uint64_t bytes)
+{
+	return q->card->timing ? emu_timing_link_end(q->card->timing, dir, start_ns, bytes) : 0;
+}
 
 struct write_sink {
 	struct emu_card *card;
@@ -49,7 +74,7 @@ static uint32_t check_range(struct emu_card *card, uint32_t id, uint64_t addr,
 	return st;
 }
 
-static void run_write(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
+static void run_write(struct emu_queue *q, const struct rk1828_hif_msg *cmd, int64_t t0)
 {
 	struct write_sink ws = {
 		.card = q->card,
@@ -77,17 +102,19 @@ static void run_write(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 			 le32toh(cmd->seq));
 		st = RK1828_HIF_ST_ACCESS;
 	}
+	timed(q, t0, link_end(q, EMU_LINK_TO_CARD, t0, len));
 	card_complete(q, cmd, st, NULL, 0);
 }
 
-static void run_read(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
+static void run_read(struct emu_queue *q, const struct rk1828_hif_msg *cmd, int64_t t0)
 {
 	struct emu_card *card = q->card;
 	uint32_t id = le32toh(cmd->ctx);
 	uint64_t addr = le64toh(cmd->arg[0]);
 	uint64_t len = le64toh(cmd->arg[1]);
-	uint64_t done = 0;
+	uint64_t done = 0, tail;
 	struct out_chunk *c;
+	int64_t end;
 	uint32_t st;
 
 	if (len > UINT32_MAX)
@@ -98,6 +125,17 @@ static void run_read(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 		card_complete(q, cmd, st, NULL, 0);
 		return;
 	}
+	/*
+	 * Timing mode: the data leaves at link speed. All of it but the last
+	 * READ_TAIL bytes streams at once; the tail, which completes the
+	 * READ for the host, waits for the modelled end of the transfer. So
+	 * the READ takes the longer of the modelled and the real transfer,
+	 * not their sum.
+	 */
+	end = link_end(q, EMU_LINK_TO_HOST, t0, len);
+	tail = !card->timing ? 0 : len < READ_TAIL ? len : READ_TAIL;
+	if (tail == len)
+		timed(q, t0, end);
 	c = card_out_alloc(q, HDR_SIZE);
 	if (!c || (card_fill_header(c->data, cmd, st, (uint32_t)len),
 		   !card_out_append(q, c))) {
@@ -109,6 +147,12 @@ static void run_read(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 			   (size_t)(len - done);
 		struct emu_ctx *x;
 
+		if (tail && tail < len) {
+			if (done == len - tail)
+				timed(q, t0, end);
+			else if (n > len - tail - done)
+				n = (size_t)(len - tail - done);
+		}
 		if (!card_out_wait_room(q))
 			goto aborted;
 		c = card_out_alloc(q, n);
@@ -156,8 +200,8 @@ static uint32_t run_copy(struct emu_card *card,
 	return st;
 }
 
-/* Returns a status, or -1 when aborted by a reset. */
-static int run_exec(struct emu_card *card, const struct rk1828_hif_msg *cmd)
+/* Returns a status, or -1 when aborted by a reset; *@model_ns: timing mode. */
+static int run_exec(struct emu_card *card, const struct rk1828_hif_msg *cmd, double *model_ns)
 {
 	struct emu_ctx *c = card_ctx_get(card, le32toh(cmd->ctx), false);
 	uint64_t addr = le64toh(cmd->arg[0]);
@@ -169,16 +213,30 @@ static int run_exec(struct emu_card *card, const struct rk1828_hif_msg *cmd)
 		.priv = c,
 		.abort = &card->abort,
 	};
+	struct emu_exec_opts eo = {
+		.no_math = card->timing && emu_timing_no_math(card->timing),
+		.prof = card->cfg.timing,
+	};
 	int st;
 
+	*model_ns = 0;
 	if (!c)
 		return RK1828_HIF_ST_NOCTX;
 	if (card_ctx_check(c, addr, len))
 		st = RK1828_HIF_ST_ACCESS;
 	else
-		st = emu_exec(&acc, addr, len);
+		st = card->timing ? emu_exec_timed(&acc, addr, len, &eo, model_ns)
+				  : emu_exec(&acc, addr, len);
 	card_ctx_put(c);
 	return st;
+}
+
+static void run_stats(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
+{
+	struct rk1828_hif_stats r;
+
+	emu_card_get_hif_stats(q->card, &r);
+	card_complete(q, cmd, RK1828_HIF_ST_OK, &r, sizeof(r));
 }
 
 static void run_info(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
@@ -204,6 +262,8 @@ static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 	unsigned int op = le16toh(cmd->opcode);
 	uint32_t data_len = le32toh(cmd->data_len);
 	uint32_t id = le32toh(cmd->ctx);
+	int64_t t0 = util_now_ns();
+	double model_ns;
 	int st;
 
 	if (card->cfg.verbose)
@@ -215,7 +275,7 @@ static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 			 (uint64_t)le64toh(cmd->arg[2]), data_len);
 
 	if (op == RK1828_HIF_OP_WRITE && cmd->flags == 0) {
-		run_write(q, cmd);
+		run_write(q, cmd, t0);
 		return;
 	}
 	/* Only WRITE carries data: consume it to stay in sync, then fail. */
@@ -233,7 +293,10 @@ static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 		run_info(q, cmd);
 		return;
 	case RK1828_HIF_OP_READ:
-		run_read(q, cmd);
+		run_read(q, cmd, t0);
+		return;
+	case RK1828_HIF_OP_STATS:
+		run_stats(q, cmd);
 		return;
 	case RK1828_HIF_OP_CTX_CREATE:
 		st = card_op_ctx_create(card, id);
@@ -249,9 +312,14 @@ static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 		break;
 	case RK1828_HIF_OP_COPY:
 		st = run_copy(card, cmd);
+		if (card->timing)
+			timed(q, t0, t0 + (int64_t)cost_card_copy_ns(card->cfg.timing,
+								     le64toh(cmd->arg[2])));
 		break;
 	case RK1828_HIF_OP_EXEC:
-		st = run_exec(card, cmd);
+		st = run_exec(card, cmd, &model_ns);
+		if (st >= 0 && card->timing && model_ns > 0)
+			timed(q, t0, t0 + (int64_t)model_ns);
 		if (st < 0) {
 			bool resetting;
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "card.h"
+#include "timing.h"
 
 #define HDR_SIZE	sizeof(struct rk1828_hif_msg)
 
@@ -86,6 +87,8 @@ struct emu_card {
 	struct emu_ctx *ctx[EMU_MAX_CTX + 1];
 
 	struct emu_queue q[RK1828_HIF_NUM_QUEUES];
+	struct emu_timing *timing;	/* NULL unless cfg.timing */
+	int64_t start_ns;		/* creation (STATS uptime) */
 };
 
 typedef void (*card_sink_fn)(void *arg, uint64_t off, const uint8_t *p, size_t n);

@@ -831,11 +831,21 @@ static int validate_layers(const struct emu_access *acc, uint64_t prog_addr, str
 
 int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_size)
 {
+	static const struct emu_exec_opts math = { false, NULL };
+	double ns;
+
+	return emu_exec_timed(acc, prog_addr, prog_size, &math, &ns);
+}
+
+int emu_exec_timed(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_size,
+		   const struct emu_exec_opts *o, double *model_ns)
+{
 	struct rk1828_program h;
 	struct ex_prog p;
 	uint32_t op;
 	int rc;
 
+	*model_ns = 0;
 	if (prog_size < sizeof(h))
 		return ST_INVAL;
 	rc = check_range(acc, prog_addr, sizeof(h));
@@ -871,7 +881,11 @@ int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_siz
 		rc = ex_validate_dnet_tokens(&p);
 	if (!rc)
 		rc = validate_io(acc, &h, &p);
-	if (!rc)
+	if (!rc && o->prof)
+		*model_ns = ex_cost_ns(&p, o->prof);
+	if (!rc && o->no_math)
+		ex_fill_outputs(&p);
+	else if (!rc)
 		rc = run_program(acc, &p);
 	free(p.layers);
 	free(p.toks);

@@ -7,7 +7,10 @@
 #ifndef RK_EMU_EXEC_H
 #define RK_EMU_EXEC_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+struct card_profile;
 
 /*
  * struct emu_access - a context's view of card memory
@@ -34,6 +37,28 @@ struct emu_access {
  * Returns an RK1828_HIF_ST_* status, or -1 when aborted.
  */
 int emu_exec(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_size);
+
+/**
+ * struct emu_exec_opts - how an EXEC runs (timing mode, --timing)
+ * @no_math: validate the program and every address it names as always,
+ *	then write filler outputs instead of computing (ex_fill_outputs():
+ *	hidden states pass through, logits rows peak at a token chosen by
+ *	position and sequence); K/V caches and states are not touched
+ * @prof: when not NULL, the card profile to model the program's time on
+ */
+struct emu_exec_opts {
+	bool no_math;
+	const struct card_profile *prof;
+};
+
+/**
+ * emu_exec_timed() - emu_exec() with options
+ * @model_ns: out, the modelled time of the program on @o->prof (0 without
+ *	a profile, for a DELAY program, or when validation failed)
+ * Return: as emu_exec().
+ */
+int emu_exec_timed(const struct emu_access *acc, uint64_t prog_addr, uint64_t prog_size,
+		   const struct emu_exec_opts *o, double *model_ns);
 
 /* Number of compute threads EXEC uses (0 = one per online CPU). Call once at start. */
 void emu_exec_set_threads(int n);

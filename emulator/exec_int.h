@@ -135,6 +135,21 @@ int ex_run_ffn(struct ex_work *w, const struct ex_layer *l);
 int ex_matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, float *y,
 	      size_t rows, size_t k, size_t n_tok);
 
+struct card_profile;
+
+/*
+ * Timing mode (exec_cost.c): the modelled time of validated program @p on
+ * a card of profile @prof (cardmodel/cost.h), ns.
+ */
+double ex_cost_ns(const struct ex_prog *p, const struct card_profile *prof);
+
+/*
+ * Timing-only outputs (exec_cost.c): hidden states copied from the input,
+ * or for an output program one logits row per token that wants it, zero
+ * but a 1.0 at a token that depends on the token's position and sequence.
+ */
+void ex_fill_outputs(const struct ex_prog *p);
+
 /* Validate a DeltaNet hlayer record into @o (exec_dnet.c). */
 int ex_validate_dnet(const struct emu_access *acc, const struct rk1828_prog_hlayer *l,
 		     const struct ex_prog *p, struct ex_layer *o);

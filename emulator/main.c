@@ -7,6 +7,7 @@
  * Listens on a unix socket, serves exactly one connection, exits 0 when the
  * peer closes it or on SIGTERM/SIGINT.
  */
+#include <endian.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 
 #include "card.h"
 #include "exec.h"
+#include "profile.h"
 #include "usbredir.h"
 #include "rk1828/util.h"
 
@@ -42,6 +44,14 @@ static void usage(FILE *f)
 		"      --serial N       serial number (default 0x18280000 + index)\n"
 		"      --index N        card index, for log messages (default 0)\n"
 		"  -t, --threads N      EXEC compute threads (0 = one per CPU)\n"
+		"      --timing PROFILE every job completes at its modelled time on the card\n"
+		"                       profile (a file, or 'rk1828' for the built-in\n"
+		"                       emulator/profiles/rk1828.conf); the math still runs\n"
+		"                       and a job whose math takes longer is counted late\n"
+		"      --timing-only    as --timing (default profile rk1828) but EXEC skips\n"
+		"                       the math: deterministic filler outputs, so weights\n"
+		"                       may stay holes and big models run at modelled speed\n"
+		"      --link usb|pcie  the link --timing shapes WRITE/READ to (default usb)\n"
 		"  -v, --verbose        log every USB transfer and command\n"
 		"  -h, --help           this text\n");
 }
@@ -96,7 +106,22 @@ static int listen_unix(const char *path)
 struct emu_opts {
 	struct emu_card_config cfg;
 	const char *sock_path;
+	struct card_profile prof;
 };
+
+/* --timing PROFILE: a file, or "rk1828" for the built-in profile. */
+static int load_timing(struct emu_opts *o, const char *name)
+{
+	char err[512];
+
+	if (name && strcmp(name, "rk1828") ? card_profile_load(&o->prof, name, err, sizeof(err))
+					   : card_profile_builtin(&o->prof, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-emu: --timing: %s\n", err);
+		return -1;
+	}
+	o->cfg.timing = &o->prof;
+	return 0;
+}
 
 /*
  * parse_options() - fill @o from the command line.
@@ -113,8 +138,12 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 		{ "threads", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "timing", required_argument, NULL, 'T' },
+		{ "timing-only", no_argument, NULL, 'O' },
+		{ "link", required_argument, NULL, 'L' },
 		{ 0 }
 	};
+	const char *timing = NULL;
 	struct emu_card_config *cfg = &o->cfg;
 	bool have_serial = false;
 	uint64_t v;
@@ -122,6 +151,7 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	cfg->mem_size = DEFAULT_MEM_SIZE;
+	cfg->link = COST_LINK_USB;
 	while ((opt = getopt_long(argc, argv, "s:m:t:vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -159,6 +189,18 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 		case 'v':
 			cfg->verbose = 1;
 			break;
+		case 'T':
+			timing = optarg;
+			break;
+		case 'O':
+			cfg->timing_only = true;
+			break;
+		case 'L':
+			if (cost_link_parse(optarg, &cfg->link)) {
+				fprintf(stderr, "rk1828-emu: bad --link '%s' (usb or pcie)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -179,6 +221,8 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 	}
 	if (!have_serial)
 		cfg->serial = UINT64_C(0x18280000) + cfg->index;
+	if ((timing || cfg->timing_only) && load_timing(o, timing))
+		return 2;
 	return -1;
 }
 
@@ -277,6 +321,18 @@ static void print_stats(struct emu_card *card, const struct emu_card_config *cfg
 	}
 }
 
+/* print_timing() - modelled jobs, late ones and power on stderr (timing mode). */
+static void print_timing(struct emu_card *card, const struct emu_card_config *cfg)
+{
+	struct rk1828_hif_stats st;
+
+	if (emu_card_get_hif_stats(card, &st))
+		return;
+	fprintf(stderr, "rk1828-emu: card %u timing: %" PRIu64 " jobs, %" PRIu64 " late; NPU busy %.3f s; %.2f W average\n",
+		cfg->index, (uint64_t)le64toh(st.jobs), (uint64_t)le64toh(st.late_jobs),
+		le64toh(st.busy_ns[RK1828_HIF_QUEUE_COMPUTE]) / 1e9, le32toh(st.power_mw) / 1000.0);
+}
+
 int main(int argc, char **argv)
 {
 	struct emu_opts o;
@@ -302,8 +358,11 @@ int main(int argc, char **argv)
 	lfd = listen_unix(o.sock_path);
 	if (lfd < 0)
 		goto out_card;
-	fprintf(stderr, "rk1828-emu: card %u listening on %s, mem %.1f GiB\n",
-		cfg->index, o.sock_path, (double)cfg->mem_size / (1 << 30));
+	fprintf(stderr, "rk1828-emu: card %u listening on %s, mem %.1f GiB%s%s%s%s\n",
+		cfg->index, o.sock_path, (double)cfg->mem_size / (1 << 30),
+		cfg->timing ? ", timing " : "", cfg->timing ? cfg->timing->name : "",
+		cfg->timing ? (cfg->link == COST_LINK_PCIE ? " over pcie" : " over usb") : "",
+		cfg->timing_only ? " (timing only, no math)" : "");
 
 	cfd = accept_peer(lfd, sfd);
 	/* One peer per card: stop listening. */
@@ -318,6 +377,8 @@ int main(int argc, char **argv)
 out_card:
 	if (cfg->verbose || ret)
 		print_stats(card, cfg);
+	if (cfg->timing)
+		print_timing(card, cfg);
 	emu_card_destroy(card);
 	close(sfd);
 	return ret;

@@ -20,8 +20,8 @@
 #define RK1828_USB_VID			0x2207
 #define RK1828_USB_PID			0x1828
 
-/* Protocol version 1.0, (major << 16) | minor. */
-#define RK1828_HIF_VERSION		0x00010000
+/* Protocol version 1.1 (1.1 adds STATS), (major << 16) | minor. */
+#define RK1828_HIF_VERSION		0x00010001
 
 /**
  * enum rk1828_hif_queue - hardware queues, one bulk endpoint pair each
@@ -65,6 +65,7 @@ enum rk1828_hif_queue {
  * @RK1828_HIF_OP_READ: reply with arg1 bytes read from card address arg0
  * @RK1828_HIF_OP_COPY: copy arg2 bytes from card address arg0 to arg1
  * @RK1828_HIF_OP_EXEC: run the program at card address arg0, arg1 bytes
+ * @RK1828_HIF_OP_STATS: (1.1) reply data is struct rk1828_hif_stats
  *
  * Every card address of WRITE, READ, COPY and EXEC (including every
  * address inside the program) must lie within one mapping of @ctx, or the
@@ -80,6 +81,7 @@ enum rk1828_hif_opcode {
 	RK1828_HIF_OP_READ = 7,
 	RK1828_HIF_OP_COPY = 8,
 	RK1828_HIF_OP_EXEC = 9,
+	RK1828_HIF_OP_STATS = 10,
 };
 
 /**
@@ -140,6 +142,34 @@ struct rk1828_hif_info {
 	__le32 max_ctx;
 	__le32 threads;
 	char fw[32];
+};
+
+/* struct rk1828_hif_stats.flags: the card runs with modelled timing. */
+#define RK1828_HIF_STATS_TIMING		0x1U
+/* ... and its EXEC skips the math (timing-only emulation). */
+#define RK1828_HIF_STATS_TIMING_ONLY	0x2U
+
+/**
+ * struct rk1828_hif_stats - STATS reply data (64 bytes): the card's own
+ * account of its work since it started. A card whose time is modelled
+ * (the emulator's timing mode) reports modelled figures; a card without
+ * a model of its time reports zero busy time, power and energy.
+ * @flags: RK1828_HIF_STATS_*
+ * @power_mw: average power since the card started, milliwatts
+ * @uptime_ns: time since the card started
+ * @busy_ns: time each queue (enum rk1828_hif_queue) was busy
+ * @energy_uj: energy since the card started, microjoules
+ * @late_jobs: jobs that finished after their modelled time
+ * @jobs: jobs counted in @busy_ns
+ */
+struct rk1828_hif_stats {
+	__le32 flags;
+	__le32 power_mw;
+	__le64 uptime_ns;
+	__le64 busy_ns[3];
+	__le64 energy_uj;
+	__le64 late_jobs;
+	__le64 jobs;
 };
 
 #endif /* __RK1828_HIF_H__ */

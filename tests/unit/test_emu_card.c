@@ -29,6 +29,8 @@
 #include <usbredirparser.h>
 
 #include "card.h"
+#include "cost.h"
+#include "profile.h"
 #include "rk1828/program.h"
 #include "usbredir.h"
 
@@ -1070,6 +1072,129 @@ static void test_usbredir(void)
 	emu_card_destroy(sa.card);
 }
 
+/* STATS of @card into @r; returns the status. */
+static int get_stats(struct emu_card *card, struct rk1828_hif_stats *r)
+{
+	struct rk1828_hif_msg m = mkcmd(RK1828_HIF_OP_STATS, 0, 0, 0, 0, 0);
+	uint32_t len = 0;
+	int st;
+
+	memset(r, 0, sizeof(*r));
+	emu_card_feed(card, MGMT, &m, sizeof(m));
+	st = get_completion(card, MGMT, &m, r, sizeof(*r), &len);
+	return st == RK1828_HIF_ST_OK && len != sizeof(*r) ? -1 : st;
+}
+
+/* A card without timing: STATS has its uptime and nothing modelled. */
+static void test_stats_plain(struct emu_card *card)
+{
+	struct rk1828_hif_stats r;
+	int st = get_stats(card, &r);
+
+	tap_ok(st == RK1828_HIF_ST_OK && r.flags == 0 && le64toh(r.uptime_ns) > 0 &&
+	       !r.busy_ns[0] && !r.busy_ns[1] && !r.busy_ns[2] && !r.jobs && !r.power_mw &&
+	       !r.energy_uj, "STATS without timing: uptime %.3f s, flags %#x, no busy time, jobs or power",
+	       le64toh(r.uptime_ns) / 1e9, le32toh(r.flags));
+}
+
+/*
+ * Timing mode (rk1828-emu --timing, emulator/timing.h) on the built-in
+ * profile over USB: a WRITE, a READ and a COPY complete no earlier than
+ * their modelled end; two WRITEs on two queues share the link's host to
+ * card direction; STATS reports each queue's modelled busy time exactly,
+ * the jobs and a power between idle and busy.
+ */
+static void test_timing(void)
+{
+	const uint32_t len = 4u << 20;
+	struct card_profile prof;
+	struct emu_card_config cfg = {
+		.mem_size = MEM, .serial = 0x18280008, .index = 8, .threads = 1,
+		.timing = &prof, .link = COST_LINK_USB,
+	};
+	struct rk1828_hif_msg w[2];
+	struct rk1828_hif_stats r;
+	struct emu_card *card;
+	uint8_t *src = malloc(len), *dst = malloc(len);
+	double link, copy, busy_copyq, busy_comp, mw;
+	char err[256];
+	int64_t t0, el;
+	uint32_t got = 0;
+	int st, st2, i;
+
+	if (!src || !dst || card_profile_builtin(&prof, err, sizeof(err)) ||
+	    !(card = emu_card_create(&cfg))) {
+		tap_ok(0, "timing: card with the built-in profile created");
+		free(src);
+		free(dst);
+		return;
+	}
+	link = cost_link_ns(&prof, COST_LINK_USB, len);
+	copy = cost_card_copy_ns(&prof, len);
+	fill(src, len, 5);
+	tap_ok(cmd(card, MGMT, RK1828_HIF_OP_CTX_CREATE, 1, 0, 0, 0) == 0 &&
+	       cmd(card, MGMT, RK1828_HIF_OP_MAP, 1, 0, 4 * (uint64_t)len, 0) == 0,
+	       "timing: context with 16 MiB mapped");
+
+	t0 = util_now_ns();
+	st = do_write(card, 1, 0, src, len);
+	el = util_now_ns() - t0;
+	tap_ok(st == 0 && el >= link, "timing: 4 MiB WRITE over USB takes >= the modelled %.2f ms (%.2f ms)",
+	       link / 1e6, el / 1e6);
+	t0 = util_now_ns();
+	st = do_read(card, 1, 0, dst, len, &got);
+	el = util_now_ns() - t0;
+	tap_ok(st == 0 && got == len && !memcmp(src, dst, len) && el >= link,
+	       "timing: 4 MiB READ returns the data, >= the modelled %.2f ms (%.2f ms)",
+	       link / 1e6, el / 1e6);
+	t0 = util_now_ns();
+	st = cmd(card, COPYQ, RK1828_HIF_OP_COPY, 1, 0, len, len);
+	el = util_now_ns() - t0;
+	tap_ok(st == 0 && el >= copy && !memcmp(emu_card_mem(card) + len, src, len),
+	       "timing: 4 MiB COPY in card memory takes >= 2 * bytes / DRAM bandwidth = %.1f us (%.1f us)",
+	       copy / 1e3, el / 1e3);
+
+	/* Two WRITEs at once on two queues: one link, one after the other. */
+	t0 = util_now_ns();
+	for (i = 0; i < 2; i++) {
+		unsigned int q = i ? COMPUTE : COPYQ;
+
+		w[i] = mkcmd(RK1828_HIF_OP_WRITE, 1, (2 + i) * (uint64_t)len, 0, 0, len);
+		emu_card_feed(card, q, &w[i], sizeof(w[i]));
+		emu_card_feed(card, q, src, len);
+	}
+	st = get_completion(card, COPYQ, &w[0], NULL, 0, NULL);
+	st2 = get_completion(card, COMPUTE, &w[1], NULL, 0, NULL);
+	el = util_now_ns() - t0;
+	tap_ok(st == 0 && st2 == 0 && el >= 2 * link,
+	       "timing: two 4 MiB WRITEs on two queues share the link: >= %.2f ms (%.2f ms)",
+	       2 * link / 1e6, el / 1e6);
+
+	st = get_stats(card, &r);
+	busy_copyq = (double)le64toh(r.busy_ns[COPYQ]);
+	busy_comp = (double)le64toh(r.busy_ns[COMPUTE]);
+	mw = le32toh(r.power_mw);
+	/*
+	 * The first WRITE, the READ (the other direction) and the COPY took
+	 * exactly their modelled times; of the two WRITEs at once, the one
+	 * that got the link first took one link time, the other up to two
+	 * (from its start to the end of its turn).
+	 */
+	tap_ok(st == 0 && le32toh(r.flags) == RK1828_HIF_STATS_TIMING && le64toh(r.jobs) == 5 &&
+	       busy_copyq + busy_comp >= 4 * link + copy - 8 &&
+	       busy_copyq + busy_comp <= 5 * link + copy + 8,
+	       "timing: STATS: flags %#x, %llu jobs, busy %.3f + %.3f ms = the modelled times (%.3f to %.3f ms)",
+	       le32toh(r.flags), (unsigned long long)le64toh(r.jobs), busy_copyq / 1e6,
+	       busy_comp / 1e6, (4 * link + copy) / 1e6, (5 * link + copy) / 1e6);
+	tap_ok(mw >= prof.power_idle_w * 1000 - 1 && mw <= prof.power_busy_w * 1000 + 1 &&
+	       le64toh(r.uptime_ns) > 0 && le64toh(r.energy_uj) > 0,
+	       "timing: power %.3f W within idle %.1f W and busy %.1f W, energy %.3f mJ",
+	       mw / 1000, prof.power_idle_w, prof.power_busy_w, le64toh(r.energy_uj) / 1e3);
+	emu_card_destroy(card);
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 	struct emu_card_config bad = { .mem_size = 0 };
@@ -1090,7 +1215,9 @@ int main(void)
 	test_exec_reset(card);
 	test_race(card);
 	test_reset_all(card);
+	test_stats_plain(card);
 	emu_card_destroy(card);
+	test_timing();
 	test_usbredir();
 	return tap_done();
 }
