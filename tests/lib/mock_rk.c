@@ -44,6 +44,7 @@ struct mcard {
 	struct mobj obj[MOBJS];
 	int fail_exec;		/* make every EXEC fail with ST_ACCESS */
 	int n_exec;
+	double exec_ns[MOCK_MAX_TIMED];	/* modelled time of each EXEC (timing) */
 };
 
 static struct mcard mcards[MOCK_CARDS];
@@ -54,6 +55,7 @@ static int n_dmabufs;
 static char mock_err[256];
 static int mock_live_objs;
 static int n_cards_made;
+static struct emu_exec_opts mock_timing;	/* .prof NULL: plain emu_exec() */
 
 static struct mcard *mc(const struct rk_card *c)
 {
@@ -352,9 +354,18 @@ int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint6
 	for (i = 0; i < n_bos; i++)
 		if (!obj(card, bos[i], M_CARD))
 			return mfail(-ENOENT, "SUBMIT(EXEC) BO list");
+	if (mc(card)->fail_exec) {
+		st = RK1828_HIF_ST_ACCESS;
+	} else if (mock_timing.prof) {
+		double ns;
+
+		st = emu_exec_timed(&acc, p->addr + prog_off, prog_size, &mock_timing, &ns);
+		if (mc(card)->n_exec < MOCK_MAX_TIMED)
+			mc(card)->exec_ns[mc(card)->n_exec] = ns;
+	} else {
+		st = emu_exec(&acc, p->addr + prog_off, prog_size);
+	}
 	mc(card)->n_exec++;
-	st = mc(card)->fail_exec ? RK1828_HIF_ST_ACCESS :
-	     emu_exec(&acc, p->addr + prog_off, prog_size);
 	signal_out(card, out, n_out, st == RK1828_HIF_ST_OK ? 0 :
 		   st == RK1828_HIF_ST_ACCESS ? -EFAULT : -EINVAL);
 	return 0;
@@ -420,4 +431,18 @@ void mock_rk_fail_exec(int card, int on)
 int mock_rk_n_exec(int card)
 {
 	return mcards[card].n_exec;
+}
+
+void mock_rk_timing(const struct card_profile *prof, bool no_math)
+{
+	mock_timing.prof = prof;
+	mock_timing.no_math = no_math;
+}
+
+double mock_rk_exec_ns(int card, int i)
+{
+	if (card < 0 || card >= MOCK_CARDS || i < 0 || i >= mcards[card].n_exec ||
+	    i >= MOCK_MAX_TIMED)
+		return -1;
+	return mcards[card].exec_ns[i];
 }

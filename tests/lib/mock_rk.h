@@ -10,6 +10,8 @@
 #ifndef RK_TEST_MOCK_RK_H
 #define RK_TEST_MOCK_RK_H
 
+#include <stdbool.h>
+
 #include "rk1828.h"
 
 #define MOCK_CARDS	4
@@ -27,5 +29,19 @@ int mock_rk_live_objs(void);
 void mock_rk_fail_exec(int card, int on);
 /* mock_rk_n_exec() - EXEC jobs run on @card since the last reset. */
 int mock_rk_n_exec(int card);
+
+struct card_profile;
+
+/* Most EXEC jobs per card whose modelled time the mock keeps. */
+#define MOCK_MAX_TIMED	256
+
+/*
+ * mock_rk_timing() - run every EXEC from now on as the emulator's timing
+ * mode does (emu_exec_timed()): model its time on @prof (NULL: off) and,
+ * when @no_math, write the timing-only filler instead of computing.
+ */
+void mock_rk_timing(const struct card_profile *prof, bool no_math);
+/* mock_rk_exec_ns() - modelled ns of EXEC @i on @card since the last reset (-1: none). */
+double mock_rk_exec_ns(int card, int i);
 
 #endif
