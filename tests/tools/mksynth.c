@@ -37,7 +37,9 @@
  * context and qwen35's sections as the presets of that arch. Implies
  * --shape-only.
  *
- * --shape-only: write the tensor infos but leave the data as holes of a
+ * --shape-only: mark the file rk1828.shape_only = true (a runtime uploads
+ * no weights from it, the card memory being zero already), write the
+ * tensor infos but leave the data as holes of a
  * sparse file (real sizes, no disk use): for the planner.
  *
  * Weights (fixed seed: the file is byte-for-byte reproducible): matrices
@@ -416,6 +418,9 @@ static int add_hparams(struct gen *g)
 		r = r ? r : gguf_writer_add_f32(w, k, (v)); } while (0)
 	r = gguf_writer_add_str(w, "general.architecture", s->arch);
 	r = r ? r : gguf_writer_add_str(w, "general.name", "rk1828 synthetic");
+	/* The weights are holes: the runtime need not upload them (pipeline.h). */
+	if (g->shape_only)
+		r = r ? r : gguf_writer_add_bool(w, "rk1828.shape_only", true);
 	U32("block_count", s->n_layers);
 	U32("context_length", s->ctx);
 	U32("embedding_length", s->dim);

@@ -7,6 +7,8 @@
  * dma-buf links between neighbouring stages. The runtime is pipeline.c.
  */
 #include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +180,51 @@ static void report_progress(struct pipeline *p, uint64_t len)
 		p->o.progress(p->o.progress_user, p->up_done, p->up_total);
 }
 
-/* Copy the weights image into the card BO through two staging host BOs. */
+/*
+ * Whether image bytes [off, off + len) are all zero without reading them:
+ * every tensor piece there lies in a hole of the model file (a shape-only
+ * sparse GGUF, whose weights were never written) and the rest is
+ * alignment padding. A card BO reads as zeros when it is mapped (the card
+ * clears every mapping), so such a chunk needs no upload, and the file's
+ * holes are never faulted into memory. @fd: the model file, or -1 (and
+ * file systems without SEEK_DATA, such as a guest's 9p root, report no
+ * holes); @shape_only: the file says its weights are all holes
+ * (rk1828.shape_only, written by tests/tools/mksynth --shape-only).
+ */
+static bool image_is_hole(const struct pipeline *p, const struct layout *L, int fd,
+			  bool shape_only, uint64_t off, uint64_t len)
+{
+	const uint8_t *map = p->m->gf->map;
+	int i;
+
+	if (fd < 0 && !shape_only)
+		return false;
+	for (i = 0; i < L->n_pieces; i++) {
+		const struct piece *pc = &L->pieces[i];
+		uint64_t a = pc->off > off ? pc->off : off;
+		uint64_t b = pc->off + pc->size < off + len ? pc->off + pc->size : off + len;
+		const uint8_t *src = (const uint8_t *)pc->src + (a - pc->off);
+		off_t data;
+
+		if (a >= b)
+			continue;
+		/* A converted (F32) copy, not the file: real data. */
+		if (src < map || src + (b - a) > map + p->m->gf->map_size)
+			return false;
+		if (shape_only)
+			continue;
+		/* ENXIO: no data from there to the end of the file. */
+		data = lseek(fd, (off_t)(src - map), SEEK_DATA);
+		if (data < 0 ? errno != ENXIO : (uint64_t)data < (uint64_t)(src - map) + (b - a))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Copy the weights image into the card BO through two staging host BOs,
+ * skipping what is a hole of the model file.
+ */
 static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 		  char *err, size_t errlen)
 {
@@ -186,6 +232,9 @@ static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 	struct rk_bo stg[STAGING_BUFS] = { 0 };
 	uint32_t sy[STAGING_BUFS] = { 0 };
 	int i, n = 0, ret = -1;
+	int fd = p->m->gf->path ? open(p->m->gf->path, O_RDONLY | O_CLOEXEC) : -1;
+	uint64_t flag = 0;
+	bool shape_only = gguf_get_u64(p->m->gf, "rk1828.shape_only", &flag) && flag;
 
 	for (i = 0; i < STAGING_BUFS; i++) {
 		if (rk_bo_create(st->card, chunk, RK_BO_HOST, &stg[i]) ||
@@ -195,10 +244,14 @@ static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 			goto out;
 		}
 	}
-	for (off = 0; off < L->size; off += chunk, n++) {
+	for (off = 0; off < L->size; off += chunk) {
 		uint64_t len = L->size - off < chunk ? L->size - off : chunk;
 		struct rk_sync out = { sy[n % STAGING_BUFS], 0 };
 
+		if (image_is_hole(p, L, fd, shape_only, off, len)) {
+			report_progress(p, len);
+			continue;
+		}
 		if (pipe_job_ok(p, st, sy[n % STAGING_BUFS], true, "weight upload COPY",
 				n - STAGING_BUFS, 0, NULL, err, errlen))
 			goto out;
@@ -209,6 +262,7 @@ static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 			goto out;
 		}
 		report_progress(p, len);
+		n++;
 	}
 	for (i = 0; i < STAGING_BUFS; i++)
 		if (pipe_job_ok(p, st, sy[i], true, "weight upload COPY", n - STAGING_BUFS + i, 0,
@@ -216,6 +270,8 @@ static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
 			goto out;
 	ret = 0;
 out:
+	if (fd >= 0)
+		close(fd);
 	for (i = 0; i < STAGING_BUFS; i++) {
 		if (sy[i])
 			rk_syncobj_destroy(st->card, sy[i]);
