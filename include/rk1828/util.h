@@ -12,6 +12,7 @@
 #define RK1828_UTIL_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +136,53 @@ static inline int util_parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v << shift;
 	return 0;
+}
+
+/**
+ * util_mul_u64() - @a * @b, saturating
+ * @a: a factor
+ * @b: the other factor
+ * @ok: cleared when the product does not fit in 64 bits (NULL: not reported)
+ *
+ * For byte sizes computed from file or command-line values: a product
+ * that overflows becomes UINT64_MAX, which no card memory holds, and
+ * UINT64_MAX stays UINT64_MAX through util_mul_u64() and util_add_u64(),
+ * so a size never wraps to a small number.
+ *
+ * Return: the product, or UINT64_MAX.
+ */
+static inline uint64_t util_mul_u64(uint64_t a, uint64_t b, bool *ok)
+{
+	uint64_t r;
+
+	if (!a || !b)
+		return 0;
+	if (a == UINT64_MAX || b == UINT64_MAX || __builtin_mul_overflow(a, b, &r)) {
+		if (ok)
+			*ok = false;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+/**
+ * util_add_u64() - @a + @b, saturating at UINT64_MAX like util_mul_u64()
+ * @a: a term
+ * @b: the other term
+ * @ok: cleared when the sum does not fit in 64 bits (NULL: not reported)
+ *
+ * Return: the sum, or UINT64_MAX (and *@ok cleared when @ok is not NULL).
+ */
+static inline uint64_t util_add_u64(uint64_t a, uint64_t b, bool *ok)
+{
+	uint64_t r;
+
+	if (a == UINT64_MAX || b == UINT64_MAX || __builtin_add_overflow(a, b, &r)) {
+		if (ok)
+			*ok = false;
+		return UINT64_MAX;
+	}
+	return r;
 }
 
 /**

@@ -3,12 +3,14 @@
  * Host unit tests of the segment planner (userspace/llm/planner.c):
  * one card, more cards than blocks, uneven block sizes, a model that does
  * not fit (every short card named), the vendor rule (equal blocks + a
- * large LM head: the last card gets fewer blocks) and the plan string.
+ * large LM head: the last card gets fewer blocks), the plan string, and
+ * sizes over 2^64 bytes refused instead of wrapped.
  * Prints TAP.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "model.h"
 #include "planner.h"
 
 #include "tap.h"
@@ -223,6 +225,56 @@ static void test_format_limits(void)
 	tap_ok(plan_format(&p, NULL, 0) == len, "format: NULL, 0 counts only");
 }
 
+/*
+ * Sizes from file and command-line values are checked, not wrapped: a
+ * total over 2^64 bytes is refused by plan_make(), and plan_model() on a
+ * (shape-only) model whose KV cache product overflows 64 bits at
+ * --ctx 2^30 refuses instead of reporting a wrapped size.
+ */
+static void test_overflow(void)
+{
+	uint64_t blocks[3] = { UINT64_MAX / 2, UINT64_MAX / 2, 4096 }, free[2] = { 1ULL << 62, 1ULL << 62 };
+	struct plan_input in = {
+		.n_blocks = 3, .block_bytes = blocks, .head_bytes = 7,
+		.card_overhead = 3, .n_cards = 2, .card_free = free,
+	};
+	struct llm_layer layers[2];
+	struct llm_model m;
+	struct plan_sizes sz = { .n_ctx = 1u << 30, .bucket = 128 };
+	struct plan p;
+	char err[256] = "";
+	int ret;
+
+	ret = plan_make(&in, &p, err, sizeof(err));
+	tap_ok(ret == -1 && strstr(err, "does not fit in 64 bits"),
+	       "block sizes summing over 2^64 bytes: refused (%s)", err);
+	memset(layers, 0, sizeof(layers));
+	memset(&m, 0, sizeof(m));
+	m.n_layers = 2;
+	m.layers = layers;
+	m.dim = 4096;
+	m.n_vocab = 1000;
+	m.n_heads = 1;
+	/* 2 * 2^30 * 3 * 2^14 * 2^16 * 4 bytes = 3 * 2^63: wraps to 8 EiB. */
+	m.n_kv_heads = 3u << 14;
+	m.head_dim = 1u << 16;
+	err[0] = '\0';
+	ret = plan_model(&m, &sz, 2, free, NULL, &p, err, sizeof(err));
+	tap_ok(ret == -1 && strstr(err, "does not fit in 64 bits"),
+	       "KV cache of --ctx 2^30 over 2^64 bytes: refused, not wrapped (%s)", err);
+	tap_ok(llm_kv_bytes(&m, 1u << 30) == UINT64_MAX && llm_kv_bytes(&m, 1) == 3ULL << 33,
+	       "llm_kv_bytes() saturates at UINT64_MAX (%llu bytes at ctx 1)",
+	       (unsigned long long)llm_kv_bytes(&m, 1));
+	sz.n_ctx = 4096;
+	sz.n_seq = 64;
+	m.n_kv_heads = 8;
+	m.head_dim = 128;
+	err[0] = '\0';
+	ret = plan_model(&m, &sz, 2, free, NULL, &p, err, sizeof(err));
+	tap_ok(ret == 0, "the same model at --ctx 4096 with 64 sessions plans%s%s",
+	       ret ? ": " : "", err);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -234,5 +286,6 @@ int main(void)
 	test_vendor_rule();
 	test_bad_input();
 	test_format_limits();
+	test_overflow();
 	return tap_done();
 }

@@ -89,6 +89,29 @@ static void test_bits_and_clock(void)
 	tap_ok(fabs(m0 - t0 / 1e6) < 1000, "now_ms agrees with now_ns");
 }
 
+/* util_mul_u64() and util_add_u64(): exact below 2^64, saturated and reported above. */
+static void test_checked(void)
+{
+	bool ok = true;
+	uint64_t v;
+
+	v = util_mul_u64(1ULL << 32, (1ULL << 32) - 1, &ok);
+	tap_ok(ok && v == (1ULL << 32) * ((1ULL << 32) - 1), "util_mul_u64: 2^32 * (2^32 - 1) exact");
+	v = util_mul_u64(1ULL << 32, 1ULL << 32, &ok);
+	tap_ok(!ok && v == UINT64_MAX, "util_mul_u64: 2^32 * 2^32 saturates and clears ok");
+	ok = true;
+	v = util_mul_u64(util_mul_u64(UINT64_MAX, 2, &ok), 0, &ok);
+	tap_ok(!ok && v == 0, "util_mul_u64: x * 0 is 0; the earlier overflow stays reported");
+	ok = true;
+	v = util_add_u64(UINT64_MAX - 1, 1, &ok);
+	tap_ok(ok && v == UINT64_MAX, "util_add_u64: (2^64 - 2) + 1 exact");
+	v = util_add_u64(util_mul_u64(3, 1ULL << 63, &ok), 1, &ok);
+	tap_ok(!ok && v == UINT64_MAX, "util_add_u64: a saturated term stays saturated (3 * 2^63 + 1)");
+	ok = true;
+	v = util_add_u64(UINT64_MAX / 2 + 1, UINT64_MAX / 2 + 1, &ok);
+	tap_ok(!ok && v == UINT64_MAX, "util_add_u64: 2^63 + 2^63 saturates");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -96,5 +119,6 @@ int main(void)
 	test_fmt_bytes();
 	test_argmax();
 	test_bits_and_clock();
+	test_checked();
 	return tap_done();
 }

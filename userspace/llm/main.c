@@ -438,7 +438,7 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 		if (ret == PLAN_NOFIT) {
 			char kv[32];
 
-			util_fmt_bytes(kv, sizeof(kv), llm_kv_bytes(&S->m, 1024) * S->m.n_layers);
+			util_fmt_bytes(kv, sizeof(kv), util_mul_u64(llm_kv_bytes(&S->m, 1024), S->m.n_layers, NULL));
 			fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s\n",
 				S->sizes.n_ctx, kv,
 				S->sizes.n_seq > 1 ? ", fewer sessions (--parallel)" : "",

@@ -11,6 +11,7 @@
 
 #include "model.h"
 #include "rk1828/quant_blocks.h"
+#include "rk1828/util.h"
 
 static int fail(char *err, size_t errlen, const struct gguf_file *gf,
 		const char *fmt, ...)
@@ -270,8 +271,9 @@ static uint64_t n_elems(const struct gguf_tensor *t)
 	uint64_t n = 1;
 	uint32_t d;
 
+	/* The GGUF reader checked the product; saturate all the same. */
 	for (d = 0; d < t->n_dims; d++)
-		n *= t->ne[d];
+		n = util_mul_u64(n, t->ne[d], NULL);
 	return n;
 }
 
@@ -279,7 +281,7 @@ uint64_t llm_tensor_card_bytes(const struct gguf_tensor *t, bool as_f32)
 {
 	if (!t)
 		return 0;
-	return as_f32 ? n_elems(t) * 4 : t->nbytes;
+	return as_f32 ? util_mul_u64(n_elems(t), 4, NULL) : t->nbytes;
 }
 
 uint64_t llm_layer_weight_bytes(const struct llm_model *m, uint32_t l)
@@ -304,7 +306,9 @@ uint64_t llm_layer_weight_bytes(const struct llm_model *m, uint32_t l)
 
 uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx)
 {
-	return 2ULL * n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
+	/* Saturating (util_mul_u64()): the factors come from the file and --ctx. */
+	return util_mul_u64(util_mul_u64(2ULL * n_ctx, m->n_kv_heads, NULL),
+			    util_mul_u64(m->head_dim, sizeof(float), NULL), NULL);
 }
 
 uint64_t llm_head_bytes(const struct llm_model *m)

@@ -430,7 +430,7 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 		struct rk_card *cards, const struct plan *plan,
 		const struct pipe_opts *o, char *err, size_t errlen)
 {
-	uint64_t kv_one = (uint64_t)o->n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
+	uint64_t kv_one = llm_kv_bytes(m, o->n_ctx) / 2;	/* K or V of one layer, saturated */
 	uint32_t n_seq = o->n_seq ? o->n_seq : 1;
 	struct pipeline *p;
 	int k;
@@ -438,7 +438,7 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 
 	*pp = NULL;
 	if (!plan->n_segs || !o->bucket || !o->n_ctx || o->bucket > o->n_ctx ||
-	    n_seq > PIPE_MAX_SEQ)
+	    n_seq > PIPE_MAX_SEQ || kv_one > (UINT64_MAX >> 8))
 		return pipe_err(err, errlen, NULL, "pipeline: bad plan or options");
 	p = calloc(1, sizeof(*p));
 	if (!p)

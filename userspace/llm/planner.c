@@ -164,8 +164,24 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 		fail(err, errlen, "planner: out of memory");
 		goto out;
 	}
-	for (i = 0; i < L; i++)
-		prefix[i + 1] = prefix[i] + in->block_bytes[i];
+	/*
+	 * Sizes come from file and command-line values: a total that does
+	 * not fit in 64 bits (or a size that already saturated, see
+	 * util_mul_u64()) is refused instead of wrapping into a small load.
+	 */
+	{
+		bool ok = true;
+
+		for (i = 0; i < L; i++)
+			prefix[i + 1] = util_add_u64(prefix[i], in->block_bytes[i], &ok);
+		util_add_u64(util_add_u64(prefix[L], in->head_bytes, &ok), in->card_overhead, &ok);
+		if (!ok) {
+			fail(err, errlen, "planner: the model's card memory does not fit in 64 bits "
+			     "(a --ctx, --parallel or --bucket too large for this model, or a "
+			     "corrupt size in the file)");
+			goto out;
+		}
+	}
 
 	best = minmax(in, prefix, n, 1, dp1);
 	if (best != UINT64_MAX && !min_sumsq(in, prefix, n, best, 1, dp2, cut)) {
@@ -246,14 +262,28 @@ int plan_format(const struct plan *p, char *buf, size_t size)
 	return len;
 }
 
+/* Sizes saturate at UINT64_MAX (util_mul_u64()): so does their alignment. */
 uint64_t plan_align(uint64_t x)
 {
-	return (x + 4095) & ~4095ULL;
+	return x > UINT64_MAX - 4095 ? UINT64_MAX : (x + 4095) & ~4095ULL;
 }
 
 static uint64_t talign(uint64_t x)
 {
-	return (x + PLAN_TENSOR_ALIGN - 1) & ~(uint64_t)(PLAN_TENSOR_ALIGN - 1);
+	return x > UINT64_MAX - (PLAN_TENSOR_ALIGN - 1) ? UINT64_MAX :
+	       (x + PLAN_TENSOR_ALIGN - 1) & ~(uint64_t)(PLAN_TENSOR_ALIGN - 1);
+}
+
+/* @a + @b, saturating. */
+static uint64_t sadd(uint64_t a, uint64_t b)
+{
+	return util_add_u64(a, b, NULL);
+}
+
+/* @a * @b, saturating. */
+static uint64_t smul(uint64_t a, uint64_t b)
+{
+	return util_mul_u64(a, b, NULL);
 }
 
 uint32_t plan_slots(int n_stages)
@@ -291,43 +321,40 @@ uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 			  const struct plan_sizes *s)
 {
 	const struct llm_layer *L = &m->layers[l];
+	const struct gguf_tensor *f32[] = { L->attn_norm, L->bq, L->bk, L->bv, L->q_norm,
+					    L->k_norm, L->ffn_norm };
+	const struct gguf_tensor *mat[] = { L->wq, L->wk, L->wv, L->wo, L->ffn_gate, L->ffn_up,
+					    L->ffn_down };
 	uint64_t w = 0;
+	size_t i;
 
-	w += talign(llm_tensor_card_bytes(L->attn_norm, true));
-	w += talign(llm_tensor_card_bytes(L->wq, false));
-	w += talign(llm_tensor_card_bytes(L->wk, false));
-	w += talign(llm_tensor_card_bytes(L->wv, false));
-	w += talign(llm_tensor_card_bytes(L->wo, false));
-	w += talign(llm_tensor_card_bytes(L->bq, true));
-	w += talign(llm_tensor_card_bytes(L->bk, true));
-	w += talign(llm_tensor_card_bytes(L->bv, true));
-	w += talign(llm_tensor_card_bytes(L->q_norm, true));
-	w += talign(llm_tensor_card_bytes(L->k_norm, true));
-	w += talign(llm_tensor_card_bytes(L->ffn_norm, true));
-	w += talign(llm_tensor_card_bytes(L->ffn_gate, false));
-	w += talign(llm_tensor_card_bytes(L->ffn_up, false));
-	w += talign(llm_tensor_card_bytes(L->ffn_down, false));
+	for (i = 0; i < sizeof(f32) / sizeof(f32[0]); i++)
+		w = sadd(w, talign(llm_tensor_card_bytes(f32[i], true)));
+	for (i = 0; i < sizeof(mat) / sizeof(mat[0]); i++)
+		w = sadd(w, talign(llm_tensor_card_bytes(mat[i], false)));
 	/* Its entry in each slot's program. */
-	w += slots_of(s) * sizeof(struct rk1828_prog_layer);
-	return w + seqs_of(s) * llm_kv_bytes(m, s->n_ctx);
+	w = sadd(w, smul(slots_of(s), sizeof(struct rk1828_prog_layer)));
+	return sadd(w, smul(seqs_of(s), llm_kv_bytes(m, s->n_ctx)));
 }
 
 uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s)
 {
-	return talign(llm_tensor_card_bytes(m->output_norm, true)) +
-	       talign(llm_tensor_card_bytes(m->output, false)) +
-	       slots_of(s) * plan_align((uint64_t)logit_rows(s) * m->n_vocab * sizeof(float));
+	uint64_t rows = smul(smul(logit_rows(s), m->n_vocab), sizeof(float));
+
+	return sadd(sadd(talign(llm_tensor_card_bytes(m->output_norm, true)),
+			 talign(llm_tensor_card_bytes(m->output, false))),
+		    smul(slots_of(s), plan_align(rows)));
 }
 
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s)
 {
-	uint64_t act = plan_align((uint64_t)s->bucket * m->dim * sizeof(float));
+	uint64_t act = plan_align(smul(smul(s->bucket, m->dim), sizeof(float)));
+	uint64_t prog = sadd(sizeof(struct rk1828_program),
+			     smul(s->bucket, sizeof(struct rk1828_prog_token)));
 
 	/* In and out per slot, program headers and token tables, BO rounding slack. */
-	return 2 * slots_of(s) * act +
-	       plan_align(slots_of(s) * (sizeof(struct rk1828_program) +
-					 (uint64_t)s->bucket * sizeof(struct rk1828_prog_token))) +
-	       (2 * slots_of(s) + 2) * 4096;
+	return sadd(sadd(smul(2ULL * slots_of(s), act), plan_align(smul(slots_of(s), prog))),
+		    (2ULL * slots_of(s) + 2) * 4096);
 }
 
 int plan_model(const struct llm_model *m, const struct plan_sizes *s,
