@@ -7,7 +7,9 @@
  * quant_dequantize_row() in rk1828/quant_blocks.h) and then, for every
  * pair of tokens, computes the 4 x 2 dot products together (8
  * accumulators), so each activation vector is loaded once per 4 rows and
- * each weight vector once per 2 tokens.
+ * each weight vector once per 2 tokens. For one or two tokens (decode)
+ * F16, Q8_0 and Q4_0 weights are converted in registers instead
+ * (dotq4_avx2()), bit-identical to the dequantized path.
  * F32 weights are used in place.
  */
 #include "nn.h"
@@ -39,11 +41,19 @@ typedef void (*dot4x2_fn)(const float *const *rows, const float *x0, const float
 			  size_t k, float *out0, float *out1);
 typedef float (*dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
+/*
+ * 4 rows of @type weights at @w[0..3] (not dequantized) times one token:
+ * out[i] = dot(dequant(w[i]), x), bit-identical to dequant then dotn.
+ * Returns false (nothing written) for a type or k it does not handle.
+ */
+typedef bool (*dotq4_fn)(int type, const uint8_t *const *w, const float *x, size_t k,
+			 float *out);
 
 struct nn_impl {
 	dequant_fn dequant;
 	dotn_fn dotn;
 	dot4x2_fn dot4x2;	/* NULL: use dotn per token */
+	dotq4_fn dotq4;		/* NULL: always dequantize first */
 	dot_fn dot;
 	axpy_fn axpy;
 };
@@ -444,6 +454,94 @@ static AVX2 void dot4x2_avx2(const float *const *rows, const float *x0, const fl
 	}
 }
 
+/*
+ * Decode without the scratch row: the 4 rows' weights are converted in
+ * registers, 8 at a time, exactly as dequant_avx2() converts them, and
+ * go straight into the same fused multiply-adds as dotn_avx2() (one
+ * accumulator per row, elements in order), so the result is the same
+ * bit for bit while the weights are read once and nothing is stored.
+ */
+static AVX2 inline __m256 fma8(__m256 w, const float *x, __m256 acc)
+{
+	return _mm256_fmadd_ps(w, _mm256_loadu_ps(x), acc);
+}
+
+static AVX2 bool dotq4_avx2(int type, const uint8_t *const *w, const float *x, size_t k,
+			    float *out)
+{
+	__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+	__m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+	size_t i, off;
+
+	switch (type) {
+	case QUANT_TYPE_F16:
+		if (k % 8)
+			return false;
+		for (i = 0; i < k; i += 8) {
+			__m256 xv = _mm256_loadu_ps(x + i);
+
+#define F16ROW(a, r) a = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128( \
+				(const __m128i *)(w[r] + 2 * i))), xv, a)
+			F16ROW(a0, 0);
+			F16ROW(a1, 1);
+			F16ROW(a2, 2);
+			F16ROW(a3, 3);
+#undef F16ROW
+		}
+		break;
+	case QUANT_TYPE_Q8_0:
+		for (i = 0, off = 0; i < k; i += QUANT_QK8_0, off += QUANT_Q8_0_BLOCK_BYTES) {
+#define Q8ROW(a, r) do { \
+				const uint8_t *b = w[r] + off; \
+				__m256 d = _mm256_set1_ps(f16_avx2(b)); \
+				__m256i q = _mm256_loadu_si256((const __m256i *)(b + 2)); \
+				__m128i lo = _mm256_castsi256_si128(q); \
+				__m128i hi = _mm256_extracti128_si256(q, 1); \
+				a = fma8(i8x8_ps(lo, d), x + i, a); \
+				a = fma8(i8x8_ps(_mm_srli_si128(lo, 8), d), x + i + 8, a); \
+				a = fma8(i8x8_ps(hi, d), x + i + 16, a); \
+				a = fma8(i8x8_ps(_mm_srli_si128(hi, 8), d), x + i + 24, a); \
+			} while (0)
+			Q8ROW(a0, 0);
+			Q8ROW(a1, 1);
+			Q8ROW(a2, 2);
+			Q8ROW(a3, 3);
+#undef Q8ROW
+		}
+		break;
+	case QUANT_TYPE_Q4_0: {
+		const __m128i m4 = _mm_set1_epi8(0x0f), o8 = _mm_set1_epi8(8);
+
+		for (i = 0, off = 0; i < k; i += QUANT_QK4_0, off += QUANT_Q4_0_BLOCK_BYTES) {
+#define Q4ROW(a, r) do { \
+				const uint8_t *b = w[r] + off; \
+				__m256 d = _mm256_set1_ps(f16_avx2(b)); \
+				__m128i qs = _mm_loadu_si128((const __m128i *)(b + 2)); \
+				__m128i lo = _mm_sub_epi8(_mm_and_si128(qs, m4), o8); \
+				__m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), o8); \
+				a = fma8(i8x8_ps(lo, d), x + i, a); \
+				a = fma8(i8x8_ps(_mm_srli_si128(lo, 8), d), x + i + 8, a); \
+				a = fma8(i8x8_ps(hi, d), x + i + 16, a); \
+				a = fma8(i8x8_ps(_mm_srli_si128(hi, 8), d), x + i + 24, a); \
+			} while (0)
+			Q4ROW(a0, 0);
+			Q4ROW(a1, 1);
+			Q4ROW(a2, 2);
+			Q4ROW(a3, 3);
+#undef Q4ROW
+		}
+		break;
+	}
+	default:
+		return false;
+	}
+	out[0] = hsum_avx2(a0);
+	out[1] = hsum_avx2(a1);
+	out[2] = hsum_avx2(a2);
+	out[3] = hsum_avx2(a3);
+	return true;
+}
+
 static AVX2 void axpy_avx2(float *y, float s, const float *x, size_t n)
 {
 	__m256 sv = _mm256_set1_ps(s);
@@ -460,6 +558,7 @@ static const struct nn_impl ops_avx2 = {
 	.dequant = dequant_avx2,
 	.dotn = dotn_avx2,
 	.dot4x2 = dot4x2_avx2,
+	.dotq4 = dotq4_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
 };
@@ -560,6 +659,25 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 	for (r = r0; r < r1; r += MM_TILE) {
 		size_t nr = r1 - r < MM_TILE ? r1 - r : MM_TILE;
 
+		/*
+		 * One or two tokens (decode): convert the weights in registers
+		 * instead of through the scratch rows, when the kernel has the
+		 * type; more tokens reuse one dequantized tile.
+		 */
+		if (nr == MM_TILE && j->n_tok <= 2 && o->dotq4 && buf) {
+			const uint8_t *src[MM_TILE];
+
+			for (i = 0; i < nr; i++)
+				src[i] = j->w + (r + i) * j->row_bytes;
+			for (t = 0; t < j->n_tok; t++) {
+				if (!o->dotq4(j->wtype, src, j->x + t * j->k, j->k, out))
+					break;
+				for (i = 0; i < nr; i++)
+					j->y[t * j->n_rows + r + i] = out[i];
+			}
+			if (t == j->n_tok)
+				continue;
+		}
 		for (i = 0; i < nr; i++) {
 			const uint8_t *src = j->w + (r + i) * j->row_bytes;
 

@@ -415,6 +415,52 @@ static void test_matmul(void)
 	tp_destroy(pools[1]);
 }
 
+/*
+ * Decode (1 or 2 tokens) converts F16, Q8_0 and Q4_0 weights in registers
+ * (emulator/nn.c dotq4_avx2()); more tokens dequantize a tile first. Both
+ * must give the same bits: each token of a 3-token matmul (dequantized
+ * path) equals the 1-token matmul of that token alone (fused path).
+ */
+static void test_decode_fused(void)
+{
+	enum { R = 10, K = 96, T = 3 };
+	static const int types[] = { QUANT_TYPE_F16, QUANT_TYPE_Q8_0, QUANT_TYPE_Q4_0 };
+	static uint8_t w[R * K * 2];
+	float row[K], x[T * K], y3[T * R], y1[R];
+	size_t ti;
+	int i, t;
+
+	if (!nn_isa_supported(NN_ISA_AVX2)) {
+		printf("ok - # SKIP no AVX2: no fused decode path\n");
+		return;
+	}
+	nn_set_isa(NN_ISA_AVX2);
+	for (ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+		size_t rb = quant_row_size(types[ti], K);
+		int same = 1, nonzero = 0;
+
+		for (i = 0; i < R; i++) {
+			int j;
+
+			for (j = 0; j < K; j++)
+				row[j] = frand();
+			quant_quantize_row(types[ti], row, w + (size_t)i * rb, K);
+		}
+		for (i = 0; i < T * K; i++)
+			x[i] = frand();
+		nn_matmul(NULL, types[ti], w, x, y3, R, K, T);
+		for (t = 0; t < T; t++) {
+			nn_matmul(NULL, types[ti], w, x + t * K, y1, R, K, 1);
+			same &= !memcmp(y1, y3 + t * R, sizeof(y1));
+			for (i = 0; i < R; i++)
+				nonzero += y1[i] != 0.0f;
+		}
+		tap_ok(same && nonzero > T * R / 2,
+		       "%s decode in registers is bit-identical to the dequantized path (%d x %d, 3 tokens)",
+		       quant_type_name(types[ti]), R, K);
+	}
+}
+
 /* ------------------------------------------------------------ elementwise */
 
 static void test_elementwise(void)
@@ -503,6 +549,7 @@ int main(void)
 	test_quant();
 	test_pool();
 	test_matmul();
+	test_decode_fused();
 	test_elementwise();
 	return tap_done();
 }
