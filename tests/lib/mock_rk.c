@@ -6,10 +6,13 @@
  * bounds-checked memcpy, EXEC is the card emulator's emu_exec() with an
  * access check that only admits allocated card BOs. Since the pipeline
  * queues jobs in dependency order, running them at submit time is a valid
- * schedule.
+ * schedule. With a modelled clock (mock_rk_clock()) every job also gets
+ * a start and end time on its card's timeline, which waits, sync_file
+ * status and timestamps report.
  */
 #include "mock_rk.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +20,15 @@
 
 #include "exec.h"
 #include "rk1828_hif.h"
+#include "rk1828/program.h"
 #include "rk1828/util.h"
 
 #define MOBJS		256
 #define MDMABUF		64
 #define DMABUF_FD0	1000000
 #define SYNCFILE_FD0	2000000		/* fd = SYNCFILE_FD0 + 1000 + status */
+#define CLKFILE_FD0	3000000		/* modelled clock: CLKFILE_FD0 + ring index */
+#define CLKFILES	8192
 
 struct mbuf {
 	uint8_t *p;
@@ -36,6 +42,13 @@ struct mobj {
 	struct mbuf *buf;	/* host BOs */
 	uint64_t addr, size;	/* card BOs */
 	int status;		/* syncobjs: 0 or -errno of the last job */
+	int64_t t_done;		/* syncobjs, modelled clock: its fence's end */
+};
+
+/* A sync_file exported on the modelled clock. */
+struct clkfile {
+	int status;
+	int64_t t_done;
 };
 
 struct mcard {
@@ -45,6 +58,7 @@ struct mcard {
 	int fail_exec;		/* make every EXEC fail with ST_ACCESS */
 	int n_exec;
 	double exec_ns[MOCK_MAX_TIMED];	/* modelled time of each EXEC (timing) */
+	int64_t free_at;	/* modelled clock: end of its last job */
 };
 
 static struct mcard mcards[MOCK_CARDS];
@@ -56,6 +70,12 @@ static char mock_err[256];
 static int mock_live_objs;
 static int n_cards_made;
 static struct emu_exec_opts mock_timing;	/* .prof NULL: plain emu_exec() */
+/* Modelled clock: on, the costs, the host's time (atomic), sync_files. */
+static bool clk_on;
+static struct mock_cost clk_cost;
+static int64_t clk_now;
+static struct clkfile clkfiles[CLKFILES];
+static unsigned int n_clkfiles;
 
 static struct mcard *mc(const struct rk_card *c)
 {
@@ -103,7 +123,24 @@ int rk_card_refresh(struct rk_card *card)
 
 int64_t rk_now_ns(void)
 {
-	return util_now_ns();
+	return clk_on ? __atomic_load_n(&clk_now, __ATOMIC_ACQUIRE) : util_now_ns();
+}
+
+void mock_rk_clock(const struct mock_cost *c)
+{
+	clk_on = c != NULL;
+	if (c)
+		clk_cost = *c;
+	/* Not 0: the pipeline takes a 0 timestamp for "none". */
+	__atomic_store_n(&clk_now, 1000000000LL, __ATOMIC_RELEASE);
+	n_clkfiles = 0;
+}
+
+/* The host waited until @t: move the clock on. */
+static void clk_reach(int64_t t)
+{
+	if (t > __atomic_load_n(&clk_now, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&clk_now, t, __ATOMIC_RELEASE);
 }
 
 int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind, struct rk_bo *bo)
@@ -230,13 +267,26 @@ int rk_syncobj_wait(struct rk_card *card, const uint32_t *handles, const uint64_
 	for (i = 0; i < n; i++)
 		if (!obj(card, handles[i], M_SYNC) || (points && points[i]))
 			return mfail(-EINVAL, "SYNCOBJ_WAIT");
+	for (i = 0; clk_on && i < n; i++)	/* the pipeline waits for all */
+		clk_reach(obj(card, handles[i], M_SYNC)->t_done);
 	return 0;	/* every job ran at submit time */
+}
+
+/* The modelled-clock sync_file behind @fd, or NULL. */
+static const struct clkfile *clkfile(int fd)
+{
+	if (fd < CLKFILE_FD0 || fd >= CLKFILE_FD0 + CLKFILES)
+		return NULL;
+	return &clkfiles[fd - CLKFILE_FD0];
 }
 
 int rk_sync_file_status(int fd)
 {
+	const struct clkfile *cf = clkfile(fd);
 	int st = fd - SYNCFILE_FD0 - 1000;
 
+	if (cf)		/* not signalled until the clock got there */
+		return cf->t_done > rk_now_ns() ? 0 : cf->status ? cf->status : 1;
 	if (fd < SYNCFILE_FD0 || fd > SYNCFILE_FD0 + 1000)
 		return mfail(-EBADF, "SYNC_IOC_FILE_INFO");
 	return st ? st : 1;
@@ -244,9 +294,10 @@ int rk_sync_file_status(int fd)
 
 int rk_sync_file_info(int fd, int64_t *timestamp_ns)
 {
+	const struct clkfile *cf = clkfile(fd);
 	int st = rk_sync_file_status(fd);
 
-	*timestamp_ns = st == 1 ? rk_now_ns() : 0;
+	*timestamp_ns = st == 1 ? (cf ? cf->t_done : rk_now_ns()) : 0;
 	return st;
 }
 
@@ -257,6 +308,13 @@ int rk_syncobj_export_sync_file(struct rk_card *card, uint32_t handle, uint64_t 
 
 	if (!o || point)
 		return mfail(-EINVAL, "export sync_file");
+	if (clk_on) {
+		unsigned int k = n_clkfiles++ % CLKFILES;
+
+		clkfiles[k] = (struct clkfile){ o->status, o->t_done };
+		*fd = CLKFILE_FD0 + (int)k;
+		return 0;
+	}
 	*fd = SYNCFILE_FD0 + 1000 + o->status;
 	return 0;
 }
@@ -265,10 +323,17 @@ int rk_syncobj_import_sync_file(struct rk_card *card, uint32_t handle, uint64_t 
 				int fd)
 {
 	struct mobj *o = obj(card, handle, M_SYNC);
+	const struct clkfile *cf = clkfile(fd);
 
+	if (o && !point && cf) {
+		o->status = cf->status;
+		o->t_done = cf->t_done;
+		return 0;
+	}
 	if (!o || point || fd < SYNCFILE_FD0 || fd > SYNCFILE_FD0 + 1000)
 		return mfail(-EINVAL, "import sync_file");
 	o->status = fd - SYNCFILE_FD0 - 1000;
+	o->t_done = 0;
 	return 0;
 }
 
@@ -294,13 +359,36 @@ static int check_syncs(const struct rk_card *card, const struct rk_sync *s, unsi
 	return 0;
 }
 
+/*
+ * Modelled clock: a job of @dur ns on @card, after its in-syncs @in and the
+ * card's previous job, submitted now. Return: its end (0 without clock).
+ */
+static int64_t clk_job(const struct rk_card *card, const struct rk_sync *in, unsigned int n_in,
+		       int64_t dur)
+{
+	int64_t start = rk_now_ns();
+	unsigned int i;
+
+	if (!clk_on)
+		return 0;
+	if (mc(card)->free_at > start)
+		start = mc(card)->free_at;
+	for (i = 0; i < n_in; i++)
+		if (obj(card, in[i].handle, M_SYNC)->t_done > start)
+			start = obj(card, in[i].handle, M_SYNC)->t_done;
+	mc(card)->free_at = start + dur;
+	return start + dur;
+}
+
 static void signal_out(const struct rk_card *card, const struct rk_sync *out,
-		       unsigned int n, int status)
+		       unsigned int n, int status, int64_t t_done)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		obj(card, out[i].handle, M_SYNC)->status = status;
+		obj(card, out[i].handle, M_SYNC)->t_done = t_done;
+	}
 }
 
 int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
@@ -314,7 +402,7 @@ int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_
 	if (obj(card, src, M_HOST) && obj(card, dst, M_HOST))
 		return mfail(-EINVAL, "SUBMIT(COPY) host->host");
 	memmove(d, s, size);
-	signal_out(card, out, n_out, 0);
+	signal_out(card, out, n_out, 0, clk_job(card, in, n_in, clk_cost.copy_ns));
 	return 0;
 }
 
@@ -345,7 +433,10 @@ int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint6
 		.base = mc(card)->mem, .mem_size = MOCK_CARD_MEM, .check = mock_check,
 		.priv = mc(card), .abort = &no_abort,
 	};
+	const struct rk1828_program *h;
+	double ns = 0;
 	unsigned int i;
+	int64_t t_done;
 	int st;
 
 	if (!p || !prog_size || prog_off > p->size || prog_size > p->size - prog_off ||
@@ -357,8 +448,6 @@ int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint6
 	if (mc(card)->fail_exec) {
 		st = RK1828_HIF_ST_ACCESS;
 	} else if (mock_timing.prof) {
-		double ns;
-
 		st = emu_exec_timed(&acc, p->addr + prog_off, prog_size, &mock_timing, &ns);
 		if (mc(card)->n_exec < MOCK_MAX_TIMED)
 			mc(card)->exec_ns[mc(card)->n_exec] = ns;
@@ -366,8 +455,12 @@ int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint6
 		st = emu_exec(&acc, p->addr + prog_off, prog_size);
 	}
 	mc(card)->n_exec++;
+	h = prog_size >= sizeof(*h) ? (const void *)(mc(card)->mem + p->addr + prog_off) : NULL;
+	t_done = clk_job(card, in, n_in, mock_timing.prof ? (int64_t)ns :
+			 clk_cost.exec_ns + clk_cost.exec_tok_ns *
+			 (h ? (int64_t)le32toh(h->n_tokens) : 1));
 	signal_out(card, out, n_out, st == RK1828_HIF_ST_OK ? 0 :
-		   st == RK1828_HIF_ST_ACCESS ? -EFAULT : -EINVAL);
+		   st == RK1828_HIF_ST_ACCESS ? -EFAULT : -EINVAL, t_done);
 	return 0;
 }
 
@@ -380,6 +473,7 @@ void mock_rk_reset(void)
 		mcards[i].brk = 4096;	/* card address 0 stays unused */
 		mcards[i].fail_exec = 0;
 		mcards[i].n_exec = 0;
+		mcards[i].free_at = 0;
 	}
 	n_dmabufs = 0;
 	mock_live_objs = 0;
@@ -401,6 +495,7 @@ void mock_rk_cards(struct rk_card *cards)
 	}
 	n_cards_made = MOCK_CARDS;
 	mock_rk_reset();
+	mock_rk_clock(NULL);
 }
 
 void mock_rk_free(void)

@@ -5,7 +5,8 @@
  * library (the linker takes the mock's object from libtest.a first, so it
  * must define every rk_* function the pipeline and the engine call).
  * Cards are MOCK_CARDS arenas of MOCK_CARD_MEM bytes; every job runs at
- * submit time, so fences are always signalled.
+ * submit time, so fences are always signalled - unless a modelled clock is
+ * on (mock_rk_clock()).
  */
 #ifndef RK_TEST_MOCK_RK_H
 #define RK_TEST_MOCK_RK_H
@@ -43,5 +44,32 @@ struct card_profile;
 void mock_rk_timing(const struct card_profile *prof, bool no_math);
 /* mock_rk_exec_ns() - modelled ns of EXEC @i on @card since the last reset (-1: none). */
 double mock_rk_exec_ns(int card, int i);
+
+/**
+ * struct mock_cost - modelled card time of the jobs (mock_rk_clock())
+ * @exec_ns: an EXEC's fixed cost (program start, weights streamed once a
+ *	job), ns
+ * @exec_tok_ns: an EXEC's cost per token of its micro-batch, ns
+ * @copy_ns: a COPY's cost, ns
+ */
+struct mock_cost {
+	int64_t exec_ns, exec_tok_ns, copy_ns;
+};
+
+/**
+ * mock_rk_clock() - run the cards on a modelled clock (@c), or on none
+ * (NULL, the default after mock_rk_cards())
+ *
+ * Jobs still compute at submit time, but each card then has a timeline:
+ * a job starts when the card finished its previous job, its in-syncs are
+ * signalled and it was submitted, and takes the time @c gives it (an
+ * EXEC under mock_rk_timing(): its modelled time on the profile). Host
+ * work takes no time: rk_now_ns() returns the modelled clock, which only
+ * a wait moves (rk_syncobj_wait() to the fences' end; a sync_file is
+ * signalled only once the clock has reached its fence), and sync_file
+ * timestamps are the modelled end times. So every time the engine
+ * measures is card time, exactly, and the same in every run.
+ */
+void mock_rk_clock(const struct mock_cost *c);
 
 #endif
