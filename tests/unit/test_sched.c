@@ -6,8 +6,9 @@
  * skipped) and micro-batch building (decode groups of ceil(S / N), oldest
  * ready first, prefill chunks of at most a bucket in admission order,
  * positions, slots and the logits flag of the last prompt token, decode
- * never starved by a long prompt, the prompt budget of bucket / cards per
- * micro-batch while sessions decode). Output: TAP.
+ * never starved by a long prompt, the token limit of a micro-batch while
+ * sessions decode, decode tokens included), the limit sched_mb_limit()
+ * and the fit of F / T from measured times (sched_cost_*). Output: TAP.
  */
 #include "scheduler.h"
 
@@ -118,31 +119,31 @@ static void test_decode_groups(void)
 	dec(&q[1], 1, 20, 1, 1);
 	dec(&q[2], 2, 30, 2, 2);
 	dec(&q[3], 3, 40, 0, 3);
-	n = sched_build(v, 4, 16, 2, t);
+	n = sched_build(v, 4, 16, 2, 0, t);
 	tap_ok(n == 2 && t[0].slot == 3 && t[1].slot == 1,
 	       "decode: 4 sessions on 2 cards: groups of 2, oldest ready first (n %d, slots %d %d)",
 	       n, t[0].slot, t[1].slot);
 	tap_ok(t[0].pos == 40 && t[0].token == 103 && (t[0].flags & SCHED_TOK_LOGITS) &&
 	       q[3].pos == 41 && q[3].waiting && !q[3].ready,
 	       "decode: token, position and logits flag; the session waits for its logits");
-	n2 = sched_build(v, 4, 16, 2, t);
+	n2 = sched_build(v, 4, 16, 2, 0, t);
 	tap_ok(n2 == 2 && t[0].slot == 2 && t[1].slot == 0, "decode: the second group goes next");
-	n3 = sched_build(v, 4, 16, 2, t);
+	n3 = sched_build(v, 4, 16, 2, 0, t);
 	tap_ok(n3 == 0, "decode: nothing while every session waits");
 	q[1].waiting = false;
 	q[1].ready = true;
-	n = sched_build(v, 4, 16, 2, t);
+	n = sched_build(v, 4, 16, 2, 0, t);
 	tap_ok(n == 1 && t[0].slot == 1, "decode: a session that got its logits back goes at once");
 
 	dec(&q[0], 0, 1, 0, 0);
 	dec(&q[1], 1, 1, 0, 1);
 	dec(&q[2], 2, 1, 0, 2);
-	n = sched_build(v, 3, 16, 1, t);
+	n = sched_build(v, 3, 16, 1, 0, t);
 	tap_ok(n == 3, "decode: one card batches every ready session (%d)", n);
 	dec(&q[0], 0, 1, 0, 0);
 	dec(&q[1], 1, 1, 0, 1);
 	dec(&q[2], 2, 1, 0, 2);
-	n = sched_build(v, 3, 16, 4, t);
+	n = sched_build(v, 3, 16, 4, 0, t);
 	tap_ok(n == 1, "decode: more cards than sessions: one session per micro-batch");
 }
 
@@ -162,16 +163,16 @@ static void test_prefill(void)
 				   .order = 5 };
 	q[1] = (struct sched_seq){ .slot = 0, .prompt = pb, .n_prompt = 5, .order = 6 };
 	dec(&q[2], 1, 7, 0, 1);
-	n = sched_build(v, 3, 8, 1, t);
+	n = sched_build(v, 3, 8, 1, 0, t);
 	tap_ok(n == 8 && t[0].slot == 1 && t[0].pos == 7 && t[1].slot == 2 && t[1].pos == 3 &&
 	       t[1].token == 203 && !(t[1].flags & SCHED_TOK_LOGITS),
 	       "prefill: decode token first, then the oldest prompt from its reused prefix");
 	tap_ok(q[0].next == 10 && q[0].pos == 10 && !q[0].waiting,
-	       "prefill: one card: 7 prompt tokens fill the bucket of 8");
+	       "prefill: no limit: 7 prompt tokens fill the bucket of 8");
 	/* Drain on 2 cards; the decode session becomes ready each step. */
 	q[2].waiting = false;
 	q[2].ready = true;
-	while ((n = sched_build(v, 3, 8, 2, t)) > 0) {
+	while ((n = sched_build(v, 3, 8, 2, sched_mb_limit(8, 2, 0), t)) > 0) {
 		int n_prompt = 0;
 
 		for (i = 0; i < n; i++) {
@@ -182,7 +183,7 @@ static void test_prefill(void)
 			}
 			n_prompt += t[i].slot != 1;
 		}
-		budget_ok &= n_prompt <= 4 && t[0].slot == 1;
+		budget_ok &= n == 4 - (n_prompt < 3) && n_prompt <= 3 && t[0].slot == 1;
 		q[2].waiting = false;
 		q[2].ready = true;
 		q[2].next_tok = 101;
@@ -191,15 +192,60 @@ static void test_prefill(void)
 	}
 	tap_ok(ok_pos && total == 30 && (last_flags & SCHED_TOK_LOGITS) && q[0].waiting,
 	       "prefill: the rest in chunks, positions follow tokens, only the last wants logits");
-	tap_ok(budget_ok, "prefill: 2 cards with a session decoding: at most 8 / 2 prompt tokens per micro-batch");
+	tap_ok(budget_ok, "prefill: 2 cards with a session decoding: micro-batches of 8 / 2 tokens, the decode token included");
 	q[2].ready = q[2].waiting = false;
-	sched_build(v, 3, 8, 2, t);
-	tap_ok(q[1].next == 5 && q[1].waiting, "prefill: the second prompt follows in FIFO order");
+	n = sched_build(v, 3, 8, 2, sched_mb_limit(8, 2, 0), t);
+	tap_ok(n == 4 && t[0].slot == 0 && q[1].next == 4 && !q[1].waiting,
+	       "prefill: the second prompt follows in FIFO order, limited while the first waits for its token");
 	/* Nobody decoding: whole buckets even on 2 cards. */
 	memset(q, 0, sizeof(q));
 	q[0] = (struct sched_seq){ .slot = 0, .prompt = pa, .n_prompt = 40 };
-	n = sched_build(v, 1, 8, 2, t);
+	n = sched_build(v, 1, 8, 2, sched_mb_limit(8, 2, 0), t);
 	tap_ok(n == 8, "prefill: with nobody decoding a micro-batch is a whole bucket (%d)", n);
+	/* Decode tokens beyond the limit: the prompt still gets one token. */
+	memset(q, 0, sizeof(q));
+	dec(&q[0], 0, 4, 0, 0);
+	dec(&q[1], 1, 4, 0, 1);
+	q[2] = (struct sched_seq){ .slot = 2, .prompt = pa, .n_prompt = 40, .order = 2 };
+	n = sched_build(v, 3, 8, 1, 2, t);
+	tap_ok(n == 3 && t[2].slot == 2 && q[2].next == 1,
+	       "prefill: decode tokens fill the limit: one prompt token still goes (%d tokens)", n);
+}
+
+/* The token limit while sessions decode, and F / T from measured times. */
+static void test_limit(void)
+{
+	double ns[17] = { 0 };
+	struct sched_cost c = { .ns = ns, .max = 16 };
+	double f;
+
+	tap_ok(sched_mb_limit(128, 2, 0) == 64 && sched_mb_limit(128, 4, 0) == 32 &&
+	       sched_mb_limit(16, 2, 2) == 7 && sched_mb_limit(16, 4, 2) == 2 &&
+	       sched_mb_limit(128, 2, 12) == 58 && sched_mb_limit(16, 1, 0) == 16 &&
+	       sched_mb_limit(16, 2, -1) == 8,
+	       "limit: (B - (D - 1) * F / T) / D (64 32 7 2 58 16 8)");
+	tap_ok(sched_mb_limit(128, 4, 100) == 16 && sched_mb_limit(16, 4, 100) == 2 &&
+	       sched_mb_limit(2, 4, 100) == 1,
+	       "limit: a huge fixed cost still leaves B / (2 * D), at least 1 (16 2 1)");
+	tap_ok(sched_cost_fixed_tok(&c) == 0, "cost: nothing seen: F / T unknown (0)");
+	sched_cost_add(&c, 1, 3e6);
+	sched_cost_add(&c, 1, 3e6);
+	tap_ok(sched_cost_fixed_tok(&c) == 0, "cost: one size seen: unknown");
+	sched_cost_add(&c, 2, 4.5e6);
+	tap_ok(sched_cost_fixed_tok(&c) == 0,
+	       "cost: sizes 1 and 2 only (less than a quarter of 16 apart): unknown");
+	ns[2] = 0;
+	sched_cost_add(&c, 9, 11e6);
+	sched_cost_add(&c, 8, 10e6);
+	sched_cost_add(&c, 0, 1e9);
+	sched_cost_add(&c, 17, 1e9);
+	sched_cost_add(&c, 5, -1);
+	f = sched_cost_fixed_tok(&c);
+	tap_ok(f > 1.999 && f < 2.001, "cost: 2 ms + 1 ms a token over sizes 1, 8, 9: F / T = %.3f", f);
+	sched_cost_add(&c, 8, 14e6);
+	tap_ok(ns[8] == 11e6, "cost: a size's mean moves a quarter towards a new time (%.0f)", ns[8]);
+	ns[1] = 20e6;
+	tap_ok(sched_cost_fixed_tok(&c) == 0, "cost: time falling with size (T <= 0): unknown");
 }
 
 int main(void)
@@ -207,5 +253,6 @@ int main(void)
 	test_pick();
 	test_decode_groups();
 	test_prefill();
+	test_limit();
 	return tap_done();
 }

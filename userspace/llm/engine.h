@@ -49,6 +49,7 @@
 struct tokenizer;
 struct engine;
 struct engine_req;
+struct engine_trace;
 
 /* Default --parallel, --queue, --bucket. */
 #define ENGINE_DEFAULT_SLOTS	4
@@ -81,6 +82,10 @@ struct engine_req;
  * @progress: optional, called on the calling thread of engine_create()
  *	while the weights are uploaded, @done of @total bytes
  * @progress_user: passed to @progress
+ * @trace: optional, called on the engine thread for every micro-batch
+ *	submitted to the cards and collected from them (struct engine_trace):
+ *	the scheduler's decisions, for tests and diagnostics; must not block
+ * @trace_user: passed to @trace
  */
 struct engine_opts {
 	int n_slots;
@@ -92,6 +97,58 @@ struct engine_opts {
 	int verbose;
 	void (*progress)(void *user, uint64_t done, uint64_t total);
 	void *progress_user;
+	void (*trace)(void *user, const struct engine_trace *t);
+	void *trace_user;
+};
+
+/**
+ * enum engine_trace_kind - what a trace event reports
+ * @ENGINE_TRACE_SUBMIT: a micro-batch was queued on the cards
+ * @ENGINE_TRACE_COLLECT: the oldest micro-batch in flight came back (its
+ *	logits were sampled, before the next micro-batch is built)
+ */
+enum engine_trace_kind {
+	ENGINE_TRACE_SUBMIT,
+	ENGINE_TRACE_COLLECT,
+};
+
+/**
+ * struct engine_trace_tok - one token of a traced micro-batch
+ * @slot: its session slot
+ * @pos: its position in the slot's sequence
+ * @decode: a sampled token fed back (decode step), else a prompt token
+ *	(prefill)
+ * @logits: the micro-batch returns its logits (a decode token or a
+ *	prompt's last token)
+ */
+struct engine_trace_tok {
+	int slot;
+	int pos;
+	bool decode;
+	bool logits;
+};
+
+/**
+ * struct engine_trace - one scheduler event (engine_opts.trace); valid
+ * only during the call
+ * @kind: &enum engine_trace_kind
+ * @mb: micro-batch number, in submission order from 0 (COLLECT: the one
+ *	collected; micro-batches are collected in submission order)
+ * @n_flight: micro-batches in flight after the event
+ * @depth: most micro-batches the engine keeps in flight (one per card;
+ *	2 with one card)
+ * @n_tok: SUBMIT: tokens of the micro-batch (1..bucket); COLLECT: 0
+ * @tok: SUBMIT: @n_tok tokens in micro-batch order; COLLECT: NULL
+ * @t_ms: when, on the engine's clock (ms, monotonic)
+ */
+struct engine_trace {
+	enum engine_trace_kind kind;
+	uint64_t mb;
+	int n_flight;
+	int depth;
+	int n_tok;
+	const struct engine_trace_tok *tok;
+	double t_ms;
 };
 
 /**

@@ -120,6 +120,11 @@ struct eng_flight {
  * @ptok: its pipeline form
  * @fl, @fl_head, @n_flight: ring of micro-batches in flight, oldest at
  *	@fl_head
+ * @n_mb: micro-batches submitted so far (the next one's number)
+ * @cost: card time by micro-batch size (bucket + 1 entries)
+ * @mb_limit: most tokens of a micro-batch while sessions decode
+ *	(sched_mb_limit() of @cost's F / T)
+ * @trace_tok: with engine_opts.trace, bucket entries for its events
  * @logits: collected logits rows, @max_rows of n_vocab floats
  * @piece: token text buffer of @piece_cap = tok_max_piece() bytes (a piece
  *	is never cut, however long its token is)
@@ -154,6 +159,10 @@ struct engine {
 	struct pipe_tok *ptok;
 	struct eng_flight fl[ENG_MAX_FLIGHT];
 	int fl_head, n_flight;
+	uint64_t n_mb;
+	struct sched_cost cost;
+	int mb_limit;
+	struct engine_trace_tok *trace_tok;
 	float *logits;
 	int max_rows;
 	char *piece;

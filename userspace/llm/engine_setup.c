@@ -130,6 +130,12 @@ static int alloc_buffers(struct engine *e)
 	e->run = calloc((size_t)S, sizeof(*e->run));
 	e->mb = calloc((size_t)B, sizeof(*e->mb));
 	e->ptok = calloc((size_t)B, sizeof(*e->ptok));
+	if (e->o.trace && !(e->trace_tok = calloc((size_t)B, sizeof(*e->trace_tok))))
+		return -ENOMEM;
+	e->cost.max = B;
+	e->cost.ns = calloc((size_t)B + 1, sizeof(*e->cost.ns));
+	if (!e->cost.ns)
+		return -ENOMEM;
 	e->max_rows = S < B ? S : B;
 	e->logits = malloc((size_t)e->max_rows * e->m->n_vocab * sizeof(float));
 	e->piece_cap = tok_max_piece(e->tok);
@@ -166,6 +172,8 @@ void eng_free(struct engine *e)
 	free(e->run);
 	free(e->mb);
 	free(e->ptok);
+	free(e->trace_tok);
+	free(e->cost.ns);
 	free(e->logits);
 	free(e->piece);
 	free(e->ev_ids);
@@ -224,6 +232,8 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 		ret = -EIO;
 		goto fail;
 	}
+	/* F / T unknown until micro-batches of two sizes came back. */
+	e->mb_limit = sched_mb_limit((int)e->info.bucket, pipe_depth(e->pipe), 0);
 	e->t_created = eng_now_ms();
 	if (eng_start_thread(e)) {
 		ret = set_err(err, errlen, -ENOMEM, "cannot start the engine thread");

@@ -186,7 +186,43 @@ int eng_build(struct engine *e)
 
 	for (s = 0; s < n; s++)
 		seqs[s] = e->run[s] ? &e->run[s]->sq : NULL;
-	return sched_build(seqs, n, (int)e->info.bucket, pipe_n_stages(e->pipe), e->mb);
+	return sched_build(seqs, n, (int)e->info.bucket, pipe_n_stages(e->pipe), e->mb_limit,
+			   e->mb);
+}
+
+/* engine_opts.trace of micro-batch e->n_mb - 1, just submitted from e->mb[0..n). */
+static void trace_submit(struct engine *e, int n)
+{
+	struct engine_trace t = {
+		.kind = ENGINE_TRACE_SUBMIT, .mb = e->n_mb - 1, .n_flight = e->n_flight,
+		.depth = pipe_depth(e->pipe), .n_tok = n, .tok = e->trace_tok,
+	};
+	int i;
+
+	if (!e->o.trace)
+		return;
+	for (i = 0; i < n; i++)
+		e->trace_tok[i] = (struct engine_trace_tok){
+			.slot = e->mb[i].slot, .pos = e->mb[i].pos,
+			.decode = !!(e->mb[i].flags & SCHED_TOK_DECODE),
+			.logits = !!(e->mb[i].flags & SCHED_TOK_LOGITS),
+		};
+	t.t_ms = eng_now_ms();
+	e->o.trace(e->o.trace_user, &t);
+}
+
+/* engine_opts.trace of the oldest micro-batch, collected and sampled. */
+static void trace_collect(struct engine *e)
+{
+	struct engine_trace t = {
+		.kind = ENGINE_TRACE_COLLECT, .mb = e->n_mb - (uint64_t)e->n_flight - 1,
+		.n_flight = e->n_flight, .depth = pipe_depth(e->pipe),
+	};
+
+	if (!e->o.trace)
+		return;
+	t.t_ms = eng_now_ms();
+	e->o.trace(e->o.trace_user, &t);
 }
 
 int eng_submit_batch(struct engine *e, int n, char *err, size_t errlen)
@@ -215,6 +251,8 @@ int eng_submit_batch(struct engine *e, int n, char *err, size_t errlen)
 		f->rq[i]->n_flight++;
 	}
 	e->n_flight++;
+	e->n_mb++;
+	trace_submit(e, n);
 	if (e->o.verbose > 2) {
 		char line[256];
 		int at = 0;
@@ -359,6 +397,21 @@ void eng_drop_flight(struct engine *e)
 		pop_flight(e);
 }
 
+/*
+ * The micro-batch of @n tokens just collected: its card time per stage
+ * refines F / T and so the token limit of micro-batches while sessions
+ * decode (scheduler.h).
+ */
+static void learn_cost(struct engine *e, int n)
+{
+	int stages = pipe_n_stages(e->pipe);
+	double fixed;
+
+	sched_cost_add(&e->cost, n, (double)pipe_last_exec_ns(e->pipe) / stages);
+	fixed = sched_cost_fixed_tok(&e->cost);
+	e->mb_limit = sched_mb_limit((int)e->info.bucket, pipe_depth(e->pipe), fixed);
+}
+
 int eng_collect(struct engine *e, char *err, size_t errlen)
 {
 	struct eng_flight *f = &e->fl[e->fl_head];
@@ -382,7 +435,9 @@ int eng_collect(struct engine *e, char *err, size_t errlen)
 			on_logits(e, q, e->logits + (size_t)r * e->m->n_vocab);
 		r++;
 	}
+	learn_cost(e, f->n);
 	pop_flight(e);
+	trace_collect(e);
 	pipe_get_stats(e->pipe, &ps);
 	pthread_mutex_lock(&e->mu);
 	e->stats.jobs = ps.jobs;

@@ -123,11 +123,13 @@ static int check_slot(struct pipeline *p, struct stage *st, int s, bool done,
 	    pipe_job_ok(p, st, st->sy_exec[s], !done, "EXEC", b, pos, &t_exec, err, errlen) ||
 	    pipe_job_ok(p, st, st->sy_out[s], !done, "output COPY", b, pos, NULL, err, errlen))
 		return -1;
+	st->exec_ns = 0;
 	if (t_exec) {
 		int64_t start = t_in > st->exec_end_ns ? t_in : st->exec_end_ns;
 
 		if (start && t_exec > start)
-			st->busy_ns += t_exec - start;
+			st->exec_ns = t_exec - start;
+		st->busy_ns += st->exec_ns;
 		st->exec_end_ns = t_exec;
 	}
 	st->checked[s] = true;
@@ -249,6 +251,11 @@ int pipe_depth(const struct pipeline *p)
 	return p->n_stages > 1 ? p->n_stages : 2;
 }
 
+int64_t pipe_last_exec_ns(const struct pipeline *p)
+{
+	return p->last_exec_ns;
+}
+
 int pipe_in_flight(const struct pipeline *p)
 {
 	return p->n_flight;
@@ -363,9 +370,15 @@ int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err, siz
 	finished = !rk_syncobj_wait(last->card, &last->sy_out[s], NULL, 1,
 				    t0 + (int64_t)p->o.timeout_ms * 1000000, true);
 	p->stats.wait_ns += rk_now_ns() - t0;
-	for (k = 0; k < p->n_stages; k++)
+	p->last_exec_ns = 0;
+	for (k = 0; k < p->n_stages; k++) {
 		if (check_slot(p, &p->st[k], s, finished, err, errlen))
 			goto out;
+		p->last_exec_ns += p->st[k].exec_ns;
+	}
+	for (k = 0; k < p->n_stages; k++)
+		if (!p->st[k].exec_ns)	/* a stage without a time: no sum */
+			p->last_exec_ns = 0;
 	if (rows)
 		memcpy(logits, last->out_host[s].map,
 		       (size_t)rows * p->m->n_vocab * sizeof(float));

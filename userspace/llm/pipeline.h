@@ -151,6 +151,15 @@ int pipe_submit(struct pipeline *p, const struct pipe_tok *t, int n,
 int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err,
 		 size_t errlen);
 
+/**
+ * pipe_last_exec_ns() - card time of the micro-batch pipe_collect()
+ * returned last: its EXEC jobs' times summed over the stages, from the
+ * fence timestamps (each from the later of its input's arrival and the
+ * previous EXEC's end to its own end, as in struct pipe_stats.busy_ns), ns;
+ * 0 when a stage has no such time (no timestamps from the driver)
+ */
+int64_t pipe_last_exec_ns(const struct pipeline *p);
+
 /** pipe_in_flight() - micro-batches submitted and not yet collected. */
 int pipe_in_flight(const struct pipeline *p);
 

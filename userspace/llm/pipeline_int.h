@@ -51,6 +51,8 @@
  * @out_bytes: output BO size per slot
  * @exec_end_ns: when the last checked EXEC finished (fence timestamp)
  * @busy_ns: EXEC time observed from fence timestamps, ns
+ * @exec_ns: the last checked EXEC's own time (as counted in @busy_ns), ns;
+ *	0 without timestamps
  */
 struct stage {
 	struct rk_card *card;
@@ -68,7 +70,7 @@ struct stage {
 	uint8_t *tmpl;
 	uint64_t prog_bytes, prog_size;
 	uint64_t out_bytes;
-	int64_t exec_end_ns, busy_ns;
+	int64_t exec_end_ns, busy_ns, exec_ns;
 };
 
 /**
@@ -82,6 +84,8 @@ struct stage {
  * @max_rows: logits rows one micro-batch may return (min(n_seq, bucket))
  * @n_buckets: micro-batches submitted so far
  * @n_flight: of those, not yet collected (the newest ones)
+ * @last_exec_ns: the EXEC times of the micro-batch collected last, summed
+ *	over the stages, ns (pipe_last_exec_ns())
  * @rows_of: per slot, logits rows its micro-batch returns
  * @up_done: weight bytes uploaded so far (progress)
  * @up_total: weight bytes to upload, estimated from the model
@@ -97,6 +101,7 @@ struct pipeline {
 	int max_rows;
 	long n_buckets;
 	int n_flight;
+	int64_t last_exec_ns;
 	int rows_of[MAX_SLOTS];
 	uint64_t up_done, up_total;
 	struct pipe_stats stats;

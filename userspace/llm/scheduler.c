@@ -81,7 +81,57 @@ static int first_prefill(struct sched_seq *const *seqs, int n)
 	return best;
 }
 
-int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages,
+void sched_cost_add(struct sched_cost *c, int n, double ns)
+{
+	if (n < 1 || n > c->max || !(ns > 0))
+		return;
+	c->ns[n] = c->ns[n] > 0 ? c->ns[n] + (ns - c->ns[n]) / 4 : ns;
+}
+
+double sched_cost_fixed_tok(const struct sched_cost *c)
+{
+	double s1 = 0, sn = 0, snn = 0, sy = 0, sny = 0, den, t, f;
+	int n, lo = 0, hi = 0;
+
+	for (n = 1; n <= c->max; n++) {
+		if (!(c->ns[n] > 0))
+			continue;
+		if (!lo)
+			lo = n;
+		hi = n;
+		s1 += 1;
+		sn += n;
+		snn += (double)n * n;
+		sy += c->ns[n];
+		sny += n * c->ns[n];
+	}
+	den = s1 * snn - sn * sn;
+	/* Sizes close together give T from noise: trust only a wide span. */
+	if (s1 < 2 || den <= 0 || 4 * (hi - lo) < c->max)
+		return 0;
+	t = (s1 * sny - sn * sy) / den;
+	f = (sy - t * sn) / s1;
+	return t > 0 && f > 0 ? f / t : 0;
+}
+
+int sched_mb_limit(int bucket, int depth, double fixed_tok)
+{
+	double l;
+
+	if (depth < 1)
+		depth = 1;
+	if (!(fixed_tok > 0))	/* unknown (or NaN): no fixed cost */
+		fixed_tok = 0;
+	l = ((double)bucket - (depth - 1) * fixed_tok) / depth;
+	/* A prompt's prefill keeps at least about half its speed. */
+	if (l < bucket / (2 * depth))
+		l = bucket / (2 * depth);
+	if (l < 1)
+		return 1;
+	return l > bucket ? bucket : (int)l;
+}
+
+int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages, int limit,
 		struct sched_tok *out)
 {
 	int n_dec = 0, cap, k = 0, i;
@@ -104,25 +154,20 @@ int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages,
 		if (i < 0)
 			break;
 		s = seqs[i];
-		put(&out[k++], i, s->next_tok, s, SCHED_TOK_LOGITS);
+		put(&out[k++], i, s->next_tok, s, SCHED_TOK_LOGITS | SCHED_TOK_DECODE);
 		s->pos++;
 		s->ready = false;
 		s->waiting = true;
 	}
 
 	/*
-	 * Prompt chunks in admission order. While sessions decode, a
-	 * micro-batch carries at most bucket / n_stages prompt tokens: the N
-	 * micro-batches in flight then hold one bucket together, and a
-	 * decoding session waits for about one bucket's card time per token
-	 * rather than N of them (chunked prefill with a token budget).
+	 * Prompt chunks in admission order. While sessions decode, the
+	 * micro-batch holds at most @limit tokens, its decode tokens
+	 * included (a token budget, as in chunked prefill), but at least one
+	 * prompt token so that the prompt advances.
 	 */
-	if (n_dec && n_stages > 1) {
-		int budget = bucket / n_stages > 1 ? bucket / n_stages : 1;
-
-		if (budget < bucket - k)
-			bucket = k + budget;
-	}
+	if (n_dec && limit > 0 && limit < bucket)
+		bucket = limit > k ? limit : k + 1 < bucket ? k + 1 : bucket;
 	while (k < bucket) {
 		struct sched_seq *s;
 		int take, j;

@@ -3,7 +3,8 @@
  * Scheduler of the engine (engine.h): which session slot a new request
  * takes (the prefix cache) and which tokens go into the next micro-batch
  * (continuous batching). Pure logic over the structs below, so the rules
- * are unit-tested on the host (tests/unit/test_scheduler.c).
+ * are unit-tested on the host (tests/unit/test_sched.c; the engine's
+ * schedule as a whole in tests/unit/test_engine_sched.c).
  *
  * Prefix cache (DESIGN.md section 9): every slot remembers the tokens
  * whose KV rows it holds on the cards. A new request takes the free slot
@@ -23,10 +24,15 @@
  * The rest of the micro-batch is filled with prompt tokens (prefill) of
  * admitted sessions in admission order, so a long prompt is cut into
  * chunks interleaved with the others' decode steps. While any session
- * decodes, a micro-batch carries at most bucket / stages prompt tokens, so
- * the micro-batches in flight together hold about one bucket and a
- * running stream waits about one bucket's card time per token; with
- * nobody decoding, chunks are whole buckets. A session has
+ * decodes, a micro-batch holds at most sched_mb_limit() tokens, its
+ * decode tokens included (a token budget, as in chunked prefill): with D
+ * micro-batches in flight (one per card; 2 on one card) a decode token
+ * reaches its logits through D micro-batches' card time (its own on each
+ * of N cards, or its own and the one ahead on one card), each costing a
+ * fixed F plus T per token, and D * (F + limit * T) <= F + bucket * T is
+ * one bucket's card time: a running stream never waits longer than that
+ * for its next token. The engine measures F / T from the cards' fence
+ * timestamps. With nobody decoding, chunks are whole buckets. A session has
  * at most one token that needs logits in flight (its last prompt token or
  * its decode token), so a micro-batch asks for at most one logits row per
  * session.
@@ -95,6 +101,8 @@ struct sched_seq {
 
 /* struct sched_tok.flags: the micro-batch must return this token's logits. */
 #define SCHED_TOK_LOGITS	0x1u
+/* struct sched_tok.flags: a decode token (sampled, fed back), not a prompt token. */
+#define SCHED_TOK_DECODE	0x2u
 
 /**
  * struct sched_tok - one token of a micro-batch
@@ -113,22 +121,70 @@ struct sched_tok {
 };
 
 /**
+ * struct sched_cost - measured card time by micro-batch size, for the
+ * fixed cost F and per-token cost T of sched_mb_limit()
+ * @ns: @max + 1 entries; @ns[n]: the mean card time of one stage's EXEC of
+ *	an n-token micro-batch (exponentially weighted, the newest a quarter),
+ *	ns; 0: no such micro-batch seen
+ * @max: largest size kept (the bucket)
+ */
+struct sched_cost {
+	double *ns;
+	int max;
+};
+
+/** sched_cost_add() - one n-token micro-batch took @ns (ignored: n outside 1..max, @ns <= 0). */
+void sched_cost_add(struct sched_cost *c, int n, double ns);
+
+/**
+ * sched_cost_fixed_tok() - F / T from the sizes seen: the least-squares
+ * line time = F + T * n through their mean times
+ * Return: F / T (>= 0), or 0 when unknown: fewer than two sizes seen,
+ * sizes spanning less than a quarter of @max (T would be noise), or T <= 0.
+ */
+double sched_cost_fixed_tok(const struct sched_cost *c);
+
+/**
+ * sched_mb_limit() - most tokens of a micro-batch while sessions decode
+ * @bucket: the bucket B (>= 1)
+ * @depth: micro-batches in flight D (pipe_depth(): the cards N, or 2 on
+ *	one card), >= 1
+ * @fixed_tok: a micro-batch's fixed card time F (program start, weights
+ *	streamed once a job) in tokens' worth, F / T; 0 (or less, or NaN)
+ *	when unknown
+ *
+ * A decode token waits for D micro-batches of at most L tokens; D * (F +
+ * L * T) <= F + B * T, one bucket's time, gives L = (B - (D - 1) * F / T)
+ * / D. Copies are taken to overlap with the card's compute. When F is so
+ * large that L would fall below B / (2 * D), the limit stays there: a
+ * prompt's prefill keeps about half its speed, and the streams wait
+ * somewhat longer than one bucket's time.
+ *
+ * Return: floor(L), at least max(1, B / (2 * D)), at most @bucket.
+ */
+int sched_mb_limit(int bucket, int depth, double fixed_tok);
+
+/**
  * sched_build() - fill the next micro-batch and advance the sequences
  * @seqs: @n running sequences (NULL entries are skipped)
  * @n: entries
  * @bucket: most tokens per micro-batch (>= 1)
  * @n_stages: pipeline stages (cards), >= 1
+ * @limit: most tokens of the micro-batch, decode tokens included, while
+ *	any sequence decodes (sched_mb_limit()); 0: @bucket
  * @out: room for @bucket tokens
  *
  * Decode tokens of sequences that are @ready (oldest first, at most
- * ceil(decoding / @n_stages)), then prompt chunks in @order (at most
- * @bucket / @n_stages prompt tokens while any sequence decodes). A sequence's
- * last prompt token and its decode token carry SCHED_TOK_LOGITS and set
- * @waiting. Tokens of one sequence appear in position order.
+ * ceil(decoding / @n_stages)), then prompt chunks in @order up to @limit
+ * tokens in all while any sequence decodes (at least one prompt token, so
+ * a prompt always advances), else up to @bucket. A sequence's last prompt
+ * token and its decode token carry SCHED_TOK_LOGITS and set @waiting;
+ * decode tokens also carry SCHED_TOK_DECODE. Tokens of one sequence
+ * appear in position order.
  *
  * Return: tokens placed in @out (0: nothing to do now).
  */
-int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages,
+int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages, int limit,
 		struct sched_tok *out);
 
 #endif
