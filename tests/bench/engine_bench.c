@@ -13,7 +13,12 @@
  *                                        prefix-cache miss and on a hit
  *   engine_bench MODEL tbt               time between tokens of a running
  *                                        stream while another request
- *                                        prefills a 1000-token prompt
+ *                                        prefills a 1000-token prompt,
+ *                                        against the stream's idle TPOT
+ *                                        and one bucket's time (the same
+ *                                        length prefilling alone on the
+ *                                        same engine, just before and
+ *                                        after)
  *
  * Streams: each stream has its own 8-token prompt and generates
  * STREAM_TOKENS tokens (greedy, end-of-sequence ignored); the aggregate
@@ -116,10 +121,41 @@ static int *letters(int len, int shift)
 	return t;
 }
 
-static struct engine *mk(int slots, int cards_used, uint32_t ctx, uint32_t bucket)
+/* Micro-batches traced (engine_opts.trace) for the tbt figures. */
+#define MAX_MB		4096
+
+struct mbrec {
+	bool collect;
+	int n_tok, n_decode;
+	uint64_t mb;
+	int64_t t;
+};
+
+static struct mbrec mbs[MAX_MB];
+static int n_mbs;
+
+static void on_trace(void *user, const struct engine_trace *t)
+{
+	struct mbrec *r;
+	int i;
+
+	if (n_mbs == MAX_MB)
+		return;
+	r = &mbs[n_mbs++];
+	r->collect = t->kind == ENGINE_TRACE_COLLECT;
+	r->mb = t->mb;
+	r->n_tok = t->n_tok;
+	r->n_decode = 0;
+	for (i = 0; i < t->n_tok; i++)
+		r->n_decode += t->tok[i].decode;
+	r->t = rk_now_ns();
+}
+
+static struct engine *mk_traced(int slots, int cards_used, uint32_t ctx, uint32_t bucket,
+				bool trace)
 {
 	struct engine_opts o = { .n_slots = slots, .n_ctx = ctx, .bucket = bucket,
-				 .strict_slots = true,
+				 .strict_slots = true, .trace = trace ? on_trace : NULL,
 				 .verbose = getenv("ENGINE_BENCH_VERBOSE") ? atoi(getenv("ENGINE_BENCH_VERBOSE")) : 0 };
 	struct engine *e;
 	char err[768];
@@ -129,6 +165,11 @@ static struct engine *mk(int slots, int cards_used, uint32_t ctx, uint32_t bucke
 		exit(1);
 	}
 	return e;
+}
+
+static struct engine *mk(int slots, int cards_used, uint32_t ctx, uint32_t bucket)
+{
+	return mk_traced(slots, cards_used, ctx, bucket, false);
 }
 
 static void submit(struct engine *e, struct run *r, int *prompt, int n, int max_tokens)
@@ -288,13 +329,74 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Intervals between two micro-batches of a prompt prefilling alone coming
+ * back, trace records [@from, @to), appended to @iv (@n so far).
+ */
+static int bucket_iv(int from, int to, double *iv, int n)
+{
+	int64_t prev = 0;
+	int i;
+
+	for (i = from; i < to && n < MAX_MB; i++) {
+		if (!mbs[i].collect)
+			continue;
+		if (prev)
+			iv[n++] = (mbs[i].t - prev) / 1e6;
+		prev = mbs[i].t;
+	}
+	return n;
+}
+
+/* A 1000-token prompt alone on @e (no prefix-cache hit: its own letters). */
+static void prefill_alone(struct engine *e, int shift, struct run *r)
+{
+	int *p = letters(1000, shift);
+
+	submit(e, r, p, 1000, 1);
+	run_wait(r);
+	check(r);
+	free(p);
+}
+
+/* What the cards had in flight during the worst gap, [@t0, @t1]. */
+static void show_gap(int64_t t0, int64_t t1)
+{
+	char line[512];
+	int at = 0, i;
+
+	for (i = 0; i < n_mbs && at < (int)sizeof(line) - 40; i++) {
+		const struct mbrec *r = &mbs[i];
+
+		if (r->t < t0 || r->t > t1)
+			continue;
+		if (r->collect)
+			at += snprintf(line + at, sizeof(line) - at, " <%llu", (unsigned long long)r->mb);
+		else
+			at += snprintf(line + at, sizeof(line) - at, " >%llu(%d+%d)",
+				       (unsigned long long)r->mb, r->n_decode, r->n_tok - r->n_decode);
+	}
+	printf("# tbt: the worst gap: micro-batches submitted >N(decode+prompt tokens) and collected <N:%s\n",
+	       line);
+}
+
 static void bench_tbt(void)
 {
-	struct engine *e = mk(2, n_cards < 2 ? n_cards : 2, 1536, 128);
-	int64_t idle[MAX_STAMPS], busy[MAX_STAMPS], t_b0, t_b1;
-	int n_idle = 0, n_busy = 0, i, *pa = letters(8, 2), *pb = letters(1000, 9);
-	struct run a, b;
+	const int bucket = 128;
+	struct engine *e = mk_traced(2, n_cards < 2 ? n_cards : 2, 1536, bucket, true);
+	int64_t idle[MAX_STAMPS], busy[MAX_STAMPS], t_b0, t_b1, w0 = 0, w1 = 0;
+	int n_idle = 0, n_busy = 0, n_iv, i, mark, *pa = letters(8, 2), *pb = letters(1000, 9);
+	static double iv[MAX_MB];
+	struct run a, b, c, d;
+	double bk, med, p99, mx;
 
+	/*
+	 * One bucket's time: the same length alone, just before and just
+	 * after the measured prefill (the host's load drifts).
+	 */
+	prefill_alone(e, 17, &c);
+	n_iv = bucket_iv(0, n_mbs, iv, 0);
+	mark = n_mbs;
 	submit(e, &a, pa, 8, 160);
 	run_wait_tokens(&a, 40);
 	submit(e, &b, pb, 1000, 1);
@@ -302,32 +404,44 @@ static void bench_tbt(void)
 	check(&b);
 	run_wait(&a);
 	check(&a);
+	mark = n_mbs;
+	prefill_alone(e, 23, &d);
+	n_iv = bucket_iv(mark, n_mbs, iv, n_iv);
+	bk = n_iv ? median(iv, n_iv) : 0;
 	t_b0 = b.t_submit;
 	t_b1 = b.t_done;
 	for (i = 1; i < a.n_stamps; i++) {
 		int64_t d = a.stamps[i] - a.stamps[i - 1];
 
-		if (a.stamps[i] < t_b0)
+		if (a.stamps[i] < t_b0) {
 			idle[n_idle++] = d;
-		else if (a.stamps[i - 1] >= t_b0 && a.stamps[i - 1] <= t_b1)
+		} else if (a.stamps[i - 1] >= t_b0 && a.stamps[i - 1] <= t_b1) {
+			if (d > w1 - w0) {
+				w0 = a.stamps[i - 1];
+				w1 = a.stamps[i];
+			}
 			busy[n_busy++] = d;
+		}
 	}
 	qsort(idle, n_idle, sizeof(*idle), cmp_i64);
 	qsort(busy, n_busy, sizeof(*busy), cmp_i64);
-	if (!n_idle || !n_busy) {
-		fprintf(stderr, "engine_bench: tbt: %d idle and %d busy intervals\n", n_idle, n_busy);
+	if (!n_idle || !n_busy || !(bk > 0)) {
+		fprintf(stderr, "engine_bench: tbt: %d idle and %d busy intervals, bucket %.1f ms\n",
+			n_idle, n_busy, bk);
 		exit(1);
 	}
-	{
-		double med = idle[n_idle / 2] / 1e6;
-		double p99 = busy[(n_busy * 99) / 100 < n_busy ? (n_busy * 99) / 100 : n_busy - 1] / 1e6;
-		double mx = busy[n_busy - 1] / 1e6;
-
-		printf("# tbt: idle TPOT %.1f ms (median of %d); while a 1000-token prompt prefills (%.0f ms, TTFT %.0f ms): %d intervals, p99 %.1f ms, max %.1f ms\n",
-		       med, n_idle, (t_b1 - t_b0) / 1e6, b.done_ev.timing.ttft_ms, n_busy, p99, mx);
-		printf("BENCH tbt_idle_ms %.2f\nBENCH tbt_prefill_p99_ms %.2f\nBENCH tbt_prefill_max_ms %.2f\nBENCH tbt_prefill_ms %.2f\nBENCH tbt_intervals %d\n",
-		       med, p99, mx, (t_b1 - t_b0) / 1e6, n_busy);
-	}
+	med = idle[n_idle / 2] / 1e6;
+	p99 = busy[(n_busy * 99) / 100 < n_busy ? (n_busy * 99) / 100 : n_busy - 1] / 1e6;
+	mx = busy[n_busy - 1] / 1e6;
+	printf("# tbt: idle TPOT %.1f ms (median of %d); while a 1000-token prompt prefills (%.0f ms, TTFT %.0f ms): %d intervals, p99 %.1f ms, max %.1f ms\n",
+	       med, n_idle, (t_b1 - t_b0) / 1e6, b.done_ev.timing.ttft_ms, n_busy, p99, mx);
+	printf("# tbt: one bucket (%d tokens) of a 1000-token prompt prefilling alone, before and after: %.1f ms (median interval; TTFT %.0f and %.0f ms); p99 / bucket %.2f, p99 / idle %.1f\n",
+	       bucket, bk, c.done_ev.timing.ttft_ms, d.done_ev.timing.ttft_ms, p99 / bk, p99 / med);
+	show_gap(w0, w1);
+	printf("BENCH tbt_idle_ms %.2f\nBENCH tbt_prefill_p99_ms %.2f\nBENCH tbt_prefill_max_ms %.2f\nBENCH tbt_prefill_ms %.2f\nBENCH tbt_intervals %d\n",
+	       med, p99, mx, (t_b1 - t_b0) / 1e6, n_busy);
+	printf("BENCH tbt_bucket_ms %.2f\nBENCH tbt_alone_ttft_ms %.2f\n", bk,
+	       (c.done_ev.timing.ttft_ms + d.done_ev.timing.ttft_ms) / 2);
 	free(pa);
 	free(pb);
 	engine_destroy(e);
