@@ -70,6 +70,14 @@ struct rk1828_device;
  * @queue held (implementations check it with rk1828_assert_queue_locked()),
  * @reset_queues with &rk1828_device.reset_lock held; @abort takes no lock
  * of the caller's and may run concurrently with any of them.
+ *
+ * Every operation may be called from a job's worker, inside the dma-fence
+ * signalling critical section of the job's hardware fence (a job that
+ * times out resets the card from there): an implementation allocates no
+ * memory that can enter reclaim (preallocate at probe; GFP_ATOMIC at
+ * most, for allocations of the bus layer underneath), takes no lock that
+ * is held while waiting for a dma_fence and waits only for the card,
+ * bounded by the timeouts it is given.
  */
 struct rk1828_transport_ops {
 	/**

@@ -622,7 +622,9 @@ int rk1828_hif_info(struct rk1828_device *rdev)
  * every command fails with -EIO at once (nothing waits for it any more)
  * until a later reset succeeds, which revives it.
  *
- * Context: process context, may sleep.
+ * Context: process context, may sleep; also a job's worker inside its
+ * fence signalling section (the transport's reset request allocates
+ * nothing that can enter reclaim).
  * Return: 0 or the errno of the reset request.
  */
 int rk1828_card_reset(struct rk1828_device *rdev)

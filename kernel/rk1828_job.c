@@ -341,13 +341,25 @@ static void rk1828_ctx_timed_out(struct rk1828_job *job)
 	}
 }
 
+/*
+ * The job's execution: from run_job until its hardware fence signals the
+ * worker is in the fence signalling critical section
+ * (Documentation/driver-api/dma-buf.rst, "DMA Fence Signalling
+ * Annotations"): reclaim may wait for this fence, so nothing here
+ * allocates memory other than GFP_ATOMIC (bounce buffers, URBs and the
+ * reset request are preallocated, see &struct rk1828_transport_ops) and
+ * no lock taken here is held by anyone who waits for a fence. The
+ * annotations let lockdep check both.
+ */
 static void rk1828_job_work(struct work_struct *work)
 {
 	struct rk1828_job *job = container_of(work, struct rk1828_job, work);
 	struct rk1828_sched *sched = job->sched;
 	struct dma_fence *hw = &job->hw->base;
+	bool cookie;
 	int ret;
 
+	cookie = dma_fence_begin_signalling();
 	/*
 	 * Closed or banned while it waited behind the jobs ahead of it:
 	 * never sent.
@@ -369,6 +381,7 @@ static void rk1828_job_work(struct work_struct *work)
 	/* The job may be freed as soon as the fence signals. */
 	dma_fence_get(hw);
 	dma_fence_signal(hw);
+	dma_fence_end_signalling(cookie);
 	dma_fence_put(hw);
 }
 
@@ -406,8 +419,11 @@ static struct dma_fence *rk1828_sched_run_job(struct drm_sched_job *sched_job)
 	struct rk1828_job *job = to_rk1828_job(sched_job);
 	struct rk1828_sched *sched = job->sched;
 	struct dma_fence *hw;
+	bool cookie;
 	int error;
 
+	/* The scheduler signals the finished fence through ours: see above. */
+	cookie = dma_fence_begin_signalling();
 	rk1828_hw_fence_init(job);
 	hw = &job->hw->base;
 	error = rk1828_job_cancel_error(job);
@@ -418,10 +434,11 @@ static struct dma_fence *rk1828_sched_run_job(struct drm_sched_job *sched_job)
 		dma_fence_set_error(hw, error);
 		atomic64_inc(&sched->jobs_failed);
 		dma_fence_signal(hw);
-		return dma_fence_get(hw);
+	} else {
+		INIT_WORK(&job->work, rk1828_job_work);
+		queue_work(sched->run_wq, &job->work);
 	}
-	INIT_WORK(&job->work, rk1828_job_work);
-	queue_work(sched->run_wq, &job->work);
+	dma_fence_end_signalling(cookie);
 	return dma_fence_get(hw);
 }
 

@@ -6,12 +6,18 @@
  * OUT/IN endpoint pair per hardware queue (queue q: OUT ep q + 1, IN ep
  * 0x80 | (q + 1)) and a vendor control request that resets the queues
  * (kernel/rk1828_hif.h). Each direction of each queue has one preallocated
- * URB, so a transfer never allocates memory on the job execution path.
+ * URB, and so has the reset request, so the driver allocates nothing on
+ * the job execution path; URBs are submitted with GFP_ATOMIC, so the host
+ * controller driver's own allocations never enter reclaim there either
+ * (the path is a dma-fence signalling critical section, see
+ * &struct rk1828_transport_ops).
  */
 
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/usb.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
@@ -22,6 +28,12 @@
 
 /* Control request timeout in milliseconds. */
 #define RK1828_USB_CTRL_TIMEOUT_MS	5000
+
+/*
+ * Attempts of a submit whose atomic allocation in the host controller
+ * driver failed, 1-2 ms apart.
+ */
+#define RK1828_USB_SUBMIT_TRIES		50
 
 /*
  * Preferred size of the per-queue bounce buffers (rk1828_hif_init() falls
@@ -48,6 +60,9 @@ struct rk1828_usb_ep {
  * @intf: the card's interface (referenced likewise)
  * @out: bulk OUT endpoint of each queue (commands)
  * @in: bulk IN endpoint of each queue (completions)
+ * @ctrl: the %RK1828_HIF_REQ_RESET_QUEUES request on EP0 (pipe unused)
+ * @ctrl_req: its setup packet (&struct usb_ctrlrequest), kmalloc'ed
+ *	(DMA-able)
  */
 struct rk1828_usb {
 	struct rk1828_device *rdev;
@@ -55,6 +70,17 @@ struct rk1828_usb {
 	struct usb_interface *intf;
 	struct rk1828_usb_ep out[RK1828_HIF_NUM_QUEUES];
 	struct rk1828_usb_ep in[RK1828_HIF_NUM_QUEUES];
+	struct rk1828_usb_ep ctrl;
+	u8 *ctrl_req;
+};
+
+/*
+ * Setup packet of RESET_QUEUES (USB 3.2 9.3): bmRequestType host to
+ * device, vendor, device; bRequest; wValue, wIndex and wLength zero.
+ */
+static const u8 rk1828_usb_reset_setup[8] = {
+	USB_DIR_OUT | USB_TYPE_VENDOR | USB_RECIP_DEVICE,
+	RK1828_HIF_REQ_RESET_QUEUES,
 };
 
 static void rk1828_usb_complete(struct urb *urb)
@@ -88,22 +114,35 @@ static int rk1828_usb_status(struct rk1828_device *rdev, int status)
 	}
 }
 
+/*
+ * Start a bulk transfer of generation @gen. GFP_ATOMIC: the host
+ * controller driver allocates per submit, and reclaim may wait for the
+ * very fences this transfer is to signal. A failed atomic allocation is
+ * retried a few times (outside the transfer section, so a reset or an
+ * unplug is not held up) before it fails the transfer.
+ */
 static int rk1828_usb_submit(struct rk1828_device *rdev,
 			     struct rk1828_usb_ep *ep, u32 gen, void *buf,
 			     size_t len)
 {
 	struct rk1828_usb *usb = rdev->transport;
 	struct urb *urb = ep->urb;
+	unsigned int tries = 0;
 	int ret;
 
 	usb_fill_bulk_urb(urb, usb->udev, ep->pipe, buf, len,
 			  rk1828_usb_complete, &ep->done);
 	reinit_completion(&ep->done);
 
-	if (!rk1828_xfer_begin(rdev, gen))
-		return rk1828_is_gone(rdev) ? -ENODEV : -ECANCELED;
-	ret = usb_submit_urb(urb, GFP_NOIO);
-	rk1828_xfer_end(rdev);
+	for (;;) {
+		if (!rk1828_xfer_begin(rdev, gen))
+			return rk1828_is_gone(rdev) ? -ENODEV : -ECANCELED;
+		ret = usb_submit_urb(urb, GFP_ATOMIC);
+		rk1828_xfer_end(rdev);
+		if (ret != -ENOMEM || ++tries == RK1828_USB_SUBMIT_TRIES)
+			break;
+		usleep_range(1000, 2000);
+	}
 	return ret ? rk1828_usb_status(rdev, ret) : 0;
 }
 
@@ -177,20 +216,45 @@ static void rk1828_usb_abort(struct rk1828_device *rdev)
 		usb_kill_urb(usb->out[q].urb);
 		usb_kill_urb(usb->in[q].urb);
 	}
+	/* A reset request in flight when the card is unplugged. */
+	usb_kill_urb(usb->ctrl.urb);
 }
 
+/*
+ * The RESET_QUEUES vendor request, on the preallocated control URB: a job
+ * that timed out resets the card from inside the fence signalling section,
+ * where usb_control_msg()'s allocations are not allowed. The caller holds
+ * &rk1828_device.xfer_sem for reading, so the retry of a failed atomic
+ * allocation sleeps in place.
+ */
 static int rk1828_usb_reset_queues(struct rk1828_device *rdev)
 {
 	struct rk1828_usb *usb = rdev->transport;
+	struct urb *urb = usb->ctrl.urb;
+	unsigned int tries = 0;
 	int ret;
 
 	lockdep_assert_held(&rdev->reset_lock);
 
-	ret = usb_control_msg(usb->udev, usb_sndctrlpipe(usb->udev, 0),
-			      RK1828_HIF_REQ_RESET_QUEUES,
-			      USB_DIR_OUT | USB_TYPE_VENDOR | USB_RECIP_DEVICE,
-			      0, 0, NULL, 0, RK1828_USB_CTRL_TIMEOUT_MS);
-	return ret < 0 ? ret : 0;
+	usb_fill_control_urb(urb, usb->udev, usb_sndctrlpipe(usb->udev, 0),
+			     usb->ctrl_req, NULL, 0, rk1828_usb_complete,
+			     &usb->ctrl.done);
+	reinit_completion(&usb->ctrl.done);
+	for (;;) {
+		ret = usb_submit_urb(urb, GFP_ATOMIC);
+		if (ret != -ENOMEM || ++tries == RK1828_USB_SUBMIT_TRIES)
+			break;
+		usleep_range(1000, 2000);
+	}
+	if (ret)
+		return rk1828_usb_status(rdev, ret);
+	if (!wait_for_completion_timeout(&usb->ctrl.done,
+					 msecs_to_jiffies(RK1828_USB_CTRL_TIMEOUT_MS))) {
+		usb_kill_urb(urb);
+		if (urb->status != 0)
+			return rk1828_is_gone(rdev) ? -ENODEV : -ETIMEDOUT;
+	}
+	return rk1828_usb_status(rdev, urb->status);
 }
 
 static const struct rk1828_transport_ops rk1828_usb_ops = {
@@ -212,6 +276,8 @@ static void rk1828_usb_release(struct drm_device *drm, void *data)
 		usb_free_urb(usb->out[q].urb);
 		usb_free_urb(usb->in[q].urb);
 	}
+	usb_free_urb(usb->ctrl.urb);
+	kfree(usb->ctrl_req);
 	usb_put_intf(usb->intf);
 	usb_put_dev(usb->udev);
 }
@@ -283,12 +349,18 @@ static int rk1828_usb_probe(struct usb_interface *intf,
 		usb->out[q].urb = usb_alloc_urb(0, GFP_KERNEL);
 		usb->in[q].urb = usb_alloc_urb(0, GFP_KERNEL);
 	}
+	init_completion(&usb->ctrl.done);
+	usb->ctrl.urb = usb_alloc_urb(0, GFP_KERNEL);
+	usb->ctrl_req = kmemdup(rk1828_usb_reset_setup,
+				sizeof(rk1828_usb_reset_setup), GFP_KERNEL);
 	ret = drmm_add_action_or_reset(&rdev->drm, rk1828_usb_release, usb);
 	if (ret)
 		return ret;
 	for (q = 0; q < RK1828_HIF_NUM_QUEUES; q++)
 		if (!usb->out[q].urb || !usb->in[q].urb)
 			return -ENOMEM;
+	if (!usb->ctrl.urb || !usb->ctrl_req)
+		return -ENOMEM;
 
 	ret = rk1828_usb_find_eps(usb);
 	if (ret) {
