@@ -2,7 +2,9 @@
 /*
  * rk1828-emu: one emulated RK1828 card, presented as a USB device to a QEMU
  * guest over usbredir (QEMU: -chardev socket,id=c0,path=SOCK
- * -device usb-redir,chardev=c0,bus=xhci.0).
+ * -device usb-redir,chardev=c0,bus=xhci.0), or with --pcie as a PCIe
+ * device through our QEMU device model (-device rk1828-pci,socket=SOCK,
+ * emulator/qemu/rk1828-pci.c).
  *
  * Listens on a unix socket, serves exactly one connection, exits 0 when the
  * peer closes it or on SIGTERM/SIGINT.
@@ -26,6 +28,7 @@
 
 #include "card.h"
 #include "exec.h"
+#include "pcie.h"
 #include "profile.h"
 #include "usbredir.h"
 #include "rk1828/util.h"
@@ -36,9 +39,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rk1828-emu --socket PATH [options]\n"
-		"Emulate one RK1828 NPU card as a USB device for QEMU usb-redir.\n"
+		"Emulate one RK1828 NPU card as a USB device for QEMU usb-redir,\n"
+		"or with --pcie as a PCIe device for QEMU's rk1828-pci device.\n"
 		"\n"
 		"  -s, --socket PATH    unix socket to listen on (required)\n"
+		"      --pcie           be a PCIe card (registers, rings, DMA) for\n"
+		"                       -device rk1828-pci,socket=PATH\n"
 		"  -m, --mem-size SIZE  card memory, bytes with optional K/M/G/T\n"
 		"                       suffix (powers of 1024); default 5G\n"
 		"      --serial N       serial number (default 0x18280000 + index)\n"
@@ -51,8 +57,10 @@ static void usage(FILE *f)
 		"      --timing-only    as --timing (default profile rk1828) but EXEC skips\n"
 		"                       the math: deterministic filler outputs, so weights\n"
 		"                       may stay holes and big models run at modelled speed\n"
-		"      --link usb|pcie  the link --timing shapes WRITE/READ to (default usb)\n"
-		"  -v, --verbose        log every USB transfer and command\n"
+		"      --link usb|pcie  the link --timing shapes WRITE/READ to (default the\n"
+		"                       card's own: pcie with --pcie, else usb)\n"
+		"  -v, --verbose        log every USB transfer (PCIe register access)\n"
+		"                       and command\n"
 		"  -h, --help           this text\n");
 }
 
@@ -102,11 +110,12 @@ static int listen_unix(const char *path)
 	return fd;
 }
 
-/* The command line: the card's configuration and the socket. */
+/* The command line: the card's configuration, the socket and the link. */
 struct emu_opts {
 	struct emu_card_config cfg;
 	const char *sock_path;
 	struct card_profile prof;
+	bool pcie;
 };
 
 /* --timing PROFILE: a file, or "rk1828" for the built-in profile. */
@@ -137,6 +146,7 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 		{ "index", required_argument, NULL, 'i' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "pcie", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "timing", required_argument, NULL, 'T' },
 		{ "timing-only", no_argument, NULL, 'O' },
@@ -145,7 +155,7 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 	};
 	const char *timing = NULL;
 	struct emu_card_config *cfg = &o->cfg;
-	bool have_serial = false;
+	bool have_serial = false, have_link = false;
 	uint64_t v;
 	int opt;
 
@@ -200,6 +210,10 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 				fprintf(stderr, "rk1828-emu: bad --link '%s' (usb or pcie)\n", optarg);
 				return 2;
 			}
+			have_link = true;
+			break;
+		case 'P':
+			o->pcie = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -221,6 +235,8 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 	}
 	if (!have_serial)
 		cfg->serial = UINT64_C(0x18280000) + cfg->index;
+	if (!have_link && o->pcie)
+		cfg->link = COST_LINK_PCIE;
 	if ((timing || cfg->timing_only) && load_timing(o, timing))
 		return 2;
 	return -1;
@@ -287,14 +303,15 @@ static int accept_peer(int lfd, int sfd)
 }
 
 /*
- * serve_peer() - speak usbredir on @cfd until the peer closes it or a stop
- * signal arrives on @sfd.
+ * serve_peer() - speak usbredir (or with @pcie the PCIe link) on @cfd
+ * until the peer closes it or a stop signal arrives on @sfd.
  * Return: the exit status (0 for either, 1 on an error).
  */
-static int serve_peer(struct emu_card *card, const struct emu_card_config *cfg, int cfd,
-		      int sfd)
+static int serve_peer(struct emu_card *card, const struct emu_card_config *cfg,
+		      bool pcie, int cfd, int sfd)
 {
-	switch (emu_usbredir_serve(card, cfd, sfd, cfg->verbose)) {
+	switch (pcie ? emu_pcie_serve(card, cfd, sfd, cfg->verbose) :
+		emu_usbredir_serve(card, cfd, sfd, cfg->verbose)) {
 	case 0:
 		fprintf(stderr, "rk1828-emu: card %u: peer closed the connection\n",
 			cfg->index);
@@ -358,8 +375,9 @@ int main(int argc, char **argv)
 	lfd = listen_unix(o.sock_path);
 	if (lfd < 0)
 		goto out_card;
-	fprintf(stderr, "rk1828-emu: card %u listening on %s, mem %.1f GiB%s%s%s%s\n",
-		cfg->index, o.sock_path, (double)cfg->mem_size / (1 << 30),
+	fprintf(stderr, "rk1828-emu: card %u (%s) listening on %s, mem %.1f GiB%s%s%s%s\n",
+		cfg->index, o.pcie ? "PCIe" : "USB", o.sock_path,
+		(double)cfg->mem_size / (1 << 30),
 		cfg->timing ? ", timing " : "", cfg->timing ? cfg->timing->name : "",
 		cfg->timing ? (cfg->link == COST_LINK_PCIE ? " over pcie" : " over usb") : "",
 		cfg->timing_only ? " (timing only, no math)" : "");
@@ -372,7 +390,7 @@ int main(int argc, char **argv)
 		ret = 0;
 	if (cfd < 0)
 		goto out_card;
-	ret = serve_peer(card, cfg, cfd, sfd);
+	ret = serve_peer(card, cfg, o.pcie, cfd, sfd);
 	close(cfd);
 out_card:
 	if (cfg->verbose || ret)
