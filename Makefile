@@ -62,7 +62,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 all: userspace module tests
 
 help:
-	@echo "make deps       install Debian packages and unpack kernel tools"
+	@echo "make deps       install Debian packages, unpack kernel tools, build"
+	@echo "                the QEMU with the PCIe card (tools/build-qemu)"
 	@echo "make            build userspace, emulator, tests and the module"
 	@echo "make demo       generate a story on $(CARDS) emulated cards"
 	@echo "make serve      OpenAI-compatible server + web UI on $(CARDS) emulated cards"
@@ -79,6 +80,7 @@ deps:
 	@tools/unpack-kernel-tools $(B)/linux-src
 	@if [ -x tools/fetch-vocab ]; then tools/fetch-vocab $(B)/vocab; fi
 	@tools/npm-deps $(B)/node
+	@tools/build-qemu >/dev/null
 
 userspace: $(PROGS)
 
