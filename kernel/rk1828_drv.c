@@ -483,12 +483,22 @@ static int __init rk1828_init(void)
 		return ret;
 	ret = rk1828_usb_register();
 	if (ret)
-		rk1828_job_module_exit();
+		goto err_job;
+	ret = rk1828_pci_register();
+	if (ret)
+		goto err_usb;
+	return 0;
+
+err_usb:
+	rk1828_usb_unregister();
+err_job:
+	rk1828_job_module_exit();
 	return ret;
 }
 
 static void __exit rk1828_exit(void)
 {
+	rk1828_pci_unregister();
 	rk1828_usb_unregister();
 	rk1828_job_module_exit();
 }

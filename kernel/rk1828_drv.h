@@ -56,17 +56,21 @@ enum rk1828_sched_queue {
 };
 
 struct rk1828_device;
+struct rk1828_hif_cmd;
+struct sg_table;
 
 /**
  * struct rk1828_transport_ops - byte-stream transport to the card
  *
- * A transport moves bytes on the command (OUT) and completion (IN) streams
- * of each hardware queue and can reset the card's queues. The USB
- * transport implements it with bulk endpoints; a PCIe transport would use
- * rings in BAR memory. Buffers passed to @send and @recv are DMA-able
- * (kmalloc) and at most &rk1828_device.bounce_size bytes. A queue has at
- * most one send and one receive in flight: @send, @recv_start, @recv_wait
- * and @recv_cancel are called with &rk1828_hif_queue_state.lock of
+ * A transport either moves bytes on the command (OUT) and completion (IN)
+ * streams of each hardware queue (@send, @recv_start, @recv_wait,
+ * @recv_cancel: the USB transport, with bulk endpoints), or runs whole
+ * commands through descriptor rings whose data the card moves by DMA
+ * itself (@exec: the PCIe transport); both can reset the card's queues.
+ * Buffers passed to @send and @recv are DMA-able (kmalloc) and at most
+ * &rk1828_device.bounce_size bytes. A queue has at most one send and one
+ * receive, or one @exec, in flight: @send, @recv_start, @recv_wait,
+ * @recv_cancel and @exec are called with &rk1828_hif_queue_state.lock of
  * @queue held (implementations check it with rk1828_assert_queue_locked()),
  * @reset_queues with &rk1828_device.reset_lock held; @abort takes no lock
  * of the caller's and may run concurrently with any of them.
@@ -107,6 +111,22 @@ struct rk1828_transport_ops {
 			 size_t *actual, long timeout);
 	/** @recv_cancel: cancel the receive started by @recv_start. */
 	void (*recv_cancel)(struct rk1828_device *rdev, u32 queue);
+	/**
+	 * @exec: if set, used instead of the stream operations: post the
+	 * command header @msg with the data of @cmd (&rk1828_hif_cmd.sgt
+	 * pages, or the kernel buffers &rk1828_hif_cmd.wdata and
+	 * &rk1828_hif_cmd.rdata) on the ring of @queue, started between
+	 * rk1828_xfer_begin(@gen) and rk1828_xfer_end(), and wait at most
+	 * @timeout jiffies for its completion header, copied to @cpl. Reply
+	 * data for a kernel buffer is copied to &rk1828_hif_cmd.rdata when
+	 * the completion reports success. Returns 0 (@cpl is valid),
+	 * -ETIMEDOUT, -ECANCELED, -ENODEV as for @send, -E2BIG for data the
+	 * transport cannot describe in one command.
+	 */
+	int (*exec)(struct rk1828_device *rdev, u32 queue, u32 gen,
+		    const struct rk1828_hif_msg *msg,
+		    const struct rk1828_hif_cmd *cmd,
+		    struct rk1828_hif_msg *cpl, long timeout);
 	/**
 	 * @abort: cancel every transfer in flight (they fail with
 	 * -ECANCELED) and wait until they have completed.
@@ -181,6 +201,9 @@ struct rk1828_sched {
  * @max_ctx: highest context id the card accepts
  * @fw: firmware version string, NUL terminated
  * @bounce_size: size of each queue's bounce buffer in bytes
+ * @xfer_max: largest WRITE/READ a job sends as one command (bytes), 0 for
+ *	the default (64 MiB); a transport that describes data with a bounded
+ *	scatter-gather list sets it
  * @hq: driver state of each hardware queue
  * @gone: set once the card is unplugged; nothing reaches it afterwards
  * @xfer_sem: read-held while a transfer or queue reset request is started,
@@ -228,6 +251,7 @@ struct rk1828_device {
 	char fw[33];
 
 	size_t bounce_size;
+	u64 xfer_max;
 	struct rk1828_hif_queue_state hq[RK1828_HIF_NUM_QUEUES];
 
 	atomic_t gone;
@@ -375,6 +399,12 @@ struct rk1828_ctx *rk1828_ctx_get(struct rk1828_ctx *ctx);
  * @wlen: bytes of @wdata
  * @rdata: buffer for the completion data (READ, INFO), or NULL
  * @rlen: bytes expected in the completion data on success
+ * @sgt: host BO pages mapped for &rk1828_device.dma_dev, or NULL: with a
+ *	transport that has &rk1828_transport_ops.exec, the card reads the
+ *	WRITE data (@wlen bytes) or writes the READ data (@rlen bytes) at
+ *	[@sg_off, @sg_off + length) of it by DMA, and @wdata/@rdata are
+ *	unused
+ * @sg_off: byte offset of the data in @sgt
  * @timeout: jiffies the command may take from the moment it is sent (not
  *	while it waits for its queue), 0 for none; when they pass the queues
  *	are reset and the command fails with -ETIMEDOUT
@@ -387,6 +417,8 @@ struct rk1828_hif_cmd {
 	u64 wlen;
 	void *rdata;
 	u64 rlen;
+	struct sg_table *sgt;
+	u64 sg_off;
 	long timeout;
 };
 
@@ -424,8 +456,22 @@ void rk1828_xfer_end(struct rk1828_device *rdev);
 extern const struct file_operations rk1828_accel_fops;
 
 /* rk1828_usb.c */
+#if IS_ENABLED(CONFIG_USB)
 int rk1828_usb_register(void);
 void rk1828_usb_unregister(void);
+#else
+static inline int rk1828_usb_register(void) { return 0; }
+static inline void rk1828_usb_unregister(void) { }
+#endif
+
+/* rk1828_pci.c */
+#if IS_ENABLED(CONFIG_PCI)
+int rk1828_pci_register(void);
+void rk1828_pci_unregister(void);
+#else
+static inline int rk1828_pci_register(void) { return 0; }
+static inline void rk1828_pci_unregister(void) { }
+#endif
 
 /* rk1828_debugfs.c */
 #ifdef CONFIG_DEBUG_FS

@@ -17,6 +17,7 @@
 #include <drm/drm_print.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_pci.h"
 
 #define RK1828_HIF_HDR_SIZE	sizeof(struct rk1828_hif_msg)
 /* Attempts of rk1828_hif_mgmt_confirmed(). */
@@ -32,7 +33,8 @@ static_assert(sizeof(struct rk1828_hif_info) == 64);
  * Return: 0 for %RK1828_HIF_ST_OK, -EFAULT for an access outside the
  * context's mappings, -EINVAL for a malformed command or program, -ENOENT
  * for an unknown context, -ENOMEM when the card ran out of resources,
- * -EOPNOTSUPP for an unknown opcode and -EIO for anything else.
+ * -EOPNOTSUPP for an unknown opcode and -EIO for anything else (such as
+ * a PCIe card's %RK1828_HIF_ST_DMA: it could not reach host memory).
  */
 int rk1828_hif_status_to_errno(u32 status)
 {
@@ -280,6 +282,31 @@ static int rk1828_hif_recv_locked(struct rk1828_device *rdev, u32 queue,
 }
 
 /*
+ * One attempt at a command on a transport that runs whole commands
+ * (&rk1828_transport_ops.exec): the card fetches the command and its data
+ * from host memory itself and answers with a completion header.
+ */
+static int rk1828_hif_exec_locked(struct rk1828_device *rdev, u32 queue,
+				  u32 gen, u32 seq,
+				  const struct rk1828_hif_cmd *cmd, u32 *status)
+{
+	/* The command's time starts now, not while it waited for the queue. */
+	long timeout = cmd->timeout ?: MAX_SCHEDULE_TIMEOUT;
+	struct rk1828_hif_msg msg, cpl;
+	int ret;
+
+	lockdep_assert_held(&rdev->hq[queue].lock);
+	rk1828_hif_fill_header(&msg, seq, cmd);
+	ret = rdev->tops->exec(rdev, queue, gen, &msg, cmd, &cpl, timeout);
+	if (ret)
+		return ret;
+	ret = rk1828_hif_check_cpl(rdev, queue, seq, cmd, &cpl);
+	if (!ret)
+		*status = le32_to_cpu(cpl.status);
+	return ret;
+}
+
+/*
  * One attempt at a command: stream the header and data, read the
  * completion. The receive of the completion is started before the command
  * is sent, so the card can answer as soon as it is done (one round trip
@@ -297,6 +324,8 @@ static int rk1828_hif_xfer_locked(struct rk1828_device *rdev, u32 queue,
 	int ret;
 
 	lockdep_assert_held(&hq->lock);
+	if (rdev->tops->exec)
+		return rk1828_hif_exec_locked(rdev, queue, gen, seq, cmd, status);
 	/* The command's time starts now, not while it waited for the queue. */
 	if (cmd->timeout)
 		deadline = jiffies + cmd->timeout;

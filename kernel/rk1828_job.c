@@ -10,6 +10,7 @@
  */
 
 #include <linux/dma-fence-chain.h>
+#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/iosys-map.h>
 #include <linux/jiffies.h>
@@ -24,6 +25,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
@@ -97,7 +99,10 @@ struct rk1828_hw_fence {
  * @fpriv: the submitting file until the job passed run_job (see
  *	&rk1828_file.pending), NULL afterwards
  * @host_bo: host BO of a WRITE or READ (reference in @bos)
- * @host_map: kernel mapping of @host_bo while the job lives
+ * @host_map: kernel mapping of @host_bo while the job lives (stream
+ *	transports)
+ * @host_sgt: pages of @host_bo mapped for the card's DMA (transports with
+ *	&rk1828_transport_ops.exec); owned by the BO
  * @host_off: byte offset in @host_bo
  * @host_mapped: @host_map is valid
  * @bos: distinct BOs of the job (references held)
@@ -123,6 +128,7 @@ struct rk1828_job {
 	u64 size;
 	struct drm_gem_object *host_bo;
 	struct iosys_map host_map;
+	struct sg_table *host_sgt;
 	u64 host_off;
 	bool host_mapped;
 	struct drm_gem_object *bos[RK1828_JOB_MAX_BOS];
@@ -272,6 +278,27 @@ static void rk1828_job_release_work(struct work_struct *work)
 	rk1828_job_release(container_of(work, struct rk1828_job, release_work));
 }
 
+/*
+ * Run one WRITE or READ of a job; around a card DMA into or out of the
+ * host BO's pages, hand them to the device and back (both tables are
+ * mapped bidirectional; Documentation/core-api/dma-api.rst).
+ */
+static int rk1828_job_run_dma(struct rk1828_job *job,
+			      const struct rk1828_hif_cmd *cmd)
+{
+	struct device *dev = job->rdev->dma_dev;
+	int ret;
+
+	if (!job->host_sgt)
+		return rk1828_hif_run(job->rdev, job->sched->hif_queue, cmd);
+	if (job->kind == RK1828_JOB_WRITE)
+		dma_sync_sgtable_for_device(dev, job->host_sgt, DMA_BIDIRECTIONAL);
+	ret = rk1828_hif_run(job->rdev, job->sched->hif_queue, cmd);
+	if (job->kind == RK1828_JOB_READ)
+		dma_sync_sgtable_for_cpu(dev, job->host_sgt, DMA_BIDIRECTIONAL);
+	return ret;
+}
+
 /* Stream the job's commands to the card; returns the job's error. */
 static int rk1828_job_execute(struct rk1828_job *job)
 {
@@ -281,16 +308,20 @@ static int rk1828_job_execute(struct rk1828_job *job)
 		.timeout = msecs_to_jiffies(READ_ONCE(rdev->job_timeout_ms)),
 	};
 	u32 queue = job->sched->hif_queue;
-	u64 done, n;
+	u64 done, n, chunk = rdev->xfer_max ?: RK1828_JOB_CHUNK;
 	int ret;
 
 	switch (job->kind) {
 	case RK1828_JOB_WRITE:
 	case RK1828_JOB_READ:
 		for (done = 0; done < job->size; done += n) {
-			u8 *host = (u8 *)job->host_map.vaddr + job->host_off + done;
+			u8 *host = NULL;
 
-			n = min_t(u64, job->size - done, RK1828_JOB_CHUNK);
+			if (job->host_mapped)
+				host = (u8 *)job->host_map.vaddr + job->host_off + done;
+			cmd.sgt = job->host_sgt;
+			cmd.sg_off = job->host_off + done;
+			n = min_t(u64, job->size - done, chunk);
 			if (job->kind == RK1828_JOB_WRITE) {
 				cmd.opcode = RK1828_HIF_OP_WRITE;
 				cmd.arg[0] = job->card_dst + done;
@@ -304,7 +335,7 @@ static int rk1828_job_execute(struct rk1828_job *job)
 				cmd.rdata = host;
 				cmd.rlen = n;
 			}
-			ret = rk1828_hif_run(rdev, queue, &cmd);
+			ret = rk1828_job_run_dma(job, &cmd);
 			if (ret)
 				return ret;
 		}
@@ -701,6 +732,30 @@ static u64 rk1828_card_addr(struct drm_gem_object *obj, u64 offset)
 	return to_rk1828_card_bo(obj)->node.start + offset;
 }
 
+/*
+ * The pages of the job's host BO mapped for the card's DMA: the
+ * attachment's table of a BO imported for &rk1828_device.dma_dev, or the
+ * shmem BO's own table (mapped for the device on first use, kept with the
+ * pages pinned until the BO is freed).
+ */
+static int rk1828_job_get_sgt(struct rk1828_job *job)
+{
+	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(job->host_bo);
+	struct sg_table *sgt;
+
+	if (drm_gem_is_imported(job->host_bo)) {
+		if (!shmem->sgt)
+			return -EOPNOTSUPP;
+		job->host_sgt = shmem->sgt;
+		return 0;
+	}
+	sgt = drm_gem_shmem_get_pages_sgt(shmem);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	job->host_sgt = sgt;
+	return 0;
+}
+
 static int rk1828_job_setup_copy(struct rk1828_job *job,
 				 const struct drm_rk1828_submit *args,
 				 struct drm_file *file)
@@ -757,6 +812,8 @@ static int rk1828_job_setup_copy(struct rk1828_job *job,
 		job->host_off = args->dst_offset;
 	}
 
+	if (job->rdev->tops->exec)
+		return rk1828_job_get_sgt(job);
 	ret = drm_gem_vmap_unlocked(job->host_bo, &job->host_map);
 	if (ret)
 		return ret;

@@ -61,7 +61,8 @@ extern "C" {
  * %DRM_RK1828_PARAM_LINK_TYPE:
  *	One of &enum drm_rk1828_link_type.
  * %DRM_RK1828_PARAM_LINK_SPEED:
- *	Negotiated link speed in Mbit/s (5000 for USB 3.0 SuperSpeed).
+ *	Negotiated link speed in Mbit/s, the raw signalling rate (5000 for
+ *	USB 3.0 SuperSpeed, 10000 for PCIe 2.1 x2: two lanes of 5 GT/s).
  * %DRM_RK1828_PARAM_CARD_SERIAL:
  *	64-bit serial number the card reports.
  * %DRM_RK1828_PARAM_CAPABILITIES:
