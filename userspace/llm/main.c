@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cardspec.h"
 #include "cli.h"
@@ -323,6 +324,33 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
+/*
+ * Where card @c sits, for info: " (pci 0000:01:00.0)" or " (usb 2-1:1.0)"
+ * (the bus and name of the device behind its accel node), "" when unknown.
+ */
+static void card_location(const struct rk_card *c, char *buf, size_t n)
+{
+	char path[96], dev[512], bus[512];
+	const char *d, *b;
+	ssize_t k;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device", c->minor);
+	k = readlink(path, dev, sizeof(dev) - 1);
+	if (k <= 0)
+		return;
+	dev[k] = '\0';
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device/subsystem",
+		 c->minor);
+	k = readlink(path, bus, sizeof(bus) - 1);
+	if (k <= 0)
+		return;
+	bus[k] = '\0';
+	d = strrchr(dev, '/');
+	b = strrchr(bus, '/');
+	snprintf(buf, n, " (%.64s %.128s)", b ? b + 1 : bus, d ? d + 1 : dev);
+}
+
 static int cmd_info(void)
 {
 	struct rk_card *cards;
@@ -334,12 +362,13 @@ static int cmd_info(void)
 	}
 	for (i = 0; i < n; i++) {
 		const struct rk_card *c = &cards[i];
-		char tot[32], fr[32];
+		char tot[32], fr[32], at[256];
 
 		util_fmt_bytes(tot, sizeof(tot), c->mem_size);
 		util_fmt_bytes(fr, sizeof(fr), c->mem_free);
-		printf("card%d: %s, link %s %u Mbit/s, memory %s total / %s free, protocol %u.%u, serial %016llx\n",
-		       i, c->node, rk_link_name(c->link_type), c->link_speed, tot, fr,
+		card_location(c, at, sizeof(at));
+		printf("card%d: %s, link %s %u Mbit/s%s, memory %s total / %s free, protocol %u.%u, serial %016llx\n",
+		       i, c->node, rk_link_name(c->link_type), c->link_speed, at, tot, fr,
 		       c->protocol >> 16, c->protocol & 0xffff,
 		       (unsigned long long)c->serial);
 	}
