@@ -3,8 +3,9 @@
  * Copyright (C) 2026 The rk1828 authors
  *
  * kselftest for the rk1828 driver's recovery paths: job timeout with card
- * reset, USB disconnect under load, a sync_file that outlives its card,
- * module unload (refused while a job's fence lives) and reload.
+ * reset, disconnect under load (USB deauthorization, or removal of a PCIe
+ * function from its bus), a sync_file that outlives its card, module
+ * unload (refused while a job's fence lives) and reload.
  *
  * Runs as root inside the guest after rk1828_uapi, with the module loaded
  * and (for the disconnect test) at least two cards:
@@ -91,6 +92,55 @@ static int rkt_usb_dev_of(int idx, char *out)
 		*p = '\0';
 	}
 	return -ENOENT;
+}
+
+/**
+ * struct rkt_unplug - how to unplug a card and plug it in again from sysfs
+ * @off: file to write to unplug
+ * @off_val: what to write
+ * @on: file to write to plug it in again
+ * @on_val: what to write
+ */
+struct rkt_unplug {
+	char off[PATH_MAX + 16];
+	const char *off_val;
+	char on[PATH_MAX + 16];
+	const char *on_val;
+};
+
+/**
+ * rkt_unplug_of() - the sysfs switches of the card behind an accel node
+ * @idx: accel minor
+ * @u: output
+ *
+ * A USB card is deauthorized and authorized again (authorized 0/1), a
+ * PCIe card is removed from its bus and found again by a rescan
+ * (remove, /sys/bus/pci/rescan). Either way the driver sees the card
+ * leave while it is in use.
+ *
+ * Return: 0 or -ENOENT.
+ */
+static int rkt_unplug_of(int idx, struct rkt_unplug *u)
+{
+	char dev[PATH_MAX], path[PATH_MAX + 32];
+
+	if (rkt_usb_dev_of(idx, dev) == 0) {
+		snprintf(u->off, sizeof(u->off), "%s/authorized", dev);
+		snprintf(u->on, sizeof(u->on), "%s/authorized", dev);
+		u->off_val = "0";
+		u->on_val = "1";
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/device", idx);
+	if (!realpath(path, dev))
+		return -ENOENT;
+	snprintf(u->off, sizeof(u->off), "%s/remove", dev);
+	if (!strstr(dev, "/pci") || access(u->off, W_OK))
+		return -ENOENT;
+	snprintf(u->on, sizeof(u->on), "/sys/bus/pci/rescan");
+	u->off_val = "1";
+	u->on_val = "1";
+	return 0;
 }
 
 /**
@@ -181,7 +231,7 @@ TEST_F_TIMEOUT(sys, job_timeout_resets_and_spares_others, 120)
 	close(fd_b);
 }
 
-/* ------------------------------------------------------ disconnect (USB) */
+/* ----------------------------------------------- disconnect (USB, PCIe) */
 
 /**
  * struct waiter - a thread blocked in BO_WAIT across the unplug
@@ -260,21 +310,20 @@ static int rkt_sync_file_names(int sfd, struct sync_fence_info *fence)
  */
 TEST_F_TIMEOUT(sys, sync_file_outlives_unplugged_card, 120)
 {
-	char usbdev[PATH_MAX], auth[PATH_MAX + 16];
 	int idx[RKT_MAX_CARDS], n, last, fd, sfd = -1;
 	struct sync_fence_info fi;
+	struct rkt_unplug u;
 
 	n = rkt_card_indices(idx);
 	if (n < 1)
 		SKIP(return, "no card");
 	last = idx[n - 1];
-	ASSERT_EQ(0, rkt_usb_dev_of(last, usbdev));
-	snprintf(auth, sizeof(auth), "%s/authorized", usbdev);
+	ASSERT_EQ(0, rkt_unplug_of(last, &u));
 	fd = rkt_open_card(last);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, rkt_fenced_sync_file(fd, &sfd));
 	close(fd);
-	ASSERT_EQ(0, rkt_write_file(auth, "0"));
+	ASSERT_EQ(0, rkt_write_file(u.off, u.off_val));
 	ASSERT_EQ(n - 1, rkt_wait_cards(n - 1, 30000));
 	rkt_sleep_ms(500);	/* let the device's last references go */
 
@@ -284,7 +333,7 @@ TEST_F_TIMEOUT(sys, sync_file_outlives_unplugged_card, 120)
 	EXPECT_EQ(1, fi.status);
 	close(sfd);
 
-	ASSERT_EQ(0, rkt_write_file(auth, "1"));
+	ASSERT_EQ(0, rkt_write_file(u.on, u.on_val));
 	ASSERT_EQ(n, rkt_wait_cards(n, 30000));
 }
 
@@ -299,8 +348,8 @@ static void *waiter_fn(void *arg)
 
 TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 {
-	char usbdev[PATH_MAX], auth[PATH_MAX + 16];
 	int idx[RKT_MAX_CARDS], n, n_after, last, fd, fd0, sfd, status, i;
+	struct rkt_unplug u;
 	struct rkt_bo host, card, prog;
 	struct waiter w = { 0 };
 	struct rkt_bo bo;
@@ -313,11 +362,10 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 	if (n < 2)
 		SKIP(return, "needs two cards (found %d)", n);
 	last = idx[n - 1];
-	ASSERT_EQ(0, rkt_usb_dev_of(last, usbdev)) {
-		TH_LOG("no USB device behind accel%d", last);
+	ASSERT_EQ(0, rkt_unplug_of(last, &u)) {
+		TH_LOG("no USB device or PCI function behind accel%d", last);
 	}
-	snprintf(auth, sizeof(auth), "%s/authorized", usbdev);
-	TH_LOG("unplugging accel%d at %s", last, usbdev);
+	TH_LOG("unplugging accel%d: %s", last, u.off);
 
 	fd = rkt_open_card(last);
 	ASSERT_LE(0, fd);
@@ -342,7 +390,7 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 	rkt_sleep_ms(300);
 
 	t_unplug = rkt_now_ns();
-	ASSERT_EQ(0, rkt_write_file(auth, "0"));
+	ASSERT_EQ(0, rkt_write_file(u.off, u.off_val));
 
 	/* the blocked waiter wakes up with an error, well before its deadline */
 	pthread_join(th, NULL);
@@ -370,8 +418,8 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 	EXPECT_EQ(0, rkt_round_trip(fd0, 1 << 20, 4));
 	EXPECT_EQ(0, rkt_get_param(fd0, DRM_RK1828_PARAM_CARD_MEM_SIZE, &v));
 
-	/* re-authorize: the card comes back as an accel node */
-	ASSERT_EQ(0, rkt_write_file(auth, "1"));
+	/* re-authorize (USB) or rescan (PCIe): the card comes back */
+	ASSERT_EQ(0, rkt_write_file(u.on, u.on_val));
 	n_after = rkt_wait_cards(n, 30000);
 	ASSERT_EQ(n, n_after);
 	rkt_card_indices(idx);
