@@ -26,10 +26,15 @@ INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm -I
 INC_server    := $(INC_llm) -Iuserspace/server
 INC_cli       := $(INC_server)
 INC_emu       := -Iinclude -Ikernel -Iemulator -Icardmodel
+# rk1828-smi: the netlink uapi header and libnl-genl-3 (no librk1828).
+NL_CFLAGS     := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
+NL_LIBS       := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
+INC_smi       := -Iinclude -Iuapi -Iuserspace/smi $(NL_CFLAGS)
 # Host tests, tools and benchmarks exercise every userspace layer. (The
 # selftests build with their own Makefile: uapi and include/rk1828 only.)
 INC_tests     := -Itests/lib -Iinclude -Iuapi -Ikernel -Iuserspace/common \
-		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/server -Iemulator -Icardmodel $(DRM_CFLAGS)
+		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/server -Iuserspace/smi -Iemulator -Icardmodel \
+		 $(DRM_CFLAGS) $(NL_CFLAGS)
 
 $(B)/obj/userspace/common/%.o: INC := $(INC_common)
 $(B)/obj/cardmodel/%.o: INC := $(INC_cardmodel)
@@ -38,6 +43,7 @@ $(B)/obj/userspace/llm/%.o: INC := $(INC_llm)
 $(B)/obj/userspace/llm/main.o: INC := $(INC_cli)
 $(B)/obj/userspace/server/%.o: INC := $(INC_server)
 $(B)/obj/emulator/%.o: INC := $(INC_emu)
+$(B)/obj/userspace/smi/%.o: INC := $(INC_smi)
 $(B)/obj/tests/%.o: INC := $(INC_tests)
 
 COMMON_SRC := $(wildcard userspace/common/*.c)
@@ -45,6 +51,7 @@ CARDMODEL_SRC := $(wildcard cardmodel/*.c)
 LIB_SRC    := $(wildcard userspace/lib/*.c)
 LLM_SRC    := $(filter-out userspace/llm/main.c,$(wildcard userspace/llm/*.c))
 EMU_SRC    := $(wildcard emulator/*.c)
+SMI_SRC    := $(filter-out userspace/smi/smi_main.c,$(wildcard userspace/smi/*.c))
 SERVER_SRC := $(filter-out userspace/server/load.c,$(wildcard userspace/server/*.c))
 FAKE_SRC   := $(wildcard tests/server/fake/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
@@ -52,7 +59,7 @@ TESTLIB_SRC := $(filter-out tests/lib/mock_rk.c,$(wildcard tests/lib/*.c))
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
-PROGS := $(B)/rk1828-llm $(B)/rk1828-emu
+PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps module userspace tests selftests selftests-install check \
@@ -127,6 +134,13 @@ LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a
 $(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(SERVER_LIBS) $(LDLIBS)
 
+# rk1828-smi: card table, events and reset over the generic netlink
+# family (userspace/smi, libnl-genl-3 + jansson).
+$(B)/libsmi.a: $(call obj,$(SMI_SRC))
+	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+$(B)/rk1828-smi: $(call obj,userspace/smi/smi_main.c) $(B)/libsmi.a
+	$(CC) $(CFLAGS) -o $@ $^ $(NL_LIBS) $(LDLIBS)
+
 $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a $(B)/libcardmodel.a
 	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)
 
@@ -135,9 +149,9 @@ $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a $(B)/libcardmodel.a
 # mock_rk_*() gets the mock's rk_* functions, the others the real ones.
 $(B)/libmock.a: $(call obj,tests/lib/mock_rk.c)
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
-$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(NL_LIBS) $(LDLIBS)
 
 # Guest (kselftest) tests: tests/selftests is a kselftest directory on
 # lib.mk (tools/testing/selftests/drivers/accel/rk1828 in a kernel tree),
