@@ -23,7 +23,7 @@ INC_common    := -Iinclude -Iuserspace/common
 INC_cardmodel := -Icardmodel
 INC_lib       := -Iinclude -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
 INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm -Icardmodel
-INC_server    := $(INC_llm) -Iuserspace/server
+INC_server    := $(INC_llm) -Iuserspace/server -Iuserspace/smi
 INC_cli       := $(INC_server)
 INC_emu       := -Iinclude -Ikernel -Iemulator -Icardmodel
 # rk1828-smi: the netlink uapi header and libnl-genl-3 (no librk1828).
@@ -122,17 +122,17 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 # It takes from userspace/llm only what the server calls besides the
 # engine: --cards and the chat templates.
 FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c)
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $(filter %.o,$^)
 
 # rk1828-llm: the CLI (run, plan, info) and `serve` (userspace/server).
 $(B)/obj/userspace/llm/main.o: CFLAGS += $(SERVER_CFLAGS)
-LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a
+LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a $(B)/libsmi.a
 $(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(SERVER_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 
 # rk1828-smi: card table, events and reset over the generic netlink
 # family (userspace/smi, libnl-genl-3 + jansson).

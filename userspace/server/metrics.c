@@ -6,12 +6,19 @@
  * (sessions, queue, tokens, TTFT and TPOT histograms, prefix cache,
  * micro-batches, per-card busy fractions) comes from one
  * engine_get_stats() snapshot, so the figures agree with each other.
+ * The cards' own counters (memory, contexts, resets, per-queue jobs and
+ * busy time, temperature, power) come from the driver's generic netlink
+ * family through userspace/smi, rendered by the same code as
+ * `rk1828-smi --json` (smi_metrics()), so both show the same names and
+ * values; they are left out when the driver is not loaded.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server.h"
+#include "smi.h"
+#include "smi_format.h"
 
 void metrics_observe(struct srv *s, int status)
 {
@@ -105,6 +112,22 @@ static void engine_part(FILE *f, struct srv *s, const struct engine_stats *st)
 	gauge(f, "rk1828_uptime_seconds", "seconds since the engine started", st->uptime_s);
 }
 
+/* The driver's view of every card (all processes' jobs, not only ours). */
+static void cards_part(FILE *f)
+{
+	struct smi_card *cards;
+	struct smi *nl;
+	int n;
+
+	if (smi_open(&nl))
+		return;
+	if (!smi_dump(nl, &cards, &n)) {
+		smi_metrics(f, cards, n);
+		free(cards);
+	}
+	smi_close(nl);
+}
+
 char *metrics_render(struct srv *s, size_t *len)
 {
 	bool ready = atomic_load(&s->state) == SRV_READY;
@@ -120,6 +143,7 @@ char *metrics_render(struct srv *s, size_t *len)
 		engine_get_stats(s->e, &st);
 		engine_part(f, s, &st);
 	}
+	cards_part(f);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
