@@ -63,7 +63,8 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps module userspace tests selftests selftests-install check \
-	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall fit-profile
+	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
+	fit-profile
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
 all: userspace module tests
@@ -80,7 +81,8 @@ help:
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
 	@echo "make selftests-install KTREE=DIR  kselftests into a kernel tree"
-	@echo "make dkms-install  install the module with DKMS (real machines)"
+	@echo "make dkms-install  install the module with DKMS and the udev rule (real machines)"
+	@echo "make udev-install  only the udev rule: accel nodes in group rk1828, mode 0660"
 
 deps:
 	@tools/install-deps
@@ -229,9 +231,21 @@ dkms-install:
 	rm -f $(DKMS_SRC)/kernel/*.mod.c
 	cp uapi/drm/*.h $(DKMS_SRC)/uapi/drm/
 	dkms install rk1828/$(DKMS_VER) -k $(DKMS_KVER)
+	$(MAKE) udev-install
 dkms-uninstall:
 	dkms remove rk1828/$(DKMS_VER) --all
 	rm -rf $(DKMS_SRC)
+	rm -f $(UDEV_RULE)
+
+# The udev rule: /dev/accel/accelN of rk1828 cards in group rk1828, mode
+# 0660 (dkms/70-rk1828.rules); the group is created when missing, the
+# nodes of cards already present are changed at once.
+UDEV_RULE := /etc/udev/rules.d/70-rk1828.rules
+udev-install:
+	getent group rk1828 >/dev/null || groupadd --system rk1828
+	install -D -m 0644 dkms/70-rk1828.rules $(UDEV_RULE)
+	-udevadm control --reload
+	-udevadm trigger --subsystem-match=accel --action=change
 
 # The model file is checked before booting; the prompt is printed first
 # (rk1828-llm prints only the continuation) so the story reads whole.
