@@ -193,9 +193,9 @@ $(B)/linux-src/.stamp $(KSFT_DIR)/lib.mk:
 # Test tools: one binary per tests/tools/*.c (e.g. the reference logits check).
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRC))
-$(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 
 # Benchmark helpers (tests/run-bench): build/bench/{mkmodel,latency,cpucal,engine_bench}.
 BENCH_SRC := $(wildcard tests/bench/*.c)
