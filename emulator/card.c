@@ -20,7 +20,6 @@
  *   moved piece by piece and re-check each piece, so no lock is held while
  *   waiting for the host.
  */
-#include <endian.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -38,7 +37,6 @@
 
 _Static_assert(sizeof(struct rk1828_hif_msg) == 48, "HIF header is 48 bytes");
 _Static_assert(sizeof(struct rk1828_hif_info) == 64, "HIF info is 64 bytes");
-_Static_assert(sizeof(struct rk1828_hif_stats) == 64, "HIF stats are 64 bytes");
 
 const char *const card_queue_names[RK1828_HIF_NUM_QUEUES] = {
 	"mgmt", "compute", "copy",
@@ -56,6 +54,7 @@ const char *card_op_name(unsigned int op)
 		[RK1828_HIF_OP_READ] = "READ",
 		[RK1828_HIF_OP_COPY] = "COPY",
 		[RK1828_HIF_OP_EXEC] = "EXEC",
+		[RK1828_HIF_OP_STATS] = "STATS",
 	};
 
 	if (op < sizeof(names) / sizeof(names[0]) && names[op])
@@ -186,31 +185,6 @@ static int queue_init(struct emu_card *card, unsigned int idx)
 	return 0;
 }
 
-int emu_card_get_hif_stats(struct emu_card *card, struct rk1828_hif_stats *r)
-{
-	struct emu_timing_stats ts;
-	uint64_t jobs = 0, late = 0;
-	unsigned int i;
-
-	memset(r, 0, sizeof(*r));
-	r->uptime_ns = htole64((uint64_t)(util_now_ns() - card->start_ns));
-	if (!card->timing)
-		return 0;
-	emu_timing_get_stats(card->timing, &ts);
-	r->flags = htole32(RK1828_HIF_STATS_TIMING |
-			   (emu_timing_no_math(card->timing) ? RK1828_HIF_STATS_TIMING_ONLY : 0));
-	r->power_mw = htole32((uint32_t)(emu_timing_power_w(card->timing) * 1000.0 + 0.5));
-	for (i = 0; i < RK1828_HIF_NUM_QUEUES && i < EMU_TIMING_QUEUES; i++) {
-		r->busy_ns[i] = htole64((uint64_t)ts.busy_ns[i]);
-		jobs += ts.jobs[i];
-		late += ts.late[i];
-	}
-	r->energy_uj = htole64((uint64_t)(ts.energy_j * 1e6));
-	r->late_jobs = htole64(late);
-	r->jobs = htole64(jobs);
-	return 0;
-}
-
 struct emu_card *emu_card_create(const struct emu_card_config *cfg)
 {
 	struct emu_card *card;
@@ -242,6 +216,7 @@ struct emu_card *emu_card_create(const struct emu_card_config *cfg)
 		}
 		card->cfg.timing = emu_timing_profile(card->timing);
 	}
+	card_stats_init(card);
 	card->mem = mmap(NULL, cfg->mem_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (card->mem == MAP_FAILED) {
@@ -310,5 +285,6 @@ void emu_card_destroy(struct emu_card *card)
 	if (card->mem)
 		munmap(card->mem, card->cfg.mem_size);
 	emu_timing_destroy(card->timing);
+	card_stats_destroy(card);
 	free(card);
 }

@@ -52,6 +52,8 @@
  * @timing_only: with @timing, EXEC skips the math (filler outputs)
  * @link: with @timing, the host link whose bandwidth and latency shape
  *	WRITE and READ
+ * @temp_limit_mc: temperature at which the card flags itself throttled
+ *	(STATS), millidegrees Celsius; 0: 95000
  */
 struct emu_card_config {
 	uint64_t mem_size;
@@ -62,6 +64,7 @@ struct emu_card_config {
 	const struct card_profile *timing;
 	bool timing_only;
 	enum cost_link link;
+	int32_t temp_limit_mc;
 };
 
 /**
@@ -95,9 +98,17 @@ struct emu_card;
 typedef void (*emu_release_fn)(void *opaque, uint8_t *data);
 
 /**
- * emu_card_get_hif_stats() - the STATS reply (rk1828_hif.h): uptime, and in
- * timing mode the modelled busy time per queue, power, energy and the
- * late jobs
+ * emu_card_get_hif_stats() - the STATS reply (rk1828_hif.h, protocol 1.1)
+ * @card: the card
+ * @r: output, little-endian as on the wire: uptime; busy time and
+ *	commands per queue, power and energy as measured and modelled by
+ *	the thermal model (card_stats.c), in timing mode the modelled busy
+ *	time, jobs, late jobs, average power and energy instead; always the
+ *	thermal model's temperature, limit and throttle flag
+ *	(%RK1828_HIF_STATS_THERMAL)
+ *
+ * Callable from any thread.
+ *
  * Return: 0.
  */
 int emu_card_get_hif_stats(struct emu_card *card, struct rk1828_hif_stats *r);

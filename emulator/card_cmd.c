@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Card emulator: the command handlers (WRITE, READ, COPY, EXEC, INFO and
- * the dispatch of the context commands) and the queue worker thread that
- * takes one command at a time off its queue's stream. Locking: card.c.
+ * Card emulator: the command handlers (WRITE, READ, COPY, EXEC, INFO,
+ * STATS and the dispatch of the context commands) and the queue worker
+ * thread that takes one command at a time off its queue's stream.
+ * Locking: card.c.
  */
 #include <endian.h>
 #include <inttypes.h>
@@ -292,11 +293,11 @@ static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 	case RK1828_HIF_OP_INFO:
 		run_info(q, cmd);
 		return;
-	case RK1828_HIF_OP_READ:
-		run_read(q, cmd, t0);
-		return;
 	case RK1828_HIF_OP_STATS:
 		run_stats(q, cmd);
+		return;
+	case RK1828_HIF_OP_READ:
+		run_read(q, cmd, t0);
 		return;
 	case RK1828_HIF_OP_CTX_CREATE:
 		st = card_op_ctx_create(card, id);
@@ -369,7 +370,9 @@ void *card_queue_worker(void *arg)
 		}
 		q->busy = true;
 		pthread_mutex_unlock(&q->lock);
+		card_stats_busy(q, util_now_ns());
 		run_command(q, &cmd);
+		card_stats_idle(q, util_now_ns());
 		pthread_mutex_lock(&q->lock);
 		q->busy = false;
 		pthread_cond_broadcast(&q->idle_cv);

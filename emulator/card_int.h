@@ -77,8 +77,39 @@ struct emu_queue {
 	struct emu_card_stats stats;
 };
 
+/*
+ * The card's telemetry (card_stats.c): busy time measured per queue and
+ * the thermal model it drives. @lock protects everything here; it nests
+ * inside nothing and takes nothing.
+ */
+struct emu_telemetry {
+	pthread_mutex_t lock;
+	int64_t last_ns;		/* last model step */
+	int64_t busy_start_ns[RK1828_HIF_NUM_QUEUES];	/* 0: idle */
+	uint64_t busy_ns[RK1828_HIF_NUM_QUEUES];	/* finished commands */
+	uint64_t busy_seen_ns[RK1828_HIF_NUM_QUEUES];	/* at the last step */
+	uint64_t commands[RK1828_HIF_NUM_QUEUES];
+	int32_t limit_mc;
+	bool throttled;
+	double power_w;			/* smoothed */
+	double energy_j;
+	double temp_c;
+};
+
+/* Thermal model constants (card_stats.c, protocol.rst "STATS"). */
+#define EMU_P_IDLE_MW		2000.0
+#define EMU_P_COMPUTE_MW	8000.0
+#define EMU_P_COPY_MW		1000.0
+#define EMU_POWER_TAU_S		1.0
+#define EMU_T_AMBIENT_MC	30000.0
+#define EMU_R_TH_MC_PER_W	6000.0
+#define EMU_THERMAL_TAU_S	30.0
+#define EMU_T_LIMIT_MC		95000
+#define EMU_T_HYST_MC		2000
+
 struct emu_card {
 	struct emu_card_config cfg;
+	struct emu_telemetry tel;
 	uint8_t *mem;
 	int notify_fd;
 	volatile int abort;
@@ -127,5 +158,11 @@ void card_complete(struct emu_queue *q, const struct rk1828_hif_msg *cmd,
 
 /* card_cmd.c */
 void *card_queue_worker(void *arg);
+
+/* card_stats.c: a queue's worker brackets each command with busy/idle */
+void card_stats_init(struct emu_card *card);
+void card_stats_destroy(struct emu_card *card);
+void card_stats_busy(struct emu_queue *q, int64_t start_ns);
+void card_stats_idle(struct emu_queue *q, int64_t end_ns);
 
 #endif

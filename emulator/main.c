@@ -59,6 +59,9 @@ static void usage(FILE *f)
 		"                       may stay holes and big models run at modelled speed\n"
 		"      --link usb|pcie  the link --timing shapes WRITE/READ to (default the\n"
 		"                       card's own: pcie with --pcie, else usb)\n"
+		"      --temp-limit C   temperature (Celsius, 1..200) at which STATS reports\n"
+		"                       the card throttled (default 95; the thermal model\n"
+		"                       idles at 42 and reaches 90 under full compute load)\n"
 		"  -v, --verbose        log every USB transfer (PCIe register access)\n"
 		"                       and command\n"
 		"  -h, --help           this text\n");
@@ -145,6 +148,7 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 		{ "serial", required_argument, NULL, 'S' },
 		{ "index", required_argument, NULL, 'i' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "temp-limit", required_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "pcie", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -195,6 +199,14 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 				return 2;
 			}
 			cfg->threads = (int)v;
+			break;
+		case 'H':
+			if (parse_u64(optarg, &v) || v < 1 || v > 200) {
+				fprintf(stderr, "rk1828-emu: bad --temp-limit '%s' (1..200 Celsius)\n",
+					optarg);
+				return 2;
+			}
+			cfg->temp_limit_mc = (int32_t)v * 1000;
 			break;
 		case 'v':
 			cfg->verbose = 1;

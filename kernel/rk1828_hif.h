@@ -22,6 +22,8 @@
 
 /* Protocol version 1.1 (1.1 adds STATS), (major << 16) | minor. */
 #define RK1828_HIF_VERSION		0x00010001
+/* First minor version with %RK1828_HIF_OP_STATS. */
+#define RK1828_HIF_MINOR_STATS		1
 
 /**
  * enum rk1828_hif_queue - hardware queues, one bulk endpoint pair each
@@ -148,19 +150,29 @@ struct rk1828_hif_info {
 #define RK1828_HIF_STATS_TIMING		0x1U
 /* ... and its EXEC skips the math (timing-only emulation). */
 #define RK1828_HIF_STATS_TIMING_ONLY	0x2U
+/* The temperature is at or above the limit: the card throttles. */
+#define RK1828_HIF_STATS_THROTTLED	0x4U
+/* @power_mw, @temp_mc and @temp_limit_mc are valid. */
+#define RK1828_HIF_STATS_THERMAL	0x8U
 
 /**
- * struct rk1828_hif_stats - STATS reply data (64 bytes): the card's own
- * account of its work since it started. A card whose time is modelled
- * (the emulator's timing mode) reports modelled figures; a card without
- * a model of its time reports zero busy time, power and energy.
+ * struct rk1828_hif_stats - STATS reply data (128 bytes): the card's own
+ *	account of its work and its sensors since it started
  * @flags: RK1828_HIF_STATS_*
- * @power_mw: average power since the card started, milliwatts
+ * @power_mw: power now (smoothed over about a second), milliwatts; with
+ *	modelled timing, the modelled average since the card started
  * @uptime_ns: time since the card started
- * @busy_ns: time each queue (enum rk1828_hif_queue) was busy
- * @energy_uj: energy since the card started, microjoules
- * @late_jobs: jobs that finished after their modelled time
- * @jobs: jobs counted in @busy_ns
+ * @busy_ns: time each queue (&enum rk1828_hif_queue) was executing
+ *	commands; a card whose time is modelled (the emulator's timing mode)
+ *	reports the modelled time
+ * @energy_uj: energy used since the card started, microjoules
+ * @late_jobs: with modelled timing, jobs that finished after their
+ *	modelled time
+ * @jobs: commands counted in @busy_ns
+ * @temp_mc: die temperature, millidegrees Celsius (signed)
+ * @temp_limit_mc: temperature at which the card throttles, millidegrees
+ *	Celsius (signed)
+ * @reserved: zero
  */
 struct rk1828_hif_stats {
 	__le32 flags;
@@ -170,6 +182,9 @@ struct rk1828_hif_stats {
 	__le64 energy_uj;
 	__le64 late_jobs;
 	__le64 jobs;
+	__le32 temp_mc;
+	__le32 temp_limit_mc;
+	__le64 reserved[7];
 };
 
 #endif /* __RK1828_HIF_H__ */
