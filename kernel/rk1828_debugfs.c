@@ -27,6 +27,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_print.h>
+#include <drm/rk1828_netlink.h>
 
 #include "rk1828_drv.h"
 
@@ -71,8 +72,9 @@ static int rk1828_queues_show(struct seq_file *m, void *unused)
 	for (q = 0; q < RK1828_SCHED_NUM; q++) {
 		struct rk1828_sched *s = &rdev->sched[q];
 
-		seq_printf(m, "sched %-8s done %lld failed %lld timeouts %lld\n",
-			   s->name, atomic64_read(&s->jobs_done),
+		seq_printf(m, "sched %-8s submitted %lld done %lld failed %lld timeouts %lld\n",
+			   s->name, atomic64_read(&s->jobs_submitted),
+			   atomic64_read(&s->jobs_done),
 			   atomic64_read(&s->jobs_failed),
 			   atomic64_read(&s->timeouts));
 	}
@@ -143,7 +145,7 @@ static ssize_t rk1828_reset_write(struct file *file, const char __user *ubuf,
 	/* drm_dev_unplug() waits for us before the transport is torn down. */
 	if (!drm_dev_enter(&rdev->drm, &idx))
 		return -ENODEV;
-	ret = rk1828_card_reset(rdev);
+	ret = rk1828_card_reset(rdev, RK1828_RESET_REASON_DEBUGFS, 0);
 	drm_dev_exit(idx);
 	return ret ? ret : len;
 }

@@ -20,6 +20,8 @@
 #include "rk1828_drv.h"
 #include "rk1828_gem.h"
 #include "rk1828_job.h"
+#include "rk1828_netlink.h"
+#include "rk1828_telemetry.h"
 
 static unsigned int rk1828_job_timeout_ms = 20000;
 module_param_named(job_timeout_ms, rk1828_job_timeout_ms, uint, 0644);
@@ -404,8 +406,9 @@ static void rk1828_mm_release(struct drm_device *drm, void *data)
  * @rdev: device from rk1828_device_alloc() with the transport filled in
  *
  * Queries the card with INFO, sets up the card-memory allocator and the
- * schedulers and registers the drm_device. Everything set up here is
- * released with the drm_device.
+ * schedulers, registers the drm_device and gives the card its netlink
+ * index (card-add event). Everything set up here is released with the
+ * drm_device.
  *
  * Return: 0 or a negative errno.
  */
@@ -426,6 +429,9 @@ int rk1828_device_register(struct rk1828_device *rdev)
 		drm_err(drm, "card did not answer INFO: %d\n", ret);
 		return ret;
 	}
+	ret = rk1828_telemetry_init(rdev);
+	if (ret)
+		return ret;
 
 	/* Card address 0 is never valid: the first granule is reserved. */
 	drm_mm_init(&rdev->mm, RK1828_CARD_ALIGN,
@@ -443,6 +449,11 @@ int rk1828_device_register(struct rk1828_device *rdev)
 	if (ret)
 		return ret;
 	rk1828_debugfs_init(rdev);
+	ret = rk1828_nl_card_add(rdev);
+	if (ret) {
+		drm_dev_unregister(drm);
+		return ret;
+	}
 
 	drm_info(drm, "RK1828 card %016llx: %llu MiB, protocol %u.%u, fw \"%s\", %s %u Mbit/s, %u contexts\n",
 		 rdev->serial, rdev->mem_size >> 20, rdev->version >> 16,
@@ -457,8 +468,9 @@ int rk1828_device_register(struct rk1828_device *rdev)
  * @rdev: the card
  *
  * Marks the card gone, aborts every transfer (running and queued jobs fail
- * with -ENODEV), wakes every waiter and unplugs the drm_device: ioctls
- * return -ENODEV from now on, memory is freed when the last file closes.
+ * with -ENODEV), wakes every waiter, takes the card out of the netlink
+ * registry (card-remove event) and unplugs the drm_device: ioctls return
+ * -ENODEV from now on, memory is freed when the last file closes.
  *
  * Context: process context (the transport's remove/disconnect).
  */
@@ -471,6 +483,7 @@ void rk1828_device_unplug(struct rk1828_device *rdev)
 	/* ... and the ones in flight are cancelled. */
 	rdev->tops->abort(rdev);
 	wake_up_all(&rdev->reset_wq);
+	rk1828_nl_card_remove(rdev);
 	drm_dev_unplug(&rdev->drm);
 }
 
@@ -481,9 +494,12 @@ static int __init rk1828_init(void)
 	ret = rk1828_job_module_init();
 	if (ret)
 		return ret;
-	ret = rk1828_usb_register();
+	ret = rk1828_netlink_register();
 	if (ret)
 		goto err_job;
+	ret = rk1828_usb_register();
+	if (ret)
+		goto err_netlink;
 	ret = rk1828_pci_register();
 	if (ret)
 		goto err_usb;
@@ -491,6 +507,8 @@ static int __init rk1828_init(void)
 
 err_usb:
 	rk1828_usb_unregister();
+err_netlink:
+	rk1828_netlink_unregister();
 err_job:
 	rk1828_job_module_exit();
 	return ret;
@@ -500,6 +518,7 @@ static void __exit rk1828_exit(void)
 {
 	rk1828_pci_unregister();
 	rk1828_usb_unregister();
+	rk1828_netlink_unregister();
 	rk1828_job_module_exit();
 }
 

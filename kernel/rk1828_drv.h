@@ -24,6 +24,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "rk1828_hif.h"
+#include "rk1828_telemetry.h"
 
 #define RK1828_DRIVER_NAME	"rk1828"
 #define RK1828_DRIVER_DESC	"Rockchip RK1828 NPU card"
@@ -168,6 +169,7 @@ struct rk1828_hif_queue_state {
  * @run_wq: ordered workqueue that executes jobs on the transport
  * @fence_context: dma_fence context of the hardware fences
  * @fence_seqno: last hardware fence seqno
+ * @jobs_submitted: jobs pushed to the scheduler (debugfs, netlink)
  * @jobs_done: jobs completed without error (debugfs)
  * @jobs_failed: jobs completed with an error (debugfs)
  * @timeouts: jobs that timed out (debugfs)
@@ -181,6 +183,7 @@ struct rk1828_sched {
 	struct workqueue_struct *run_wq;
 	u64 fence_context;
 	atomic64_t fence_seqno;
+	atomic64_t jobs_submitted;
 	atomic64_t jobs_done;
 	atomic64_t jobs_failed;
 	atomic64_t timeouts;
@@ -193,6 +196,8 @@ struct rk1828_sched {
  * @transport: transport private data
  * @dma_dev: device that does DMA for PRIME imports (the USB host
  *	controller), holds a reference
+ * @index: card index of the netlink family (rk1828_netlink.c), from
+ *	registration to unplug
  * @link_type: &enum drm_rk1828_link_type
  * @link_speed: link speed in Mbit/s
  * @version: protocol version the card reported in INFO
@@ -235,12 +240,14 @@ struct rk1828_sched {
  * @ctx_lock: protects @ctx_list and @ctx_lost
  * @ctx_list: live contexts (debugfs)
  * @job_timeout_ms: job timeout in milliseconds
+ * @telemetry: the card's last STATS reply and its poll
  */
 struct rk1828_device {
 	struct drm_device drm;
 	const struct rk1828_transport_ops *tops;
 	void *transport;
 	struct device *dma_dev;
+	u32 index;
 
 	u32 link_type;
 	u32 link_speed;
@@ -280,6 +287,7 @@ struct rk1828_device {
 	struct list_head ctx_list;
 
 	unsigned int job_timeout_ms;
+	struct rk1828_telemetry telemetry;
 };
 
 /**
@@ -447,7 +455,7 @@ int rk1828_hif_mgmt(struct rk1828_device *rdev, u16 opcode, u32 ctx,
 int rk1828_hif_mgmt_confirmed(struct rk1828_device *rdev, u16 opcode,
 			      u32 ctx, u64 arg0);
 int rk1828_hif_info(struct rk1828_device *rdev);
-int rk1828_card_reset(struct rk1828_device *rdev);
+int rk1828_card_reset(struct rk1828_device *rdev, u32 reason, u32 ctx);
 int rk1828_hif_status_to_errno(u32 status);
 bool rk1828_xfer_begin(struct rk1828_device *rdev, u32 gen);
 void rk1828_xfer_end(struct rk1828_device *rdev);

@@ -15,9 +15,11 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <drm/drm_print.h>
+#include <drm/rk1828_netlink.h>
 
 #include "rk1828_drv.h"
 #include "rk1828_hif_pci.h"
+#include "rk1828_netlink.h"
 
 #define RK1828_HIF_HDR_SIZE	sizeof(struct rk1828_hif_msg)
 /* Attempts of rk1828_hif_mgmt_confirmed(). */
@@ -395,7 +397,8 @@ static bool rk1828_hif_op_idempotent(u16 opcode)
 static bool rk1828_hif_inject(struct rk1828_device *rdev, u32 queue,
 			      const struct rk1828_hif_cmd *cmd, atomic_t *knob)
 {
-	if (queue != RK1828_HIF_QUEUE_MGMT || cmd->opcode == RK1828_HIF_OP_INFO)
+	if (queue != RK1828_HIF_QUEUE_MGMT || cmd->opcode == RK1828_HIF_OP_INFO ||
+	    cmd->opcode == RK1828_HIF_OP_STATS)
 		return false;
 	return atomic_dec_if_positive(knob) >= 0;
 }
@@ -447,7 +450,8 @@ static int rk1828_hif_attempt_locked(struct rk1828_device *rdev, u32 queue,
 	ret = rk1828_hif_xfer_locked(rdev, queue, gen, ++hq->seq, cmd, &status);
 	if (!ret && rk1828_hif_inject(rdev, queue, cmd, &rdev->fault_lose_mgmt)) {
 		/* Applied, but the completion is lost: as if a reset hit it. */
-		rk1828_card_reset(rdev);
+		rk1828_card_reset(rdev, RK1828_RESET_REASON_LOST_COMPLETION,
+				  cmd->ctx);
 		return -EIO;
 	}
 	*final = false;
@@ -455,6 +459,28 @@ static int rk1828_hif_attempt_locked(struct rk1828_device *rdev, u32 queue,
 		return ret;
 	*fate = RK1828_HIF_ANSWERED;
 	return rk1828_hif_status_to_errno(status);
+}
+
+/*
+ * Reset after a command of ours failed with @err: a timeout of a job's
+ * command (compute and copy queues carry only those) blames the job's
+ * context, which the job-timeout event names; a management command that
+ * timed out and a transport or protocol error blame nobody.
+ */
+static void rk1828_hif_reset_for(struct rk1828_device *rdev, u32 queue,
+				 const struct rk1828_hif_cmd *cmd, int err)
+{
+	bool job = queue != RK1828_HIF_QUEUE_MGMT;
+
+	if (err != -ETIMEDOUT) {
+		rk1828_card_reset(rdev, RK1828_RESET_REASON_TRANSPORT, 0);
+		return;
+	}
+	if (job)
+		rk1828_nl_job_timeout_event(rdev, cmd->ctx, queue,
+					    jiffies_to_msecs(cmd->timeout));
+	rk1828_card_reset(rdev, RK1828_RESET_REASON_TIMEOUT,
+			  job ? cmd->ctx : 0);
 }
 
 /**
@@ -513,7 +539,7 @@ int rk1828_hif_run_fate(struct rk1828_device *rdev, u32 queue,
 		drm_warn(&rdev->drm, "queue %u: op %u ctx %u %s (%d), resetting queues\n",
 			 queue, cmd->opcode, cmd->ctx,
 			 ret == -ETIMEDOUT ? "timed out" : "failed", ret);
-		rk1828_card_reset(rdev);
+		rk1828_hif_reset_for(rdev, queue, cmd, ret);
 		if (ret == -ECANCELED)
 			ret = -EIO;
 		break;
@@ -642,6 +668,9 @@ int rk1828_hif_info(struct rk1828_device *rdev)
 /**
  * rk1828_card_reset() - abort everything in flight on every queue
  * @rdev: the card
+ * @reason: &enum rk1828_reset_reason, for the reset event
+ * @ctx: context whose command caused the reset, 0 for none (the event's
+ *	guilty context)
  *
  * Bumps &rk1828_device.reset_gen so that no transfer of the old
  * generation starts any more, aborts the transfers in flight and sends
@@ -649,14 +678,16 @@ int rk1828_hif_info(struct rk1828_device *rdev)
  * rk1828_hif_run() are retried afterwards. Card memory, contexts and
  * mappings survive. A card whose reset request fails is declared dead:
  * every command fails with -EIO at once (nothing waits for it any more)
- * until a later reset succeeds, which revives it.
+ * until a later reset succeeds, which revives it. Every reset sends one
+ * reset event on the netlink family (rk1828_nl_reset_event()), except
+ * on a card that is gone.
  *
  * Context: process context, may sleep; also a job's worker inside its
- * fence signalling section (the transport's reset request allocates
- * nothing that can enter reclaim).
+ * fence signalling section (the transport's reset request and the event
+ * allocate nothing that can enter reclaim).
  * Return: 0 or the errno of the reset request.
  */
-int rk1828_card_reset(struct rk1828_device *rdev)
+int rk1828_card_reset(struct rk1828_device *rdev, u32 reason, u32 ctx)
 {
 	int ret = -ENODEV;
 
@@ -693,6 +724,8 @@ int rk1828_card_reset(struct rk1828_device *rdev)
 	WRITE_ONCE(rdev->resetting, false);
 	wake_up_all(&rdev->reset_wq);
 	mutex_unlock(&rdev->reset_lock);
+	if (!rk1828_is_gone(rdev))
+		rk1828_nl_reset_event(rdev, reason, ctx, ret);
 	return ret;
 }
 

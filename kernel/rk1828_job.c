@@ -555,6 +555,7 @@ int rk1828_sched_init_all(struct rk1828_device *rdev)
 			RK1828_HIF_QUEUE_COMPUTE : RK1828_HIF_QUEUE_COPY;
 		s->fence_context = dma_fence_context_alloc(1);
 		atomic64_set(&s->fence_seqno, 0);
+		atomic64_set(&s->jobs_submitted, 0);
 		atomic64_set(&s->jobs_done, 0);
 		atomic64_set(&s->jobs_failed, 0);
 		atomic64_set(&s->timeouts, 0);
@@ -1041,6 +1042,7 @@ static int rk1828_job_push_locked(struct rk1828_job *job,
 	fpriv->last_fence[q] = finished;
 	*seqno = ++fpriv->seqno;
 	atomic64_inc(&fpriv->ctx->submitted);
+	atomic64_inc(&job->sched->jobs_submitted);
 
 	/* The file stays until this job passed run_job. */
 	atomic_inc(&fpriv->pending);
