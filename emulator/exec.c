@@ -149,8 +149,8 @@ int ex_map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor 
 }
 
 int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *st,
-		 const struct ex_prog *p, uint64_t block_floats, float **out,
-		 size_t *stride_floats)
+		 const struct ex_prog *p, uint64_t n_blocks, uint64_t block_floats,
+		 float **out, size_t *stride_floats)
 {
 	uint64_t addr = le64toh(st->addr), stride = le64toh(st->seq_stride), n;
 
@@ -163,8 +163,8 @@ int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *s
 		return ST_INVAL;
 	}
 	*stride_floats = (size_t)(stride / 4);
-	/* All n_seq blocks: (n_seq - 1) strides + one block. */
-	if (!mul_ok(p->n_seq - 1, *stride_floats, &n) ||
+	/* All blocks: (n_blocks - 1) strides + one block. */
+	if (!mul_ok(n_blocks - 1, *stride_floats, &n) ||
 	    __builtin_add_overflow(n, block_floats, &n))
 		return ST_INVAL;
 	return map_f32(acc, addr, n, out);
@@ -263,7 +263,7 @@ static int validate_tokens(const struct emu_access *acc, const struct rk1828_pro
 		uint32_t known = RK1828_PROG_TOK_LOGITS | (p->hybrid ? snap : 0);
 
 		if (pos >= p->n_ctx || seq >= p->n_seq || (fl & ~known) ||
-		    ((fl & snap) ? aux >= p->n_seq || aux == seq : aux != 0)) {
+		    ((fl & snap) ? aux >= p->n_seq + p->n_snap || aux == seq : aux != 0)) {
 			free(keys);
 			return ST_INVAL;
 		}
@@ -310,7 +310,10 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 	       (p->hybrid ? sizeof(struct rk1828_prog_hlayer) : sizeof(struct rk1828_prog_layer));
 	if (size != want || size > prog_size)
 		return ST_INVAL;
-	if (h->pad || h->delay_ms || h->pad2 || h->reserved[0])
+	if (h->pad || h->delay_ms || h->reserved[0])
+		return ST_INVAL;
+	p->n_snap = le32toh(h->n_snap);
+	if (p->n_snap && (!p->hybrid || !(p->flags & RK1828_PROG_F_BATCH)))
 		return ST_INVAL;
 	if (p->flags & ~known)
 		return ST_INVAL;
@@ -420,12 +423,12 @@ static int validate_hattn(const struct emu_access *acc, const struct rk1828_prog
 	TRY(map_tensor(acc, &a->k_norm, 1, p->head_dim, true, true, &o->k_norm));
 	if ((fl & RK1828_PROG_LF_GATE) && o->bq.p)
 		return ST_INVAL;
-	TRY(ex_map_state(acc, &l->state[0], p, (uint64_t)p->n_ctx * p->kv_dim, &o->k_cache,
-			 &o->kv_stride));
+	TRY(ex_map_state(acc, &l->state[0], p, p->n_seq, (uint64_t)p->n_ctx * p->kv_dim,
+			 &o->k_cache, &o->kv_stride));
 	{
 		size_t vs;
 
-		TRY(ex_map_state(acc, &l->state[1], p, (uint64_t)p->n_ctx * p->kv_dim,
+		TRY(ex_map_state(acc, &l->state[1], p, p->n_seq, (uint64_t)p->n_ctx * p->kv_dim,
 				 &o->v_cache, &vs));
 		/* One stride per layer: the caches of a sequence move together. */
 		if (vs != o->kv_stride)

@@ -46,8 +46,10 @@ int ex_validate_dnet(const struct emu_access *acc, const struct rk1828_prog_hlay
 	TRY(ex_map_tensor(acc, &d->ssm_a, 1, Hv, true, false, &t[6]));
 	TRY(ex_map_tensor(acc, &d->norm, 1, S, true, false, &t[7]));
 	TRY(ex_map_tensor(acc, &d->out, p->dim, V, false, false, &t[8]));
-	TRY(ex_map_state(acc, &l->state[0], p, (K - 1) * C, &o->conv_state, &o->conv_stride));
-	TRY(ex_map_state(acc, &l->state[1], p, Hv * S * S, &o->ssm_state, &o->ssm_stride));
+	TRY(ex_map_state(acc, &l->state[0], p, p->n_seq + p->n_snap, (K - 1) * C, &o->conv_state,
+			 &o->conv_stride));
+	TRY(ex_map_state(acc, &l->state[1], p, p->n_seq + p->n_snap, Hv * S * S, &o->ssm_state,
+			 &o->ssm_stride));
 #undef TRY
 	for (i = 0; i < 9; i++)
 		if (!t[i].p)

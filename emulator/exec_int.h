@@ -75,6 +75,7 @@ struct ex_prog {
 	size_t dim, n_heads, n_kv_heads, head_dim, ffn_dim, n_ctx, rope_dim, n_vocab;
 	size_t q_dim, kv_dim;
 	size_t n_seq, kv_stride;	/* sequences; floats from one to the next */
+	size_t n_snap;			/* 1.2: snapshot blocks of DeltaNet regions */
 	float eps, theta;
 	const float *in;
 	float *out;
@@ -121,12 +122,12 @@ int ex_map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor 
 		  struct ex_tensor *out);
 
 /*
- * A state region of @n_seq blocks of @block_floats floats: @st's base
+ * A state region of @n_blocks blocks of @block_floats floats: @st's base
  * and stride (zero without F_BATCH); *@stride_floats out.
  */
 int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *st,
-		 const struct ex_prog *p, uint64_t block_floats, float **out,
-		 size_t *stride_floats);
+		 const struct ex_prog *p, uint64_t n_blocks, uint64_t block_floats,
+		 float **out, size_t *stride_floats);
 
 /* x[t] += ffn(rmsnorm(x[t]) * ffn_norm) for every token; ST_OK or ST_NOMEM. */
 int ex_run_ffn(struct ex_work *w, const struct ex_layer *l);

@@ -125,8 +125,9 @@ struct rk1828_prog_state {
  * (1.2, %RK1828_PROG_OP_HYBRID) After this token, copy the recurrent
  * states of its sequence (the conv and DeltaNet state blocks of every
  * DeltaNet layer of the program; K/V caches are not copied) into the
- * blocks of sequence @aux: a checkpoint, e.g. at a bucket boundary, that a
- * prefix cache can restore.
+ * blocks of sequence @aux, a live sequence or one of the header's @n_snap
+ * snapshot blocks: a checkpoint, e.g. at a bucket boundary, that a prefix
+ * cache can restore.
  */
 #define RK1828_PROG_TOK_SNAPSHOT	0x2U
 /*
@@ -145,7 +146,7 @@ struct rk1828_prog_state {
  *	reads and writes
  * @flags: RK1828_PROG_TOK_*
  * @aux: with %RK1828_PROG_TOK_SNAPSHOT or %RK1828_PROG_TOK_RESTORE the
- *	other sequence (< @n_seq, not @seq); else zero
+ *	other sequence (< @n_seq + @n_snap, not @seq); else zero
  *
  * Within one program, (@seq, @pos) pairs are distinct. All K/V rows of a
  * program are written before any attention reads, so tokens of one
@@ -334,8 +335,8 @@ struct rk1828_prog_dnet {
  *	[n_ctx][n_kv_heads * head_dim] each; DELTANET the conv state, F32
  *	[K - 1][C] (the last K - 1 qkv rows, oldest first), and the recurrent
  *	state, F32 [Hv][S][S]. Without %RK1828_PROG_F_BATCH one sequence
- *	and @seq_stride zero; else @n_seq blocks, @seq_stride >= the block
- *	size and a multiple of 4
+ *	and @seq_stride zero; else @n_seq blocks (DELTANET: @n_seq + @n_snap),
+ *	@seq_stride >= the block size and a multiple of 4
  * @reserved: zero
  *
  * The residual structure is the decoder layer's: x += mixer(rmsnorm(x) *
@@ -394,7 +395,11 @@ struct rk1828_prog_hlayer {
  *	n_ctx * n_kv_heads * head_dim * 4; else zero
  * @n_seq: %RK1828_PROG_F_BATCH: sequences of every state region (>= 1);
  *	else zero (one sequence)
- * @pad2: zero
+ * @n_snap: (1.2) %RK1828_PROG_OP_HYBRID with %RK1828_PROG_F_BATCH:
+ *	snapshot blocks after the @n_seq sequence blocks of every DeltaNet
+ *	state region (sequence indices n_seq .. n_seq + n_snap - 1, reachable
+ *	only as the @aux of %RK1828_PROG_TOK_SNAPSHOT / _RESTORE; K/V regions
+ *	have none); else zero
  * @reserved: zero; room for later per-program parameters (see the
  *	extension rules at the top of this header)
  * @output_norm: F32 [dim] (with %RK1828_PROG_F_OUTPUT)
@@ -426,7 +431,7 @@ struct rk1828_program {
 	__le64 tok_addr;
 	__le64 kv_seq_stride;
 	__le32 n_seq;
-	__le32 pad2;
+	__le32 n_snap;
 	__le64 reserved[1];
 	struct rk1828_prog_tensor output_norm;
 	struct rk1828_prog_tensor output;

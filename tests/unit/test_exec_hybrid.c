@@ -13,10 +13,12 @@
  *    0-4, then 5-7 + output), logits of every token within 1e-4 relative;
  *  - F32 and Q4_K_M weights (Q4_K matrices, Q6_K in some blocks);
  *  - a micro-batch of two sequences interleaved token by token;
- *  - snapshot and restore: a prefix with a snapshot of its recurrent
- *    state, another continuation, then a restore and the first one, whose
- *    logits must be the reference's for prefix + continuation;
- *  - malformed hybrid programs are INVAL and write nothing.
+ *  - snapshot and restore, into another live sequence and into one of the
+ *    header's n_snap snapshot blocks: a prefix with a snapshot of its
+ *    recurrent state, another continuation, then a restore and the first
+ *    one, whose logits must be the reference's for prefix + continuation;
+ *  - malformed hybrid programs are INVAL (or ACCESS: regions past the
+ *    mappings) and write nothing.
  */
 #include <endian.h>
 #include <math.h>
@@ -36,6 +38,7 @@
 #define N_CTX 128
 #define N_TOK 90
 #define N_SEQS 3
+#define N_SNAP 1		/* snapshot blocks of the DeltaNet regions */
 #define SPLIT 5
 #define MEM_SIZE (192u << 20)
 #define PROG_BYTES 8192
@@ -82,6 +85,7 @@ struct dev {
 	const struct ref_model *m;
 	struct rk1828_prog_hlayer *layers;	/* strides filled per program */
 	uint64_t state_bytes[64][2];
+	int blocks[64];
 	struct rk1828_prog_tensor output_norm, output;
 	uint64_t in, hid, logits, toks, prog[2];
 };
@@ -147,8 +151,9 @@ static void upload_layer(struct dev *d, int i)
 	}
 	d->state_bytes[i][0] = b0;
 	d->state_bytes[i][1] = b1;
-	l->state[0].addr = htole64(card_alloc(&d->c, b0 * N_SEQS));
-	l->state[1].addr = htole64(card_alloc(&d->c, b1 * N_SEQS));
+	d->blocks[i] = r->recurrent ? N_SEQS + N_SNAP : N_SEQS;
+	l->state[0].addr = htole64(card_alloc(&d->c, b0 * d->blocks[i]));
+	l->state[1].addr = htole64(card_alloc(&d->c, b1 * d->blocks[i]));
 }
 
 static struct dev *dev_new(const struct ref_model *m)
@@ -193,7 +198,7 @@ static void dev_reset_states(struct dev *d)
 	for (i = 0; i < d->m->c.n_layers; i++)
 		for (j = 0; j < 2; j++)
 			memset(d->c.mem + le64toh(d->layers[i].state[j].addr), 0,
-			       d->state_bytes[i][j] * N_SEQS);
+			       d->state_bytes[i][j] * d->blocks[i]);
 }
 
 /*
@@ -233,6 +238,7 @@ static uint32_t make_prog(const struct dev *d, void *p, int first, int n, uint32
 	if (batch) {
 		h->tok_addr = htole64(d->toks);
 		h->n_seq = htole32(N_SEQS);
+		h->n_snap = htole32(N_SNAP);
 	}
 	if (flags & RK1828_PROG_F_OUTPUT) {
 		h->output_norm = d->output_norm;
@@ -374,11 +380,12 @@ static void check_batch(struct dev *d, const int *ta, const int *tb, const float
 }
 
 /*
- * Prefix of 20 tokens with a snapshot into sequence 1; continuation A
- * (20 more tokens of toks_a); restore from 1 and continuation B: its
- * logits are those of prefix + B.
+ * Prefix of 20 tokens with a snapshot into block @snap (a live sequence
+ * or a snapshot block); continuation A (20 more tokens of toks_a);
+ * restore from @snap and continuation B: its logits are prefix + B's.
  */
-static void check_snapshot(struct dev *d, const int *ta, const int *tb, const float *rb)
+static void check_snapshot(struct dev *d, const int *ta, const int *tb, const float *rb,
+			   uint32_t snap)
 {
 	size_t V = (size_t)d->m->c.n_vocab;
 	double worst = 0;
@@ -388,7 +395,7 @@ static void check_snapshot(struct dev *d, const int *ta, const int *tb, const fl
 	embed(d, tb, 20, 0);
 	for (i = 0; i < 20; i++)
 		set_tok(d, i, (uint32_t)i, 0, 0, 0);
-	set_tok(d, 19, 19, 0, RK1828_PROG_TOK_SNAPSHOT, 1);
+	set_tok(d, 19, 19, 0, RK1828_PROG_TOK_SNAPSHOT, snap);
 	rc = run_both(d, 20, 0, 0, true);
 	embed(d, ta + 20, 20, 0);
 	for (i = 0; i < 20; i++)
@@ -398,16 +405,17 @@ static void check_snapshot(struct dev *d, const int *ta, const int *tb, const fl
 	embed(d, tb + 20, 20, 0);
 	for (i = 0; i < 20; i++)
 		set_tok(d, i, (uint32_t)(20 + i), 0, RK1828_PROG_TOK_LOGITS, 0);
-	set_tok(d, 0, 20, 0, RK1828_PROG_TOK_LOGITS | RK1828_PROG_TOK_RESTORE, 1);
+	set_tok(d, 0, 20, 0, RK1828_PROG_TOK_LOGITS | RK1828_PROG_TOK_RESTORE, snap);
 	rc = rc ? rc : run_both(d, 20, 0, 0, true);
 	if (!rc)
 		worst = rel_diff((float *)(d->c.mem + d->logits), rb + 20 * V, 20 * V);
-	tap_ok(!rc && worst <= TOL, "snapshot after a 20-token prefix, another continuation, "
-	       "restore: the logits are prefix + continuation's (%.2e, rc %d)", worst, rc);
+	tap_ok(!rc && worst <= TOL, "snapshot into %s %u after a 20-token prefix, another "
+	       "continuation, restore: the logits are prefix + continuation's (%.2e, rc %d)",
+	       snap < N_SEQS ? "sequence" : "snapshot block", snap, worst, rc);
 }
 
-/* A malformed program fails with INVAL and changes no card memory. */
-static void neg(struct dev *d, const void *prog, uint32_t size, const char *what)
+/* A malformed program fails with @want and changes no card memory. */
+static void neg_st(struct dev *d, const void *prog, uint32_t size, int want, const char *what)
 {
 	uint8_t *before = malloc(d->c.top);
 	int rc, same;
@@ -416,9 +424,14 @@ static void neg(struct dev *d, const void *prog, uint32_t size, const char *what
 	rc = exec_prog(d, 1, prog, size);
 	memcpy(before + d->prog[1], d->c.mem + d->prog[1], PROG_BYTES);
 	same = !memcmp(before, d->c.mem, d->c.top);
-	tap_ok(rc == RK1828_HIF_ST_INVAL && same, "%s -> INVAL (rc %d, memory %s)", what, rc,
-	       same ? "unchanged" : "CHANGED");
+	tap_ok(rc == want && same, "%s -> %s (rc %d, memory %s)", what,
+	       want == RK1828_HIF_ST_INVAL ? "INVAL" : "ACCESS", rc, same ? "unchanged" : "CHANGED");
 	free(before);
+}
+
+static void neg(struct dev *d, const void *prog, uint32_t size, const char *what)
+{
+	neg_st(d, prog, size, RK1828_HIF_ST_INVAL, what);
 }
 
 static void check_rejections(struct dev *d)
@@ -476,9 +489,16 @@ static void check_rejections(struct dev *d)
 	neg(d, p, sz, "RESTORE on a token that is not its sequence's first");
 	set_tok(d, 2, 2, 0, RK1828_PROG_TOK_SNAPSHOT, 0);
 	neg(d, p, sz, "SNAPSHOT into its own sequence");
-	set_tok(d, 2, 2, 0, RK1828_PROG_TOK_SNAPSHOT, N_SEQS);
-	neg(d, p, sz, "SNAPSHOT into a sequence >= n_seq");
+	set_tok(d, 2, 2, 0, RK1828_PROG_TOK_SNAPSHOT, N_SEQS + N_SNAP);
+	neg(d, p, sz, "SNAPSHOT into a block >= n_seq + n_snap");
 	set_tok(d, 2, 2, 0, 0, 0);
+	FRESH(true);
+	h->n_snap = htole32(50000);
+	neg_st(d, p, sz, RK1828_HIF_ST_ACCESS, "n_snap beyond the mapped DeltaNet regions");
+	set_tok(d, 2, 2, 0, 0, 0);
+	FRESH(false);
+	h->n_snap = htole32(1);
+	neg(d, p, sz, "n_snap without F_BATCH");
 	FRESH(false);
 	h->op = htole32(RK1828_PROG_OP_DECODER);
 	neg(d, p, sz, "hybrid records under OP_DECODER (size mismatch)");
@@ -532,7 +552,8 @@ static void check_type(const char *type, bool all)
 	check_buckets(d, type, ta, ra);
 	if (all) {
 		check_batch(d, ta, tb, ra, rb);
-		check_snapshot(d, ta, tb, rb);
+		check_snapshot(d, ta, tb, rb, 1);
+		check_snapshot(d, ta, tb, rb, N_SEQS);
 		check_rejections(d);
 	}
 	dev_free(d);
