@@ -12,7 +12,8 @@
  * per-token form for one, split where the token table asks for a snapshot
  * (the states after that token are copied into the blocks of sequence
  * aux) and preceded by a restore (the blocks of aux copied in) when its
- * first token asks for one; then the output projection runs over all.
+ * first token asks for one, or by zeroed states when its first token is
+ * at position 0; then the output projection runs over all.
  */
 #include "exec_int.h"
 
@@ -117,8 +118,13 @@ static int mix_sequence(struct ex_work *w, const struct ex_layer *l, struct dn_b
 	float *cs = l->conv_state + seq * l->conv_stride;
 	float *ss = l->ssm_state + seq * l->ssm_stride;
 
-	if (toks[rows[0]].restore)
+	if (toks[rows[0]].restore) {
 		copy_states(l, toks[rows[0]].aux, seq);
+	} else if (toks[rows[0]].pos == 0) {
+		/* A sequence starting at position 0 has no history. */
+		memset(cs, 0, (l->dn.conv_k - 1) * dn_channels(&l->dn) * sizeof(float));
+		memset(ss, 0, l->dn.n_v_heads * l->dn.head_dim * l->dn.head_dim * sizeof(float));
+	}
 	for (i = 0; i < n; i++) {
 		const struct ex_tok *tk = &toks[rows[i]];
 

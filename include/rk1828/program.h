@@ -154,7 +154,9 @@ struct rk1828_prog_state {
  * position that no token of the program writes must hold what earlier
  * programs wrote there. A DeltaNet layer (%RK1828_PROG_OP_HYBRID) runs
  * the tokens of each sequence in table order, so they must come at
- * consecutive increasing positions, continuing its recurrent state.
+ * consecutive increasing positions, continuing its recurrent state; a
+ * sequence whose first token in the program is at position 0 starts from
+ * zero states (unless that token restores a snapshot).
  */
 struct rk1828_prog_token {
 	__le32 pos;
