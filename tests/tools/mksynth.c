@@ -6,7 +6,7 @@
  *
  *   mksynth -o OUT.gguf --arch ARCH [--type TYPE] [--vocab VOCAB.gguf]
  *           [--preset tiny|9b|27b] [--shape FILE] [--shape-only] [--seed S]
- *           [--layers N] [--ffn N]
+ *           [--layers N] [--ffn N] [--mtp N]
  *
  * ARCH: llama, qwen2 (Q/K/V biases), qwen3 (per-head Q/K RMSNorm), qwen35
  * (hybrid: Gated DeltaNet layers and gated full attention every
@@ -41,6 +41,10 @@
  * no weights from it, the card memory being zero already), write the
  * tensor infos but leave the data as holes of a
  * sparse file (real sizes, no disk use): for the planner.
+ *
+ * --mtp N (qwen35): the last N blocks are multi-token-prediction blocks
+ * (<arch>.nextn_predict_layers = N), written like full-attention blocks;
+ * runtimes skip them.
  *
  * Weights (fixed seed: the file is byte-for-byte reproducible): matrices
  * uniform in +-sqrt(3 / fan_in) * gain, norm weights 1 +- 0.1, biases
@@ -187,6 +191,7 @@ struct gen {
 	const struct shape *s;
 	const struct types *t;
 	bool shape_only;
+	uint32_t mtp;
 	uint64_t rng;
 	char err[512];
 };
@@ -308,7 +313,7 @@ static bool more_bits(uint32_t i, uint32_t n)
 
 static bool is_full_attn(const struct shape *s, uint32_t l)
 {
-	return strcmp(s->arch, "qwen35") || (l + 1) % s->fa_interval == 0;
+	return strcmp(s->arch, "qwen35") || (l + 1) % s->fa_interval == 0 || l >= s->n_layers;
 }
 
 static int add_attention(struct gen *g, uint32_t l, const char *p)
@@ -421,7 +426,9 @@ static int add_hparams(struct gen *g)
 	/* The weights are holes: the runtime need not upload them (pipeline.h). */
 	if (g->shape_only)
 		r = r ? r : gguf_writer_add_bool(w, "rk1828.shape_only", true);
-	U32("block_count", s->n_layers);
+	U32("block_count", s->n_layers + g->mtp);
+	if (g->mtp)
+		U32("nextn_predict_layers", g->mtp);
 	U32("context_length", s->ctx);
 	U32("embedding_length", s->dim);
 	U32("feed_forward_length", s->ffn);
@@ -510,7 +517,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: mksynth -o OUT.gguf --arch llama|qwen2|qwen3|qwen35 [--type TYPE]\n"
 		"               [--vocab VOCAB.gguf] [--preset tiny|9b|27b] [--shape FILE]\n"
-		"               [--shape-only] [--seed S] [--layers N] [--ffn N]\n"
+		"               [--shape-only] [--seed S] [--layers N] [--ffn N] [--mtp N]\n"
 		"TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q5_k q6_k q4_k_m w4a16\n");
 }
 
@@ -525,6 +532,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "layers", required_argument, NULL, 'l' },
 		{ "ffn", required_argument, NULL, 'f' },
+		{ "mtp", required_argument, NULL, 'M' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "shape", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
@@ -551,6 +559,7 @@ int main(int argc, char **argv)
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'l': layers = strtoul(optarg, NULL, 0); break;
 		case 'f': ffn = strtoul(optarg, NULL, 0); break;
+		case 'M': g.mtp = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'o': out = optarg; break;
 		case 'F': shape_file = optarg; break;
 		default: usage(); return 1;
@@ -625,7 +634,7 @@ int main(int argc, char **argv)
 		r = vocab ? add_vocab(&g, vocab, &n_vocab) : add_placeholder_vocab(&g, n_vocab);
 	if (!r)
 		r = add(&g, "token_embd.weight", s.dim, n_vocab, g.t->embd, fill_uniform, &scale);
-	for (l = 0; !r && l < s.n_layers; l++)
+	for (l = 0; !r && l < s.n_layers + g.mtp; l++)
 		r = add_block(&g, l);
 	if (!r)
 		r = vec_norm(&g, "output_norm.weight", s.dim);

@@ -297,7 +297,7 @@ static void test_psim(void)
 	sim = psim_create(l, 2, &h, &plan, &o);
 	cost_batch_add_seq(&b, 1, 0, 1);
 	{
-		uint64_t prog = (plan_prog_bytes(1) + 16 * 16 + 63) & ~63ULL;
+		uint64_t prog = (plan_prog_bytes(1, false) + 16 * 16 + 63) & ~63ULL;
 
 		t_in = cost_link_ns(&p, COST_LINK_PCIE, prog + 896 * 4);
 		t_hid = cost_link_ns(&p, COST_LINK_PCIE, 896 * 4);

@@ -70,6 +70,7 @@ struct engine_req {
 	void *user;
 
 	int slot, cached;
+	int restore;		/* hybrid: snapshot block to restore first, or -1 */
 	struct sched_seq sq;
 	struct sampler *smp;
 	struct txo txo;
@@ -78,6 +79,20 @@ struct engine_req {
 	int cap_lp;
 	bool got_first;
 	double t_submit, t_start, t_first;
+};
+
+/* Recurrent-state checkpoints per slot of a hybrid model (engine_hybrid.c). */
+#define ENG_SNAPS	4
+
+/**
+ * struct eng_snaps - a slot's checkpoints
+ * @pos: per snapshot block, the tokens of the slot's history its state
+ *	has seen (0: none)
+ * @next: the block the next checkpoint overwrites (round robin)
+ */
+struct eng_snaps {
+	int pos[ENG_SNAPS];
+	int next;
 };
 
 /**
@@ -129,6 +144,8 @@ struct eng_flight {
  * @piece: token text buffer of @piece_cap = tok_max_piece() bytes (a piece
  *	is never cut, however long its token is)
  * @ev_ids, @ev_lp, @cap_ev: event scratch
+ * @hybrid: the model has recurrent (DeltaNet) blocks (engine_hybrid.c)
+ * @snaps: hybrid: the checkpoints of each slot
  */
 struct engine {
 	const struct llm_model *m;
@@ -170,6 +187,8 @@ struct engine {
 	int32_t *ev_ids;
 	struct engine_logprob *ev_lp;
 	int cap_ev;
+	bool hybrid;
+	struct eng_snaps *snaps;
 };
 
 double eng_now_ms(void);
@@ -188,5 +207,16 @@ int eng_build(struct engine *e);
 int eng_submit_batch(struct engine *e, int n, char *err, size_t errlen);
 int eng_collect(struct engine *e, char *err, size_t errlen);
 void eng_drop_flight(struct engine *e);
+
+/*
+ * engine_hybrid.c: eng_hybrid_snaps() is the pipeline's n_snap (0 unless
+ * hybrid); eng_hybrid_reuse() turns the scheduler's reuse q->cached into
+ * one the recurrent state allows and picks the checkpoint to restore
+ * (q->restore); eng_hybrid_flags() marks the restores and checkpoints of a
+ * micro-batch in its pipeline form.
+ */
+uint32_t eng_hybrid_snaps(const struct engine *e);
+int eng_hybrid_reuse(struct engine *e, struct engine_req *q);
+void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n);
 
 #endif

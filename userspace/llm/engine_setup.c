@@ -80,6 +80,7 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 	}
 	for (;;) {
 		sz.n_seq = (uint32_t)S;
+		sz.n_snap = e->hybrid ? (uint32_t)(S * ENG_SNAPS) : 0;
 		ret = plan_model(e->m, &sz, n_cards, free_b, ids, &e->plan, msg, sizeof(msg));
 		if (!ret)
 			break;
@@ -137,10 +138,11 @@ static int alloc_buffers(struct engine *e)
 	if (!e->cost.ns)
 		return -ENOMEM;
 	e->max_rows = S < B ? S : B;
+	e->snaps = calloc((size_t)S, sizeof(*e->snaps));
 	e->logits = malloc((size_t)e->max_rows * e->m->n_vocab * sizeof(float));
 	e->piece_cap = tok_max_piece(e->tok);
 	e->piece = malloc(e->piece_cap);
-	if (!e->slots || !e->run || !e->mb || !e->ptok || !e->logits || !e->piece)
+	if (!e->slots || !e->run || !e->mb || !e->ptok || !e->logits || !e->piece || !e->snaps)
 		return -ENOMEM;
 	for (i = 0; i < S; i++) {
 		e->slots[i].toks = malloc((size_t)e->info.n_ctx * sizeof(int32_t));
@@ -169,6 +171,7 @@ void eng_free(struct engine *e)
 		free(e->fl[i].rq);
 	}
 	free(e->slots);
+	free(e->snaps);
 	free(e->run);
 	free(e->mb);
 	free(e->ptok);
@@ -203,6 +206,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	if (!e)
 		return set_err(err, errlen, -ENOMEM, "out of host memory");
 	e->m = m;
+	e->hybrid = llm_model_hybrid(m);
 	e->tok = tok;
 	e->eos = tok_eos(tok);
 	pthread_mutex_init(&e->mu, NULL);
@@ -224,6 +228,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	po.n_ctx = e->info.n_ctx;
 	po.bucket = e->info.bucket;
 	po.n_seq = (uint32_t)e->info.n_slots;
+	po.n_snap = eng_hybrid_snaps(e);
 	po.timeout_ms = e->o.timeout_ms;
 	po.verbose = e->o.verbose;
 	po.progress = e->o.progress;

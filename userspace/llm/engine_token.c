@@ -51,6 +51,8 @@ int eng_start(struct engine *e, struct engine_req *q)
 	q->smp = sampler_new(&sp, (int)e->m->n_vocab);
 	if (!q->smp)
 		return -ENOMEM;
+	/* A hybrid model reuses only where a recurrent state exists. */
+	q->cached = eng_hybrid_reuse(e, q);
 	/* Rows past the reused prefix are overwritten by this request. */
 	sl->n_toks = q->cached;
 	memset(&q->sq, 0, sizeof(q->sq));
@@ -242,6 +244,7 @@ int eng_submit_batch(struct engine *e, int n, char *err, size_t errlen)
 		sl->toks[t->pos] = t->token;
 		sl->n_toks = t->pos + 1;
 	}
+	eng_hybrid_flags(e, e->ptok, n);
 	if (pipe_submit(e->pipe, e->ptok, n, err, errlen))
 		return -1;
 	f->n = n;

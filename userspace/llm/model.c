@@ -36,14 +36,29 @@ static int get_u32(const struct gguf_file *gf, const char *arch,
 	uint64_t v;
 
 	snprintf(key, sizeof(key), "%s.%s", arch, suffix);
-	if (!gguf_find_kv(gf, key)) {
+	const struct gguf_kv *kv = gguf_find_kv(gf, key);
+
+	if (!kv) {
 		if (required)
 			return fail(err, errlen, gf, "missing metadata key %s", key);
 		*out = def;
 		return 0;
 	}
-	if (!gguf_get_u64(gf, key, &v))
+	if (kv->type == GGUF_VT_ARRAY) {
+		/* Per-layer arrays (llama.cpp get_key_or_arr): all equal here. */
+		int64_t first, e;
+		uint64_t i;
+
+		if (!kv->arr_n || !gguf_arr_i64(kv, 0, &first))
+			return fail(err, errlen, gf, "metadata key %s is not an integer array", key);
+		for (i = 1; i < kv->arr_n; i++)
+			if (!gguf_arr_i64(kv, i, &e) || e != first)
+				return fail(err, errlen, gf,
+					    "metadata key %s differs between layers; not supported", key);
+		v = first < 0 ? 0 : (uint64_t)first;
+	} else if (!gguf_get_u64(gf, key, &v)) {
 		return fail(err, errlen, gf, "metadata key %s is not an unsigned integer", key);
+	}
 	if (v == 0 || v > 0x7fffffff)
 		return fail(err, errlen, gf, "metadata key %s = %llu out of range",
 			    key, (unsigned long long)v);
@@ -129,14 +144,6 @@ static int get_tensor(const struct llm_model *m, const char *name,
 	return 0;
 }
 
-static int load_layer(struct llm_model *m, uint32_t l, char *err, size_t errlen)
-{
-	struct llm_layer *L = &m->layers[l];
-	uint64_t q = (uint64_t)m->n_heads * m->head_dim;
-	uint64_t kv = (uint64_t)m->n_kv_heads * m->head_dim;
-	bool bias = m->arch == LLM_ARCH_QWEN2, qk_norm = m->arch == LLM_ARCH_QWEN3;
-	char name[64];
-
 #define T(field, suffix, ne0, ne1, req)						\
 	do {									\
 		snprintf(name, sizeof(name), "blk.%u.%s.weight", l, suffix);	\
@@ -150,8 +157,23 @@ static int load_layer(struct llm_model *m, uint32_t l, char *err, size_t errlen)
 			return -1;						\
 	} while (0)
 
-	T(attn_norm, "attn_norm", m->dim, 0, true);
-	T(wq, "attn_q", m->dim, q, true);
+/* Self-attention tensors of block @l (llama, qwen2, qwen3, qwen35 full attention). */
+static int load_attention(struct llm_model *m, uint32_t l, char *err, size_t errlen)
+{
+	struct llm_layer *L = &m->layers[l];
+	uint64_t q = (uint64_t)m->n_heads * m->head_dim;
+	uint64_t kv = (uint64_t)m->n_kv_heads * m->head_dim;
+	bool bias = m->arch == LLM_ARCH_QWEN2;
+	bool qk_norm = m->arch == LLM_ARCH_QWEN3 || m->arch == LLM_ARCH_QWEN35;
+	char name[64], qname[64];
+
+	snprintf(name, sizeof(name), "blk.%u.attn_qkv.weight", l);
+	snprintf(qname, sizeof(qname), "blk.%u.attn_q.weight", l);
+	if (gguf_find_tensor(m->gf, name) && !gguf_find_tensor(m->gf, qname))
+		return fail(err, errlen, m->gf,
+			    "block %u has a fused attn_qkv attention projection; only separate "
+			    "attn_q, attn_k and attn_v are supported", l);
+	T(wq, "attn_q", m->dim, m->attn_gate ? 2 * q : q, true);
 	T(wk, "attn_k", m->dim, kv, true);
 	T(wv, "attn_v", m->dim, kv, true);
 	T(wo, "attn_output", q, m->dim, true);
@@ -160,12 +182,130 @@ static int load_layer(struct llm_model *m, uint32_t l, char *err, size_t errlen)
 	B(bv, "attn_v", kv, bias);
 	T(q_norm, "attn_q_norm", m->head_dim, 0, qk_norm);
 	T(k_norm, "attn_k_norm", m->head_dim, 0, qk_norm);
-	T(ffn_norm, "ffn_norm", m->dim, 0, true);
+	return 0;
+}
+
+/* qwen35 Gated DeltaNet tensors of block @l (llama.cpp qwen35.cpp names). */
+static int load_deltanet(struct llm_model *m, uint32_t l, char *err, size_t errlen)
+{
+	struct llm_layer *L = &m->layers[l];
+	uint64_t val = (uint64_t)m->ssm_v_heads * m->ssm_state, ch = llm_ssm_channels(m);
+	char name[64];
+
+	T(ssm_qkv, "attn_qkv", m->dim, ch, true);
+	T(ssm_gate, "attn_gate", m->dim, val, true);
+	T(ssm_beta, "ssm_beta", m->dim, m->ssm_v_heads, true);
+	T(ssm_alpha, "ssm_alpha", m->dim, m->ssm_v_heads, true);
+	T(ssm_conv, "ssm_conv1d", m->ssm_conv, ch, true);
+	if (L->ssm_conv->type != GGML_TYPE_F32 && L->ssm_conv->type != GGML_TYPE_F16 &&
+	    L->ssm_conv->type != GGML_TYPE_BF16)
+		return fail(err, errlen, m->gf, "tensor %s has type %s, expected F32, F16 or BF16",
+			    name, gguf_type_name(L->ssm_conv->type));
+	B(ssm_dt, "ssm_dt", m->ssm_v_heads, true);
+	snprintf(name, sizeof(name), "blk.%u.ssm_a", l);
+	if (get_tensor(m, name, m->ssm_v_heads, 0, true, &L->ssm_a, err, errlen))
+		return -1;
+	T(ssm_norm, "ssm_norm", m->ssm_state, 0, true);
+	T(ssm_out, "ssm_out", val, m->dim, true);
+	return 0;
+}
+
+static int load_layer(struct llm_model *m, uint32_t l, bool recurrent, char *err,
+		      size_t errlen)
+{
+	struct llm_layer *L = &m->layers[l];
+	char name[64];
+
+	L->kind = recurrent ? LLM_LAYER_DELTANET : LLM_LAYER_ATTN;
+	T(attn_norm, "attn_norm", m->dim, 0, true);
+	if (recurrent ? load_deltanet(m, l, err, errlen) : load_attention(m, l, err, errlen))
+		return -1;
+	/* qwen35 names the norm before the FFN post_attention_norm. */
+	T(ffn_norm, m->arch == LLM_ARCH_QWEN35 ? "post_attention_norm" : "ffn_norm", m->dim, 0,
+	  true);
 	T(ffn_gate, "ffn_gate", m->dim, m->ffn_dim, true);
 	T(ffn_up, "ffn_up", m->dim, m->ffn_dim, true);
 	T(ffn_down, "ffn_down", m->ffn_dim, m->dim, true);
+	return 0;
+}
 #undef T
 #undef B
+
+/*
+ * qwen35 hyperparameters (llama_model_qwen35::load_arch_hparams): the
+ * ssm.* sizes, rope.dimension_sections, which blocks are recurrent
+ * (attention.recurrent_layers, else every block but each
+ * full_attention_interval-th) and nextn_predict_layers (MTP blocks at the
+ * end of the file, skipped). Fills @recurrent[n_layers].
+ */
+static int load_qwen35(struct llm_model *m, bool **recurrent, char *err, size_t errlen)
+{
+	const struct gguf_file *gf = m->gf;
+	const char *a = m->arch_name;
+	const struct gguf_kv *kv;
+	uint32_t interval, nextn = 0, total = m->n_layers, i;
+	char key[128];
+	int64_t v;
+
+	if (get_u32(gf, a, "ssm.state_size", &m->ssm_state, true, 0, err, errlen) ||
+	    get_u32(gf, a, "ssm.group_count", &m->ssm_k_heads, true, 0, err, errlen) ||
+	    get_u32(gf, a, "ssm.time_step_rank", &m->ssm_v_heads, true, 0, err, errlen) ||
+	    get_u32(gf, a, "ssm.conv_kernel", &m->ssm_conv, true, 0, err, errlen) ||
+	    get_u32(gf, a, "full_attention_interval", &interval, false, 4, err, errlen))
+		return -1;
+	snprintf(key, sizeof(key), "%s.nextn_predict_layers", a);
+	if (gguf_find_kv(gf, key)) {
+		uint64_t n;
+
+		if (!gguf_get_u64(gf, key, &n))
+			return fail(err, errlen, gf, "metadata key %s is not an integer", key);
+		if (n >= total)
+			return fail(err, errlen, gf, "%s = %llu leaves no decoder blocks", key,
+				    (unsigned long long)n);
+		nextn = (uint32_t)n;
+	}
+	if (m->ssm_v_heads % m->ssm_k_heads)
+		return fail(err, errlen, gf,
+			    "%s.ssm.time_step_rank %u is not a multiple of ssm.group_count %u", a,
+			    m->ssm_v_heads, m->ssm_k_heads);
+	if (m->ssm_conv < 2 || m->ssm_conv > 16 || m->ssm_state > 1024)
+		return fail(err, errlen, gf, "%s.ssm.conv_kernel %u or ssm.state_size %u out of range",
+			    a, m->ssm_conv, m->ssm_state);
+	snprintf(key, sizeof(key), "%s.rope.dimension_sections", a);
+	kv = gguf_find_kv(gf, key);
+	if (!kv || kv->type != GGUF_VT_ARRAY || kv->arr_n < 3 || kv->arr_n > 4)
+		return fail(err, errlen, gf, "missing or bad metadata key %s (3 or 4 integers)", key);
+	for (i = 0; i < kv->arr_n; i++) {
+		if (!gguf_arr_i64(kv, i, &v) || v < 0 || v > 0xffff)
+			return fail(err, errlen, gf, "metadata key %s has a bad entry", key);
+		m->rope_sections[i] = (uint32_t)v;
+	}
+	if (!m->rope_sections[0] && !m->rope_sections[1] && !m->rope_sections[2] &&
+	    !m->rope_sections[3])
+		return fail(err, errlen, gf, "metadata key %s is all zero", key);
+	m->n_mtp = nextn;
+	m->n_layers = total - nextn;
+	if (nextn)
+		snprintf(m->note, sizeof(m->note),
+			 "%s: %u multi-token-prediction block%s (blk.%u-%u, %s.nextn_predict_layers) "
+			 "skipped: only the decoder blocks run", gf->path ? gf->path : "model", nextn,
+			 nextn == 1 ? "" : "s", m->n_layers, total - 1, a);
+	*recurrent = calloc(total, sizeof(bool));
+	if (!*recurrent)
+		return fail(err, errlen, gf, "out of memory");
+	snprintf(key, sizeof(key), "%s.attention.recurrent_layers", a);
+	kv = gguf_find_kv(gf, key);
+	for (i = 0; i < m->n_layers; i++) {
+		if (kv && kv->type == GGUF_VT_ARRAY && kv->arr_n >= m->n_layers) {
+			if (!gguf_arr_i64(kv, i, &v))
+				return fail(err, errlen, gf, "metadata key %s has a bad entry", key);
+			(*recurrent)[i] = v != 0;
+		} else {
+			(*recurrent)[i] = interval && (i + 1) % interval != 0;
+		}
+		m->n_deltanet += (*recurrent)[i];
+	}
+	m->attn_gate = true;
 	return 0;
 }
 
@@ -175,6 +315,7 @@ int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
 	struct gguf_str s;
 	char key[128];
 	const char *a;
+	bool *recurrent = NULL;
 	uint32_t l;
 
 	memset(m, 0, sizeof(*m));
@@ -187,9 +328,11 @@ int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
 		m->arch = LLM_ARCH_QWEN2;
 	else if (s.len == 5 && !memcmp(s.s, "qwen3", 5))
 		m->arch = LLM_ARCH_QWEN3;
+	else if (s.len == 6 && !memcmp(s.s, "qwen35", 6))
+		m->arch = LLM_ARCH_QWEN35;
 	else
 		return fail(err, errlen, gf,
-			    "unsupported architecture \"%.*s\" (supported: llama, qwen2, qwen3)",
+			    "unsupported architecture \"%.*s\" (supported: " LLM_SUPPORTED_ARCHS ")",
 			    (int)(s.len > 32 ? 32 : s.len), s.s);
 	memcpy(m->arch_name, s.s, s.len);
 	m->arch_name[s.len] = '\0';
@@ -248,15 +391,23 @@ int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
 		m->tied = true;
 	}
 
+	if (m->arch == LLM_ARCH_QWEN35 && load_qwen35(m, &recurrent, err, errlen)) {
+		free(recurrent);
+		return -1;
+	}
 	m->layers = calloc(m->n_layers, sizeof(*m->layers));
-	if (!m->layers)
+	if (!m->layers) {
+		free(recurrent);
 		return fail(err, errlen, gf, "out of memory");
+	}
 	for (l = 0; l < m->n_layers; l++) {
-		if (load_layer(m, l, err, errlen)) {
+		if (load_layer(m, l, recurrent && recurrent[l], err, errlen)) {
+			free(recurrent);
 			llm_model_free(m);
 			return -1;
 		}
 	}
+	free(recurrent);
 	return 0;
 }
 
@@ -288,7 +439,16 @@ uint64_t llm_layer_weight_bytes(const struct llm_model *m, uint32_t l)
 {
 	const struct llm_layer *L = &m->layers[l];
 
-	return llm_tensor_card_bytes(L->attn_norm, true) +
+	return llm_tensor_card_bytes(L->ssm_qkv, false) +
+	       llm_tensor_card_bytes(L->ssm_gate, false) +
+	       llm_tensor_card_bytes(L->ssm_beta, false) +
+	       llm_tensor_card_bytes(L->ssm_alpha, false) +
+	       llm_tensor_card_bytes(L->ssm_conv, true) +
+	       llm_tensor_card_bytes(L->ssm_dt, true) +
+	       llm_tensor_card_bytes(L->ssm_a, true) +
+	       llm_tensor_card_bytes(L->ssm_norm, true) +
+	       llm_tensor_card_bytes(L->ssm_out, false) +
+	       llm_tensor_card_bytes(L->attn_norm, true) +
 	       llm_tensor_card_bytes(L->wq, false) +
 	       llm_tensor_card_bytes(L->wk, false) +
 	       llm_tensor_card_bytes(L->wv, false) +
@@ -309,6 +469,28 @@ uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx)
 	/* Saturating (util_mul_u64()): the factors come from the file and --ctx. */
 	return util_mul_u64(util_mul_u64(2ULL * n_ctx, m->n_kv_heads, NULL),
 			    util_mul_u64(m->head_dim, sizeof(float), NULL), NULL);
+}
+
+uint64_t llm_ssm_channels(const struct llm_model *m)
+{
+	return (2ULL * m->ssm_k_heads + m->ssm_v_heads) * m->ssm_state;
+}
+
+uint64_t llm_conv_state_bytes(const struct llm_model *m)
+{
+	return m->ssm_conv ? (uint64_t)(m->ssm_conv - 1) * llm_ssm_channels(m) * sizeof(float) : 0;
+}
+
+uint64_t llm_ssm_state_bytes(const struct llm_model *m)
+{
+	return (uint64_t)m->ssm_v_heads * m->ssm_state * m->ssm_state * sizeof(float);
+}
+
+uint64_t llm_state_bytes(const struct llm_model *m, uint32_t l)
+{
+	if (m->layers[l].kind != LLM_LAYER_DELTANET)
+		return 0;
+	return llm_conv_state_bytes(m) + llm_ssm_state_bytes(m);
 }
 
 uint64_t llm_head_bytes(const struct llm_model *m)

@@ -169,8 +169,10 @@ static void write_program(struct pipeline *p, struct stage *st, int s,
 	for (i = 0; i < n; i++) {
 		tt[i].pos = htole32((uint32_t)t[i].pos);
 		tt[i].seq = htole32(t[i].seq);
-		tt[i].flags = htole32((t[i].flags & PIPE_TOK_LOGITS) ? RK1828_PROG_TOK_LOGITS : 0);
-		tt[i].aux = 0;
+		tt[i].flags = htole32(((t[i].flags & PIPE_TOK_LOGITS) ? RK1828_PROG_TOK_LOGITS : 0) |
+				      ((t[i].flags & PIPE_TOK_SNAPSHOT) ? RK1828_PROG_TOK_SNAPSHOT : 0) |
+				      ((t[i].flags & PIPE_TOK_RESTORE) ? RK1828_PROG_TOK_RESTORE : 0));
+		tt[i].aux = htole32(t[i].aux);
 	}
 }
 
@@ -295,6 +297,13 @@ static int check_batch(const struct pipeline *p, const struct pipe_tok *t, int n
 		if (t[i].seq >= p->o.n_seq)
 			return pipe_err(err, errlen, NULL, "sequence %u of %u", t[i].seq,
 					p->o.n_seq);
+		if (t[i].flags & (PIPE_TOK_SNAPSHOT | PIPE_TOK_RESTORE) ?
+		    !p->hybrid || t[i].aux == t[i].seq || t[i].aux >= p->o.n_seq + p->o.n_snap :
+		    t[i].aux != 0)
+			return pipe_err(err, errlen, NULL,
+					"token %d: snapshot block %u (%s model, %u sequences, %u snapshots)",
+					i, t[i].aux, p->hybrid ? "hybrid" : "not a hybrid",
+					p->o.n_seq, p->o.n_snap);
 		*n_out += !!(t[i].flags & PIPE_TOK_LOGITS);
 	}
 	if (*n_out > p->max_rows)
@@ -420,8 +429,8 @@ int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 		if (p->n_flight == pipe_depth(p) && pipe_collect(p, NULL, 0, err, errlen) < 0)
 			goto out;
 		for (i = 0; i < nb; i++)
-			t[i] = (struct pipe_tok){ tokens[done + i], pos + done + i, 0,
-						  done + i == n - 1 ? PIPE_TOK_LOGITS : 0 };
+			t[i] = (struct pipe_tok){ .token = tokens[done + i], .pos = pos + done + i,
+						  .flags = done + i == n - 1 ? PIPE_TOK_LOGITS : 0 };
 		if (pipe_submit(p, t, nb, err, errlen))
 			goto out;
 		done += nb;

@@ -37,6 +37,10 @@
  * struct pipe_opts - pipeline parameters
  * @n_ctx: KV cache rows (maximum sequence length) of each sequence
  * @bucket: tokens per prefill bucket and per micro-batch (>= 1)
+ * @n_snap: hybrid models (qwen35): recurrent-state snapshot blocks on
+ *	every card besides the n_seq sequences (checkpoints a prefix cache
+ *	restores; PIPE_TOK_SNAPSHOT / PIPE_TOK_RESTORE); 0 for none, ignored
+ *	for other models
  * @n_seq: sequences (the engine's session slots) with their own KV caches
  *	on every card; 0 means 1
  * @timeout_ms: per-wait timeout, ms (a card that stalls longer is an error)
@@ -49,6 +53,7 @@ struct pipe_opts {
 	uint32_t n_ctx;
 	uint32_t bucket;
 	uint32_t n_seq;
+	uint32_t n_snap;
 	uint32_t timeout_ms;
 	int verbose;
 	void (*progress)(void *user, uint64_t done, uint64_t total);
@@ -100,6 +105,19 @@ int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
 
 /* struct pipe_tok.flags: return this token's logits. */
 #define PIPE_TOK_LOGITS		0x1u
+/*
+ * Hybrid models: after this token, copy its sequence's recurrent states
+ * (every DeltaNet block on every card) into block @aux, a snapshot: @aux
+ * is n_seq + j for snapshot j < n_snap (or another sequence < n_seq).
+ */
+#define PIPE_TOK_SNAPSHOT	0x2u
+/*
+ * Hybrid models: before this token, the first of its sequence in the
+ * micro-batch, copy block @aux's recurrent states into its sequence
+ * (resume from a checkpoint; the K/V rows below its position must still
+ * be the checkpoint's prefix).
+ */
+#define PIPE_TOK_RESTORE	0x4u
 
 /**
  * struct pipe_tok - one token of a micro-batch
@@ -107,12 +125,15 @@ int pipe_forward(struct pipeline *p, const int32_t *tokens, int n, int pos,
  * @pos: its position in its sequence (< n_ctx); its KV row
  * @seq: its sequence (< n_seq), whose KV cache it reads and writes
  * @flags: PIPE_TOK_*
+ * @aux: with PIPE_TOK_SNAPSHOT or PIPE_TOK_RESTORE, the other block
+ *	(< n_seq + n_snap, not @seq); else 0
  */
 struct pipe_tok {
 	int32_t token;
 	int32_t pos;
 	uint32_t seq;
 	uint32_t flags;
+	uint32_t aux;
 };
 
 /**

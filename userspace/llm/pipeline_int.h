@@ -53,6 +53,9 @@
  * @busy_ns: EXEC time observed from fence timestamps, ns
  * @exec_ns: the last checked EXEC's own time (as counted in @busy_ns), ns;
  *	0 without timestamps
+ * @state_off: hybrid models: offset in @kv of block i's two state regions
+ *	(K and V caches, or conv and recurrent state), 2 per block
+ * @state_one: hybrid models: bytes of one sequence's block of each region
  */
 struct stage {
 	struct rk_card *card;
@@ -71,6 +74,7 @@ struct stage {
 	uint64_t prog_bytes, prog_size;
 	uint64_t out_bytes;
 	int64_t exec_end_ns, busy_ns, exec_ns;
+	uint64_t *state_off, *state_one;
 };
 
 /**
@@ -91,9 +95,12 @@ struct stage {
  * @up_total: weight bytes to upload, estimated from the model
  * @stats: host-side counters
  * @failed: first job failure; the pipeline is unusable after it
+ * @hybrid: the model has DeltaNet or gated-attention blocks: programs are
+ *	RK1828_PROG_OP_HYBRID
  */
 struct pipeline {
 	const struct llm_model *m;
+	bool hybrid;
 	struct pipe_opts o;
 	int n_stages;
 	struct stage *st;
@@ -107,6 +114,53 @@ struct pipeline {
 	struct pipe_stats stats;
 	char failed[384];
 };
+
+/* One contiguous piece of a weights image: @size bytes from @src at @off. */
+struct pipe_piece {
+	uint64_t off;
+	const void *src;
+	uint64_t size;
+};
+
+/*
+ * struct pipe_layout - a stage's weights image being built: the pieces,
+ * the F32 copies made for norms and biases (@owned, freed with it), and
+ * the image size
+ */
+struct pipe_layout {
+	struct pipe_piece *pieces;
+	int n_pieces, cap;
+	void **owned;
+	int n_owned;
+	uint64_t size;
+};
+
+/*
+ * pipe_lay_tensor() - place tensor @t (norms and biases @as_f32) in the
+ * image at PLAN_TENSOR_ALIGN; @ht gets its offset + 1 (0 stays "absent";
+ * pipe_rebase() turns it into a card address) and type. NULL @t: absent.
+ * Return: 0, or -1 when out of memory or pieces.
+ */
+int pipe_lay_tensor(struct pipe_layout *L, const struct gguf_tensor *t, bool as_f32,
+		    struct rk1828_prog_tensor *ht);
+
+/* pipe_rebase() - offset + 1 written by pipe_lay_tensor() -> card address. */
+void pipe_rebase(struct rk1828_prog_tensor *ht, uint64_t base);
+
+/*
+ * Hybrid models (qwen35, pipeline_hybrid.c): RK1828_PROG_OP_HYBRID programs
+ * of struct rk1828_prog_hlayer records.
+ *
+ * pipe_hybrid_template() lays out stage @st's tensors into @L and writes
+ * the program template @h (header and records, state regions as offsets
+ * into the state BO: st->state_off/state_one are allocated and filled);
+ * returns the state BO size in *@state_bytes, or -1 (out of memory).
+ * pipe_hybrid_rebase() turns the template's offsets into card addresses
+ * once the weights and state BOs exist.
+ */
+int pipe_hybrid_template(struct pipeline *p, struct stage *st, struct pipe_layout *L,
+			 struct rk1828_program *h, uint64_t *state_bytes);
+void pipe_hybrid_rebase(struct pipeline *p, struct stage *st, struct rk1828_program *h);
 
 /* "card1 (/dev/accel/accel1): ..." (or just the message without @st); -1. */
 int pipe_err(char *err, size_t errlen, const struct stage *st, const char *fmt, ...)

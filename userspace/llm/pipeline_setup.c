@@ -20,13 +20,6 @@
 #define STAGING_BUFS	2
 #define STAGING_MAX	(8ULL << 20)
 
-/* One contiguous piece of a weights image: @size bytes from @src at @off. */
-struct piece {
-	uint64_t off;
-	const void *src;
-	uint64_t size;
-};
-
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
 	return (x + a - 1) & ~(a - 1);
@@ -34,20 +27,8 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 
 /* ------------------------------------------------------------- weights */
 
-struct layout {
-	struct piece *pieces;
-	int n_pieces, cap;
-	void **owned;		/* converted F32 copies to free */
-	int n_owned;
-	uint64_t size;
-};
-
-/*
- * Place tensor @t (norms/biases @as_f32) in the image; writes its offset
- * and type into @ht (addr holds the offset until rebased). NULL: absent.
- */
-static int lay_tensor(struct layout *L, const struct gguf_tensor *t, bool as_f32,
-		      struct rk1828_prog_tensor *ht)
+int pipe_lay_tensor(struct pipe_layout *L, const struct gguf_tensor *t, bool as_f32,
+		    struct rk1828_prog_tensor *ht)
 {
 	uint64_t bytes, off;
 	const void *src;
@@ -70,7 +51,7 @@ static int lay_tensor(struct layout *L, const struct gguf_tensor *t, bool as_f32
 	if (L->n_pieces == L->cap)
 		return -1;
 	off = align_up(L->size, PLAN_TENSOR_ALIGN);
-	L->pieces[L->n_pieces++] = (struct piece){ off, src, bytes };
+	L->pieces[L->n_pieces++] = (struct pipe_piece){ off, src, bytes };
 	L->size = off + bytes;
 	/* Offset + 1 so that offset 0 is not "absent"; rebased later. */
 	ht->addr = off + 1;
@@ -78,13 +59,13 @@ static int lay_tensor(struct layout *L, const struct gguf_tensor *t, bool as_f32
 	return 0;
 }
 
-static void rebase(struct rk1828_prog_tensor *ht, uint64_t base)
+void pipe_rebase(struct rk1828_prog_tensor *ht, uint64_t base)
 {
 	if (ht->addr)
 		ht->addr = htole64(base + ht->addr - 1);
 }
 
-static void layout_free(struct layout *L)
+static void layout_free(struct pipe_layout *L)
 {
 	int i;
 
@@ -95,13 +76,13 @@ static void layout_free(struct layout *L)
 }
 
 /* Fill @dst with image bytes [off, off + len). */
-static void fill_image(const struct layout *L, uint8_t *dst, uint64_t off, uint64_t len)
+static void fill_image(const struct pipe_layout *L, uint8_t *dst, uint64_t off, uint64_t len)
 {
 	int i;
 
 	memset(dst, 0, len);
 	for (i = 0; i < L->n_pieces; i++) {
-		const struct piece *pc = &L->pieces[i];
+		const struct pipe_piece *pc = &L->pieces[i];
 		uint64_t a = pc->off > off ? pc->off : off;
 		uint64_t b = pc->off + pc->size < off + len ? pc->off + pc->size : off + len;
 
@@ -111,7 +92,7 @@ static void fill_image(const struct layout *L, uint8_t *dst, uint64_t off, uint6
 }
 
 /* Build the weights layout and the program template of stage @st. */
-static int build_stage_layout(struct pipeline *p, struct stage *st, struct layout *L,
+static int build_stage_layout(struct pipeline *p, struct stage *st, struct pipe_layout *L,
 			      struct rk1828_program *h, struct rk1828_prog_layer *ly)
 {
 	const struct llm_model *m = p->m;
@@ -126,31 +107,31 @@ static int build_stage_layout(struct pipeline *p, struct stage *st, struct layou
 		const struct llm_layer *s = &m->layers[st->first + i];
 		struct rk1828_prog_layer *d = &ly[i];
 
-		if (lay_tensor(L, s->attn_norm, true, &d->attn_norm) ||
-		    lay_tensor(L, s->wq, false, &d->wq) ||
-		    lay_tensor(L, s->wk, false, &d->wk) ||
-		    lay_tensor(L, s->wv, false, &d->wv) ||
-		    lay_tensor(L, s->wo, false, &d->wo) ||
-		    lay_tensor(L, s->bq, true, &d->bq) ||
-		    lay_tensor(L, s->bk, true, &d->bk) ||
-		    lay_tensor(L, s->bv, true, &d->bv) ||
-		    lay_tensor(L, s->q_norm, true, &d->q_norm) ||
-		    lay_tensor(L, s->k_norm, true, &d->k_norm) ||
-		    lay_tensor(L, s->ffn_norm, true, &d->ffn_norm) ||
-		    lay_tensor(L, s->ffn_gate, false, &d->ffn_gate) ||
-		    lay_tensor(L, s->ffn_up, false, &d->ffn_up) ||
-		    lay_tensor(L, s->ffn_down, false, &d->ffn_down))
+		if (pipe_lay_tensor(L, s->attn_norm, true, &d->attn_norm) ||
+		    pipe_lay_tensor(L, s->wq, false, &d->wq) ||
+		    pipe_lay_tensor(L, s->wk, false, &d->wk) ||
+		    pipe_lay_tensor(L, s->wv, false, &d->wv) ||
+		    pipe_lay_tensor(L, s->wo, false, &d->wo) ||
+		    pipe_lay_tensor(L, s->bq, true, &d->bq) ||
+		    pipe_lay_tensor(L, s->bk, true, &d->bk) ||
+		    pipe_lay_tensor(L, s->bv, true, &d->bv) ||
+		    pipe_lay_tensor(L, s->q_norm, true, &d->q_norm) ||
+		    pipe_lay_tensor(L, s->k_norm, true, &d->k_norm) ||
+		    pipe_lay_tensor(L, s->ffn_norm, true, &d->ffn_norm) ||
+		    pipe_lay_tensor(L, s->ffn_gate, false, &d->ffn_gate) ||
+		    pipe_lay_tensor(L, s->ffn_up, false, &d->ffn_up) ||
+		    pipe_lay_tensor(L, s->ffn_down, false, &d->ffn_down))
 			return -1;
 	}
 	memset(h, 0, sizeof(*h));
 	if (st->last) {
-		if (lay_tensor(L, m->output_norm, true, &h->output_norm) ||
-		    lay_tensor(L, m->output, false, &h->output))
+		if (pipe_lay_tensor(L, m->output_norm, true, &h->output_norm) ||
+		    pipe_lay_tensor(L, m->output, false, &h->output))
 			return -1;
 	}
 	h->magic = htole32(RK1828_PROG_MAGIC);
 	h->op = htole32(RK1828_PROG_OP_DECODER);
-	h->size = htole32((uint32_t)plan_prog_bytes(st->count));
+	h->size = htole32((uint32_t)plan_prog_bytes(st->count, p->hybrid));
 	h->n_layers = htole32(st->count);
 	h->first_layer = htole32(st->first);
 	h->flags = htole32((st->last ? RK1828_PROG_F_OUTPUT : 0) | RK1828_PROG_F_BATCH |
@@ -191,7 +172,7 @@ static void report_progress(struct pipeline *p, uint64_t len)
  * holes); @shape_only: the file says its weights are all holes
  * (rk1828.shape_only, written by tests/tools/mksynth --shape-only).
  */
-static bool image_is_hole(const struct pipeline *p, const struct layout *L, int fd,
+static bool image_is_hole(const struct pipeline *p, const struct pipe_layout *L, int fd,
 			  bool shape_only, uint64_t off, uint64_t len)
 {
 	const uint8_t *map = p->m->gf->map;
@@ -200,7 +181,7 @@ static bool image_is_hole(const struct pipeline *p, const struct layout *L, int 
 	if (fd < 0 && !shape_only)
 		return false;
 	for (i = 0; i < L->n_pieces; i++) {
-		const struct piece *pc = &L->pieces[i];
+		const struct pipe_piece *pc = &L->pieces[i];
 		uint64_t a = pc->off > off ? pc->off : off;
 		uint64_t b = pc->off + pc->size < off + len ? pc->off + pc->size : off + len;
 		const uint8_t *src = (const uint8_t *)pc->src + (a - pc->off);
@@ -225,7 +206,7 @@ static bool image_is_hole(const struct pipeline *p, const struct layout *L, int 
  * Copy the weights image into the card BO through two staging host BOs,
  * skipping what is a hole of the model file.
  */
-static int upload(struct pipeline *p, struct stage *st, const struct layout *L,
+static int upload(struct pipeline *p, struct stage *st, const struct pipe_layout *L,
 		  char *err, size_t errlen)
 {
 	uint64_t chunk = L->size < STAGING_MAX ? L->size : STAGING_MAX, off;
@@ -303,6 +284,9 @@ static void stage_free(struct stage *st)
 	rk_bo_destroy(st->card, &st->kv);
 	free(st->tmpl);
 	st->tmpl = NULL;
+	free(st->state_off);
+	free(st->state_one);
+	st->state_off = st->state_one = NULL;
 }
 
 void pipe_destroy(struct pipeline *p)
@@ -324,8 +308,8 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	struct stage *st = &p->st[k];
 	struct rk1828_program *h;
 	struct rk1828_prog_layer *ly;
-	struct layout L = { 0 };
-	uint64_t act = (uint64_t)p->o.bucket * m->dim * sizeof(float);
+	struct pipe_layout L = { 0 };
+	uint64_t act = (uint64_t)p->o.bucket * m->dim * sizeof(float), state_bytes = 0;
 	int i, s, ret = -1;
 
 	/* Stage k+1's program travels in front of the hidden states. */
@@ -336,10 +320,13 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 		return pipe_err(err, errlen, st, "out of host memory");
 	h = (struct rk1828_program *)st->tmpl;
 	ly = (struct rk1828_prog_layer *)(h + 1);
-	if (build_stage_layout(p, st, &L, h, ly)) {
+	if (p->hybrid ? pipe_hybrid_template(p, st, &L, h, &state_bytes) :
+			build_stage_layout(p, st, &L, h, ly)) {
 		pipe_err(err, errlen, st, "cannot lay out weights (out of host memory)");
 		goto out;
 	}
+	if (!p->hybrid)
+		state_bytes = 2 * st->kv_region * st->count;
 
 #define MK(bo, size, kind, what)						\
 	do {									\
@@ -349,7 +336,8 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 		}								\
 	} while (0)
 	MK(&st->weights, L.size, RK_BO_CARD, "weights");
-	MK(&st->kv, 2 * st->kv_region * st->count, RK_BO_CARD, "KV cache");
+	MK(&st->kv, state_bytes ? state_bytes : 4096, RK_BO_CARD,
+	   p->hybrid ? "KV caches and recurrent states" : "KV cache");
 	for (s = 0; s < p->nslot; s++) {
 		MK(&st->in_card[s], st->prog_size + act, RK_BO_CARD,
 		   "program + input activations");
@@ -380,18 +368,22 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	}
 
 	/* Card addresses into the template. */
-	for (i = 0; i < st->count; i++) {
+	if (p->hybrid)
+		pipe_hybrid_rebase(p, st, h);
+	for (i = 0; !p->hybrid && i < st->count; i++) {
 		struct rk1828_prog_layer *d = &ly[i];
 		struct rk1828_prog_tensor *t = &d->attn_norm;
 		size_t j;
 
 		for (j = 0; j < 14; j++)
-			rebase(&t[j], st->weights.card_addr);
+			pipe_rebase(&t[j], st->weights.card_addr);
 		d->k_cache = htole64(st->kv.card_addr + (2 * i) * st->kv_region);
 		d->v_cache = htole64(st->kv.card_addr + (2 * i + 1) * st->kv_region);
 	}
-	rebase(&h->output_norm, st->weights.card_addr);
-	rebase(&h->output, st->weights.card_addr);
+	if (!p->hybrid) {
+		pipe_rebase(&h->output_norm, st->weights.card_addr);
+		pipe_rebase(&h->output, st->weights.card_addr);
+	}
 
 	if (p->o.verbose)
 		fprintf(stderr, "card%d: blk %d-%d%s: weights %.2f MiB, KV %.2f MiB, program %llu B\n",
@@ -446,6 +438,9 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 	p->m = m;
 	p->o = *o;
 	p->o.n_seq = n_seq;
+	p->hybrid = llm_model_hybrid(m);
+	if (!p->hybrid)
+		p->o.n_snap = 0;
 	if (!p->o.timeout_ms)
 		p->o.timeout_ms = 120000;
 	p->n_stages = plan->n_segs;
@@ -465,7 +460,7 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 		st->first = plan->seg[k].first;
 		st->count = plan->seg[k].count;
 		st->last = k == p->n_stages - 1;
-		st->prog_bytes = plan_prog_bytes(st->count);
+		st->prog_bytes = plan_prog_bytes(st->count, p->hybrid);
 		st->prog_size = align_up(st->prog_bytes + (uint64_t)o->bucket *
 					 sizeof(struct rk1828_prog_token), 64);
 		st->kv_one = kv_one;

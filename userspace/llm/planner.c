@@ -311,30 +311,41 @@ static uint32_t logit_rows(const struct plan_sizes *s)
 	return s->bucket && s->bucket < n ? s->bucket : n;
 }
 
-uint64_t plan_prog_bytes(uint32_t n_layers)
+uint64_t plan_prog_bytes(uint32_t n_layers, bool hybrid)
 {
 	return sizeof(struct rk1828_program) +
-	       (uint64_t)n_layers * sizeof(struct rk1828_prog_layer);
+	       (uint64_t)n_layers * (hybrid ? sizeof(struct rk1828_prog_hlayer) :
+				     sizeof(struct rk1828_prog_layer));
 }
 
 uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 			  const struct plan_sizes *s)
 {
 	const struct llm_layer *L = &m->layers[l];
-	const struct gguf_tensor *f32[] = { L->attn_norm, L->bq, L->bk, L->bv, L->q_norm,
-					    L->k_norm, L->ffn_norm };
-	const struct gguf_tensor *mat[] = { L->wq, L->wk, L->wv, L->wo, L->ffn_gate, L->ffn_up,
-					    L->ffn_down };
-	uint64_t w = 0;
+	const struct gguf_tensor *mats[] = {
+		L->wq, L->wk, L->wv, L->wo, L->ffn_gate, L->ffn_up, L->ffn_down,
+		L->ssm_qkv, L->ssm_gate, L->ssm_beta, L->ssm_alpha, L->ssm_out,
+	};
+	const struct gguf_tensor *vecs[] = {
+		L->attn_norm, L->bq, L->bk, L->bv, L->q_norm, L->k_norm, L->ffn_norm,
+		L->ssm_conv, L->ssm_dt, L->ssm_a, L->ssm_norm,
+	};
+	uint64_t w = 0, state;
 	size_t i;
 
-	for (i = 0; i < sizeof(f32) / sizeof(f32[0]); i++)
-		w = sadd(w, talign(llm_tensor_card_bytes(f32[i], true)));
-	for (i = 0; i < sizeof(mat) / sizeof(mat[0]); i++)
-		w = sadd(w, talign(llm_tensor_card_bytes(mat[i], false)));
+	for (i = 0; i < sizeof(mats) / sizeof(mats[0]); i++)
+		w = sadd(w, talign(llm_tensor_card_bytes(mats[i], false)));
+	for (i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
+		w = sadd(w, talign(llm_tensor_card_bytes(vecs[i], true)));
 	/* Its entry in each slot's program. */
-	w = sadd(w, smul(slots_of(s), sizeof(struct rk1828_prog_layer)));
-	return sadd(w, smul(seqs_of(s), llm_kv_bytes(m, s->n_ctx)));
+	w = sadd(w, smul(slots_of(s), plan_prog_bytes(1, llm_model_hybrid(m)) -
+			 sizeof(struct rk1828_program)));
+	if (L->kind == LLM_LAYER_DELTANET)
+		state = smul(sadd(seqs_of(s), s->n_snap),
+			     sadd(talign(llm_conv_state_bytes(m)), talign(llm_ssm_state_bytes(m))));
+	else
+		state = smul(seqs_of(s), llm_kv_bytes(m, s->n_ctx));
+	return sadd(w, state);
 }
 
 uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s)

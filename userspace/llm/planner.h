@@ -118,12 +118,15 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  * @n_seq: sequences (session slots) whose KV caches every card holds, and
  *	the most logits rows one micro-batch returns (one per sequence, at
  *	most @bucket); 0 means 1
+ * @n_snap: hybrid models: recurrent-state snapshot blocks every card holds
+ *	besides the @n_seq sequences (struct pipe_opts.n_snap)
  */
 struct plan_sizes {
 	uint32_t n_ctx;
 	uint32_t bucket;
 	uint32_t slots;
 	uint32_t n_seq;
+	uint32_t n_snap;
 };
 
 /**
@@ -142,9 +145,12 @@ uint64_t plan_align(uint64_t x);
 
 /**
  * plan_block_bytes() - card bytes of block @l: its tensors laid out at
- * PLAN_TENSOR_ALIGN (norms and biases as F32), its K and V caches
- * (F32 [n_seq][n_ctx][n_kv_heads * head_dim] each) and its entry in each
- * slot's program
+ * PLAN_TENSOR_ALIGN (norms and biases as F32, matrices in their GGUF
+ * types), its per-sequence state and its entry in each slot's program.
+ * The state of an attention block is its K and V caches (F32
+ * [n_seq][n_ctx][n_kv_heads * head_dim] each), that of a DeltaNet block
+ * its conv and recurrent states for n_seq sequences and n_snap snapshots
+ * (llm_state_bytes(), independent of n_ctx).
  */
 uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 			  const struct plan_sizes *s);
@@ -165,9 +171,10 @@ uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *
 
 /**
  * plan_prog_bytes() - bytes of a segment program with @n_layers layers
- * (struct rk1828_program + n_layers struct rk1828_prog_layer)
+ * (struct rk1828_program + n_layers struct rk1828_prog_layer, or with
+ * @hybrid, llm_model_hybrid() models, struct rk1828_prog_hlayer)
  */
-uint64_t plan_prog_bytes(uint32_t n_layers);
+uint64_t plan_prog_bytes(uint32_t n_layers, bool hybrid);
 
 /**
  * plan_model() - plan_make() with costs computed from @m and @s (with

@@ -138,7 +138,7 @@ struct psim *psim_create(const struct cost_layer *layers, uint32_t n_layers,
 		st->first = (uint32_t)plan->seg[k].first;
 		st->count = (uint32_t)plan->seg[k].count;
 		st->last = k == plan->n_segs - 1;
-		st->prog_size = (plan_prog_bytes(st->count) +
+		st->prog_size = (plan_prog_bytes(st->count, false) +
 				 (uint64_t)o->bucket * sizeof(struct rk1828_prog_token) + 63) & ~63ULL;
 	}
 	return s;

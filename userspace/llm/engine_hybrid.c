@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Prefix cache of hybrid models (qwen35) in the engine.
+ *
+ * A slot's K/V rows serve any prefix of its tokens, but its recurrent
+ * (DeltaNet) state only describes the slot's whole history. So a request
+ * may reuse a slot's prefix only where a recurrent state for exactly that
+ * prefix exists: the live state (when the slot's whole history is a prefix
+ * of the new prompt) or one of the slot's checkpoints, taken on the cards
+ * after the last token of each prefill micro-batch (PIPE_TOK_SNAPSHOT
+ * into the slot's snapshot blocks, round robin) and restored on the first
+ * token the request submits (PIPE_TOK_RESTORE). Otherwise the prompt is
+ * evaluated from position 0, where the cards start from zero states. The
+ * reuse is the longest such point at most the common prefix the scheduler
+ * found, so greedy output is the same with and without a hit.
+ *
+ * Snapshot blocks of slot s: pipeline blocks n_slots + s * ENG_SNAPS + j.
+ */
+#include <string.h>
+
+#include "engine_int.h"
+
+static uint32_t block_of(const struct engine *e, int slot, int j)
+{
+	return (uint32_t)(e->info.n_slots + slot * ENG_SNAPS + j);
+}
+
+uint32_t eng_hybrid_snaps(const struct engine *e)
+{
+	return e->hybrid ? (uint32_t)(e->info.n_slots * ENG_SNAPS) : 0;
+}
+
+int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
+{
+	struct eng_snaps *sn = &e->snaps[q->slot];
+	int reuse = q->cached, best = -1, j;
+
+	q->restore = -1;
+	if (!e->hybrid)
+		return reuse;
+	if (reuse != e->slots[q->slot].n_toks) {
+		for (j = 0; j < ENG_SNAPS; j++)
+			if (sn->pos[j] > 0 && sn->pos[j] <= reuse &&
+			    (best < 0 || sn->pos[j] > sn->pos[best]))
+				best = j;
+		reuse = best >= 0 ? sn->pos[best] : 0;
+		q->restore = best >= 0 ? (int)block_of(e, q->slot, best) : -1;
+	}
+	/* The slot's tokens past the reuse point change: so do its checkpoints. */
+	for (j = 0; j < ENG_SNAPS; j++)
+		if (sn->pos[j] > reuse)
+			sn->pos[j] = 0;
+	return reuse;
+}
+
+void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n)
+{
+	int i, k;
+
+	if (!e->hybrid)
+		return;
+	for (i = 0; i < n; i++) {
+		struct engine_req *q = e->run[t[i].seq];
+		struct eng_snaps *sn = &e->snaps[t[i].seq];
+		bool first = true, last = true;
+
+		for (k = 0; k < n; k++) {
+			if (k != i && t[k].seq == t[i].seq) {
+				first &= k > i;
+				last &= k < i;
+			}
+		}
+		if (first && q->restore >= 0) {
+			t[i].flags |= PIPE_TOK_RESTORE;
+			t[i].aux = (uint32_t)q->restore;
+			q->restore = -1;
+		}
+		/* Checkpoint after each prefill micro-batch of the prompt. */
+		if (last && !(t[i].flags & PIPE_TOK_RESTORE) && t[i].pos + 1 < q->n_prompt) {
+			int j = sn->next;
+
+			sn->next = (j + 1) % ENG_SNAPS;
+			sn->pos[j] = t[i].pos + 1;
+			t[i].flags |= PIPE_TOK_SNAPSHOT;
+			t[i].aux = block_of(e, t[i].seq, j);
+		}
+	}
+}
