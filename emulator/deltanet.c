@@ -4,8 +4,8 @@
  *
  * Phases of dn_forward(): projections (nn_matmul), gates, the causal
  * conv1d with its state, per-head L2 norms, the delta rule per value head
- * (parallel over heads: chunked or per token), the gated RMSNorm and the
- * output projection.
+ * (parallel over heads, the chunked form of position-aligned chunks), the
+ * gated RMSNorm and the output projection.
  *
  * Chunked form, for a chunk of C tokens of one head with incoming state M0
  * (derived from the per-token recurrence; G_t = g_0 + ... + g_t, the
@@ -24,10 +24,16 @@
 #include <string.h>
 
 #include "nn.h"
+#include "rk1828/program.h"
 #include "threadpool.h"
 
-/* Tokens per chunk of the chunked form (llama.cpp uses 64 as well). */
-#define DN_CHUNK 64
+/* Positions per chunk of the recurrent state (rk1828/program.h). */
+#define DN_CHUNK RK1828_DNET_CHUNK
+
+size_t dn_state_floats(const struct dn_layer *l)
+{
+	return rk1828_dnet_state_floats(l->head_dim, l->n_v_heads);
+}
 
 size_t dn_channels(const struct dn_layer *l)
 {
@@ -123,118 +129,75 @@ static void l2norm(float *x, size_t n, float eps, float scale)
 struct dn_job {
 	const struct dn_layer *l;
 	struct tpool *pool;
-	size_t T;
+	size_t T, count;	/* tokens; chunk tokens already in the state */
 	float *qkv, *beta, *g, *o, *state;
-	bool chunked;
-	volatile int failed;
 };
 
-/* Per-token recurrence of head h over all T tokens. */
-static void mix_token(const struct dn_job *j, size_t h, float *d)
+/*
+ * The chunked form of head h, token by token (deltanet.h): the state
+ * holds M0 (the state at the chunk's start) and the chunk's earlier
+ * tokens' keys, corrected values d and cumulative log decays G. For token
+ * t at chunk offset i:
+ *   d_t = beta_t (v_t - e^{G_i} M0 k_t) - beta_t sum_{s<i} e^{G_i-G_s} (k_t.k_s) d_s
+ *   o_t = e^{G_i} M0 q_t + sum_{s<=i} e^{G_i-G_s} (q_t.k_s) d_s
+ * and when the chunk is full M0 <- e^{G_last} M0 + sum_s e^{G_last-G_s} d_s k_s^T.
+ * Every term is computed in the same order whatever tokens came before
+ * in the same program, so the result does not depend on the grouping.
+ */
+static void mix_head(const struct dn_job *j, size_t h)
 {
 	const struct dn_layer *l = j->l;
-	size_t S = l->head_dim, C = dn_channels(l), V = l->n_v_heads * S, Hv = l->n_v_heads;
-	size_t kh = h % l->n_k_heads, t, r;
+	size_t S = l->head_dim, C = dn_channels(l), Hv = l->n_v_heads, V = Hv * S;
+	size_t kh = h % l->n_k_heads, c = j->count, t, s, r;
 	float *M = j->state + h * S * S;
+	float *bk = j->state + Hv * S * S, *bd = bk + DN_CHUNK * V, *bg = bd + DN_CHUNK * V;
 
+#define KB(i) (bk + (i) * V + h * S)
+#define DB(i) (bd + (i) * V + h * S)
+#define GB(i) (bg[(i) * Hv + h])
 	for (t = 0; t < j->T; t++) {
 		const float *q = j->qkv + t * C + kh * S;
 		const float *k = j->qkv + t * C + l->n_k_heads * S + kh * S;
 		const float *v = j->qkv + t * C + 2 * l->n_k_heads * S + h * S;
-		float a = expf(j->g[t * Hv + h]), b = j->beta[t * Hv + h];
-		float *o = j->o + t * V + h * S;
+		float b = j->beta[t * Hv + h], G = (c ? GB(c - 1) : 0.0f) + j->g[t * Hv + h];
+		float e = expf(G), *d = DB(c), *o = j->o + t * V + h * S;
 
-		for (r = 0; r < S * S; r++)
-			M[r] *= a;
-		for (r = 0; r < S; r++)
-			d[r] = (v[r] - nn_dot(M + r * S, k, S)) * b;
-		for (r = 0; r < S; r++)
-			nn_axpy(M + r * S, d[r], k, S);
-		for (r = 0; r < S; r++)
-			o[r] = nn_dot(M + r * S, q, S);
-	}
-}
-
-/*
- * One chunk [t0, t0 + n) of head h in the chunked form; @w holds
- * n * n (k.k), n * n (q.k), n (G) and n * S (d) floats.
- */
-static void mix_chunk(const struct dn_job *j, size_t h, size_t t0, size_t n, float *w)
-{
-	const struct dn_layer *l = j->l;
-	size_t S = l->head_dim, C = dn_channels(l), V = l->n_v_heads * S, Hv = l->n_v_heads;
-	size_t kh = h % l->n_k_heads, t, s, r;
-	float *M = j->state + h * S * S;
-	float *KK = w, *QK = KK + n * n, *G = QK + n * n, *D = G + n;
-	const float *q0 = j->qkv + t0 * C + kh * S;
-	const float *k0 = q0 + l->n_k_heads * S;
-	const float *v0 = j->qkv + t0 * C + 2 * l->n_k_heads * S + h * S;
-	float gsum = 0.0f, glast, e;
-
-#define Q(t) (q0 + (t) * C)
-#define KEY(t) (k0 + (t) * C)
-#define VAL(t) (v0 + (t) * C)
-	for (t = 0; t < n; t++) {
-		gsum += j->g[(t0 + t) * Hv + h];
-		G[t] = gsum;
-		for (s = 0; s <= t; s++) {
-			KK[t * n + s] = nn_dot(KEY(t), KEY(s), S);
-			QK[t * n + s] = nn_dot(Q(t), KEY(s), S);
-		}
-	}
-	/* d_t by forward substitution; o_t's state part while M is still M0. */
-	for (t = 0; t < n; t++) {
-		float b = j->beta[(t0 + t) * Hv + h];
-		float *d = D + t * S, *o = j->o + (t0 + t) * V + h * S;
-
-		e = expf(G[t]);
+		memcpy(KB(c), k, S * sizeof(float));
+		GB(c) = G;
 		for (r = 0; r < S; r++) {
-			d[r] = b * (VAL(t)[r] - e * nn_dot(M + r * S, KEY(t), S));
-			o[r] = e * nn_dot(M + r * S, Q(t), S);
+			d[r] = b * (v[r] - e * nn_dot(M + r * S, k, S));
+			o[r] = e * nn_dot(M + r * S, q, S);
 		}
-		for (s = 0; s < t; s++)
-			nn_axpy(d, -b * expf(G[t] - G[s]) * KK[t * n + s], D + s * S, S);
-		for (s = 0; s <= t; s++)
-			nn_axpy(o, expf(G[t] - G[s]) * QK[t * n + s], D + s * S, S);
-	}
-	/* M = e^{G_last} M0 + sum_s e^{G_last - G_s} d_s k_s^T. */
-	glast = G[n - 1];
-	e = expf(glast);
-	for (r = 0; r < S; r++) {
-		float *m = M + r * S;
+		for (s = 0; s < c; s++)
+			nn_axpy(d, -b * expf(G - GB(s)) * nn_dot(k, KB(s), S), DB(s), S);
+		for (s = 0; s <= c; s++)
+			nn_axpy(o, expf(G - GB(s)) * nn_dot(q, KB(s), S), DB(s), S);
+		if (++c < DN_CHUNK)
+			continue;
+		/* The chunk is full: M0 <- e^{G} M0 + sum_s e^{G - G_s} d_s k_s^T. */
+		for (r = 0; r < S; r++) {
+			float *m = M + r * S;
 
-		for (s = 0; s < S; s++)
-			m[s] *= e;
-		for (t = 0; t < n; t++)
-			nn_axpy(m, expf(glast - G[t]) * D[t * S + r], KEY(t), S);
+			for (s = 0; s < S; s++)
+				m[s] *= e;
+			for (s = 0; s < DN_CHUNK; s++)
+				nn_axpy(m, expf(G - GB(s)) * DB(s)[r], KB(s), S);
+		}
+		c = 0;
 	}
-#undef Q
-#undef KEY
-#undef VAL
+#undef KB
+#undef DB
+#undef GB
 }
 
 static void mix_worker(void *arg, size_t b, size_t e, int tid)
 {
 	struct dn_job *j = arg;
-	size_t S = j->l->head_dim, c = DN_CHUNK < j->T ? DN_CHUNK : j->T;
-	size_t bytes = (j->chunked ? 2 * c * c + c + c * S : S) * sizeof(float);
-	float *own = NULL;
-	float *w = j->pool ? tp_scratch(j->pool, tid, bytes, 1) : (own = malloc(bytes));
-	size_t h, t0;
+	size_t h;
 
-	if (!w) {
-		j->failed = 1;
-		return;
-	}
-	for (h = b; h < e; h++) {
-		if (!j->chunked) {
-			mix_token(j, h, w);
-			continue;
-		}
-		for (t0 = 0; t0 < j->T; t0 += DN_CHUNK)
-			mix_chunk(j, h, t0, j->T - t0 < DN_CHUNK ? j->T - t0 : DN_CHUNK, w);
-	}
-	free(own);
+	(void)tid;
+	for (h = b; h < e; h++)
+		mix_head(j, h);
 }
 
 static int mm(struct tpool *pool, const struct dn_weight *w, const float *x, float *y,
@@ -262,15 +225,16 @@ int dn_project(struct tpool *pool, const struct dn_layer *l, const float *h, str
 }
 
 int dn_mix(struct tpool *pool, const struct dn_layer *l, struct dn_buf *b,
-	   const size_t *rows, size_t n, float *conv_state, float *ssm_state, float *work,
-	   bool chunked)
+	   const size_t *rows, size_t n, float *conv_state, float *ssm_state, float *work)
 {
 	size_t S = l->head_dim, C = dn_channels(l), Hv = l->n_v_heads, V = Hv * S;
 	size_t Hk = l->n_k_heads, t, i;
 	float qscale = (float)(1.0 / sqrt((double)S));
-	struct dn_job j = { .l = l, .pool = pool, .T = n, .qkv = work, .state = ssm_state,
-			    .chunked = chunked };
+	float *count = ssm_state + dn_state_floats(l) - 1;
+	struct dn_job j = { .l = l, .pool = pool, .T = n, .qkv = work, .state = ssm_state };
 
+	/* The chunk offset, kept in the state; anything else is a fresh state. */
+	j.count = *count >= 1.0f && *count < (float)DN_CHUNK ? (size_t)*count : 0;
 	j.beta = j.qkv + n * C;
 	j.g = j.beta + n * Hv;
 	j.o = j.g + n * Hv;
@@ -287,8 +251,7 @@ int dn_mix(struct tpool *pool, const struct dn_layer *l, struct dn_buf *b,
 		}
 	}
 	tp_parallel_for(pool, Hv, 1, mix_worker, &j);
-	if (j.failed)
-		return -1;
+	*count = (float)((j.count + n) % DN_CHUNK);
 	for (t = 0; t < n; t++)
 		memcpy(b->o + rows[t] * V, j.o + t * V, V * sizeof(float));
 	return 0;
@@ -312,7 +275,7 @@ int dn_output(struct tpool *pool, const struct dn_layer *l, struct dn_buf *b, fl
 }
 
 int dn_forward(struct tpool *pool, const struct dn_layer *l, const float *h, size_t n_tok,
-	       float *conv_state, float *ssm_state, float *out, bool chunked)
+	       float *conv_state, float *ssm_state, float *out)
 {
 	size_t nb = dn_buf_floats(l, n_tok), nw = dn_mix_floats(l, n_tok), t;
 	float *mem = malloc((nb + nw) * sizeof(float));
@@ -326,7 +289,7 @@ int dn_forward(struct tpool *pool, const struct dn_layer *l, const float *h, siz
 		rows[t] = t;
 	dn_buf_init(&b, l, mem, n_tok);
 	if (!dn_project(pool, l, h, &b) &&
-	    !dn_mix(pool, l, &b, rows, n_tok, conv_state, ssm_state, mem + nb, chunked))
+	    !dn_mix(pool, l, &b, rows, n_tok, conv_state, ssm_state, mem + nb))
 		rc = dn_output(pool, l, &b, out);
 out:
 	free(mem);

@@ -20,15 +20,25 @@
  *   o = rmsnorm(o_h) * ssm_norm * silu(z_h) per head
  *   out = Wout o             [T][dim]
  *
- * The state update runs in the chunked ("WY") form when the bucket has more
- * than one token (dn_mix_chunk(): all of a chunk's tokens against the
- * incoming state with matrix products and a triangular solve, then one
- * state update) and in the per-token form for decode (dn_mix_token()).
- * Both compute the same function; tests compare them.
+ * The recurrence runs in the chunked ("WY") form over chunks of
+ * RK1828_DNET_CHUNK positions aligned to position 0: a token's d and o
+ * come from the state at its chunk's start and the chunk's earlier tokens
+ * (a unit triangular system solved by forward substitution), and a full
+ * chunk folds into the state with one update. The state keeps the chunk's
+ * tokens so far, so a bucket may end anywhere: prefill buckets and single
+ * decode tokens evaluate the very same arithmetic, and a token's outputs
+ * are bit for bit the same however the runtime grouped the tokens into
+ * programs (the engine's "same greedy output alone, batched or after a
+ * prefix-cache hit"). A decode token at chunk offset r costs O(S^2 + r S)
+ * per head, the per-token recurrence O(S^2); the scalar reference
+ * (tests/lib/ref_forward.c) runs the per-token recurrence, and the two
+ * agree to float rounding.
  *
  * States (card memory, one set per sequence, F32):
  *   conv state [K - 1][C]: the last K - 1 qkv rows, oldest first
- *   ssm state  [Hv][S][S]: M of each value head, M[h][j][i]
+ *   recurrent state, dn_state_floats(): M at the chunk's start [Hv][S][S]
+ *   (M[h][j][i]), then the chunk's keys, d and G so far and their count
+ *   (rk1828/program.h, struct rk1828_prog_dnet)
  */
 #ifndef RK_EMU_DELTANET_H
 #define RK_EMU_DELTANET_H
@@ -72,6 +82,14 @@ struct dn_layer {
 	struct dn_weight qkv, gate, beta, alpha, out;
 	const float *conv, *dt_bias, *ssm_a, *norm;
 };
+
+/**
+ * dn_state_floats() - floats of one sequence's recurrent state block
+ * @l: the layer
+ *
+ * Return: rk1828_dnet_state_floats(S, Hv).
+ */
+size_t dn_state_floats(const struct dn_layer *l);
 
 /**
  * dn_channels() - C = 2 * Hk * S + Hv * S, the conv channels
@@ -144,15 +162,13 @@ size_t dn_mix_floats(const struct dn_layer *l, size_t n);
  * @rows: @n token rows of @b, the sequence's consecutive tokens in order
  * @n: tokens (>= 1)
  * @conv_state: F32 [K - 1][C] of the sequence, read and updated
- * @ssm_state: F32 [Hv][S][S] of the sequence, read and updated
+ * @ssm_state: dn_state_floats() of the sequence, read and updated
  * @work: dn_mix_floats(@l, @n) floats
- * @chunked: true: the chunked form; false: token by token
  *
- * Return: 0, or -1 when per-thread scratch cannot be had.
+ * Return: 0.
  */
 int dn_mix(struct tpool *pool, const struct dn_layer *l, struct dn_buf *b,
-	   const size_t *rows, size_t n, float *conv_state, float *ssm_state, float *work,
-	   bool chunked);
+	   const size_t *rows, size_t n, float *conv_state, float *ssm_state, float *work);
 
 /**
  * dn_output() - gated RMSNorm and output projection of all tokens
@@ -173,13 +189,12 @@ int dn_output(struct tpool *pool, const struct dn_layer *l, struct dn_buf *b, fl
  * @h: normalised input, F32 [n_tok][dim]
  * @n_tok: tokens (>= 1)
  * @conv_state: F32 [K - 1][C], read and updated
- * @ssm_state: F32 [Hv][S][S], read and updated
+ * @ssm_state: dn_state_floats(), read and updated
  * @out: F32 [n_tok][dim] (may not overlap @h)
- * @chunked: true: chunked form; false: per-token form
  *
  * Return: 0, or -1 on a failed matmul or allocation.
  */
 int dn_forward(struct tpool *pool, const struct dn_layer *l, const float *h, size_t n_tok,
-	       float *conv_state, float *ssm_state, float *out, bool chunked);
+	       float *conv_state, float *ssm_state, float *out);
 
 #endif

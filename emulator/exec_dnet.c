@@ -8,8 +8,7 @@
  * A micro-batch may hold tokens of several sequences. The projections run
  * once over all tokens; then each sequence's tokens (consecutive positions,
  * in table order) run through the conv and the delta rule with that
- * sequence's states, the chunked form for more than one token and the
- * per-token form for one, split where the token table asks for a snapshot
+ * sequence's states, split where the token table asks for a snapshot
  * (the states after that token are copied into the blocks of sequence
  * aux) and preceded by a restore (the blocks of aux copied in) when its
  * first token asks for one, or by zeroed states when its first token is
@@ -49,8 +48,8 @@ int ex_validate_dnet(const struct emu_access *acc, const struct rk1828_prog_hlay
 	TRY(ex_map_tensor(acc, &d->out, p->dim, V, false, false, &t[8]));
 	TRY(ex_map_state(acc, &l->state[0], p, p->n_seq + p->n_snap, (K - 1) * C, &o->conv_state,
 			 &o->conv_stride));
-	TRY(ex_map_state(acc, &l->state[1], p, p->n_seq + p->n_snap, Hv * S * S, &o->ssm_state,
-			 &o->ssm_stride));
+	TRY(ex_map_state(acc, &l->state[1], p, p->n_seq + p->n_snap,
+			 rk1828_dnet_state_floats(S, Hv), &o->ssm_state, &o->ssm_stride));
 #undef TRY
 	for (i = 0; i < 9; i++)
 		if (!t[i].p)
@@ -98,7 +97,7 @@ int ex_validate_dnet_tokens(const struct ex_prog *p)
 static void copy_states(const struct ex_layer *l, size_t from, size_t to)
 {
 	size_t cf = (l->dn.conv_k - 1) * dn_channels(&l->dn);
-	size_t sf = l->dn.n_v_heads * l->dn.head_dim * l->dn.head_dim;
+	size_t sf = dn_state_floats(&l->dn);
 
 	memcpy(l->conv_state + to * l->conv_stride, l->conv_state + from * l->conv_stride,
 	       cf * sizeof(float));
@@ -123,15 +122,14 @@ static int mix_sequence(struct ex_work *w, const struct ex_layer *l, struct dn_b
 	} else if (toks[rows[0]].pos == 0) {
 		/* A sequence starting at position 0 has no history. */
 		memset(cs, 0, (l->dn.conv_k - 1) * dn_channels(&l->dn) * sizeof(float));
-		memset(ss, 0, l->dn.n_v_heads * l->dn.head_dim * l->dn.head_dim * sizeof(float));
+		memset(ss, 0, dn_state_floats(&l->dn) * sizeof(float));
 	}
 	for (i = 0; i < n; i++) {
 		const struct ex_tok *tk = &toks[rows[i]];
 
 		if (!tk->snapshot && i + 1 < n)
 			continue;
-		if (dn_mix(w->pool, &l->dn, b, rows + start, i + 1 - start, cs, ss, work,
-			   i > start))
+		if (dn_mix(w->pool, &l->dn, b, rows + start, i + 1 - start, cs, ss, work))
 			return ST_NOMEM;
 		if (tk->snapshot)
 			copy_states(l, seq, tk->aux);

@@ -279,6 +279,24 @@ struct rk1828_prog_attn {
 	__le32 pad[2];
 };
 
+/* Positions per chunk of a DeltaNet recurrent state (1.2). */
+#define RK1828_DNET_CHUNK		16
+
+/**
+ * rk1828_dnet_state_floats() - floats of one sequence's recurrent state
+ * block of a DeltaNet layer with @n_v_heads value heads of @head_dim
+ * @head_dim: S
+ * @n_v_heads: Hv
+ *
+ * Return: Hv S^2 + CHUNK (2 Hv S + Hv) + 1 (struct rk1828_prog_dnet has
+ * the layout).
+ */
+static inline __u64 rk1828_dnet_state_floats(__u64 head_dim, __u64 n_v_heads)
+{
+	return n_v_heads * head_dim * head_dim +
+	       RK1828_DNET_CHUNK * (2 * n_v_heads * head_dim + n_v_heads) + 1;
+}
+
 /**
  * struct rk1828_prog_dnet - the Gated DeltaNet part of an hlayer (160
  * bytes); S = @head_dim, Hk = @n_k_heads, Hv = @n_v_heads, K = @conv_kernel,
@@ -303,6 +321,17 @@ struct rk1828_prog_attn {
  * M <- M + d k^T; o = M q (M[j][i]: value j, key i); out = Wout (rmsnorm(o)
  * * norm * silu(z)) per head. The conv runs after the projection and
  * before the split, followed by silu. Emulator: emulator/deltanet.h.
+ *
+ * The recurrent state region of a sequence holds that recurrence in the
+ * chunked form over chunks of %RK1828_DNET_CHUNK positions aligned to
+ * position 0 (see rk1828_dnet_state_floats()): the state M at the start
+ * of the current chunk, F32 [Hv][S][S], then for the chunk's tokens seen
+ * so far (at most %RK1828_DNET_CHUNK - 1; room for CHUNK) their keys K,
+ * F32 [CHUNK][Hv][S] (each value head's copy of its key head's key), their
+ * corrected values D, F32 [CHUNK][Hv][S], and their cumulative log decays
+ * G, F32 [CHUNK][Hv], then the number of them, one F32. A
+ * token's output then depends only on the state at its chunk's start and
+ * the chunk's earlier tokens, not on how tokens were grouped into programs.
  */
 struct rk1828_prog_dnet {
 	struct rk1828_prog_tensor qkv;
@@ -336,7 +365,8 @@ struct rk1828_prog_dnet {
  * @state: the per-sequence state regions: ATTN the K and V caches, F32
  *	[n_ctx][n_kv_heads * head_dim] each; DELTANET the conv state, F32
  *	[K - 1][C] (the last K - 1 qkv rows, oldest first), and the recurrent
- *	state, F32 [Hv][S][S]. Without %RK1828_PROG_F_BATCH one sequence
+ *	state, rk1828_dnet_state_floats() F32 (struct rk1828_prog_dnet has
+ *	its layout). Without %RK1828_PROG_F_BATCH one sequence
  *	and @seq_stride zero; else @n_seq blocks (DELTANET: @n_seq + @n_snap),
  *	@seq_stride >= the block size and a multiple of 4
  * @reserved: zero

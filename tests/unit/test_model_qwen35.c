@@ -22,6 +22,7 @@
 #include "gguf.h"
 #include "gguf_write.h"
 #include "model.h"
+#include "rk1828/program.h"
 #include "tap.h"
 
 static int mksynth(const char *args, char *path, size_t len)
@@ -151,10 +152,12 @@ int main(void)
 		       "gated q projection of %llu rows, qkv of %llu conv channels, per-kind tensors",
 		       (unsigned long long)m.layers[3].wq->ne[1],
 		       (unsigned long long)llm_ssm_channels(&m));
-		tap_ok(llm_state_bytes(&m, 0) == 4 * (3 * 512 + 4 * 64 * 64) &&
+		tap_ok(llm_state_bytes(&m, 0) ==
+		       4 * (3 * 512 + 4 * 64 * 64 + RK1828_DNET_CHUNK * (2 * 4 * 64 + 4) + 1) &&
 		       llm_state_bytes(&m, 3) == 0 && m.layers[0].ffn_down->type == GGML_TYPE_Q6_K &&
 		       m.layers[1].ffn_down->type == GGML_TYPE_Q4_K && !m.note[0],
-		       "state bytes per sequence: DeltaNet 3 x 512 + 4 x 64 x 64 floats, attention 0; "
+		       "state bytes per sequence: DeltaNet 3 x 512 + 4 x 64 x 64 floats + a chunk of "
+		       "keys and values, attention 0; "
 		       "Q4_K_M mix (Q6_K ffn_down in block 0, Q4_K in block 1)");
 		llm_model_free(&m);
 		gguf_close(gf);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "rk1828/program.h"
 #include "rk1828/quant_blocks.h"
 #include "rk1828/util.h"
 
@@ -483,7 +484,7 @@ uint64_t llm_conv_state_bytes(const struct llm_model *m)
 
 uint64_t llm_ssm_state_bytes(const struct llm_model *m)
 {
-	return (uint64_t)m->ssm_v_heads * m->ssm_state * m->ssm_state * sizeof(float);
+	return rk1828_dnet_state_floats(m->ssm_state, m->ssm_v_heads) * sizeof(float);
 }
 
 uint64_t llm_state_bytes(const struct llm_model *m, uint32_t l)

@@ -179,7 +179,8 @@ uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx);
  * llm_state_bytes() - card bytes of block @l's per-sequence state besides
  * the KV cache: for a DeltaNet block the conv state (ssm_conv - 1 rows of
  * its channels) and the recurrent state (ssm_v_heads matrices of
- * ssm_state x ssm_state), F32; 0 for attention blocks
+ * ssm_state x ssm_state and the current chunk's tokens,
+ * rk1828_dnet_state_floats()), F32; 0 for attention blocks
  */
 uint64_t llm_state_bytes(const struct llm_model *m, uint32_t l);
 
