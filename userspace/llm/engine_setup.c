@@ -119,6 +119,8 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 	plan_format(&e->plan, e->info.plan, sizeof(e->info.plan));
 	if (!e->info.note[0] && e->plan.note[0])
 		snprintf(e->info.note, sizeof(e->info.note), "%s", e->plan.note);
+	if (!e->info.note[0] && e->m->note[0])
+		snprintf(e->info.note, sizeof(e->info.note), "%s", e->m->note);
 	return 0;
 }
 

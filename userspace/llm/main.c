@@ -419,6 +419,8 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		return -1;
 	}
+	if (S->m.note[0])
+		fprintf(stderr, "rk1828-llm: note: %s\n", S->m.note);
 	session_sizes(a, &S->m, &S->sizes);
 
 	if (simulate) {
@@ -467,7 +469,10 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 		if (ret == PLAN_NOFIT) {
 			char kv[32];
 
-			util_fmt_bytes(kv, sizeof(kv), util_mul_u64(llm_kv_bytes(&S->m, 1024), S->m.n_layers, NULL));
+			/* Only full-attention blocks have a KV cache. */
+			util_fmt_bytes(kv, sizeof(kv),
+				       util_mul_u64(llm_kv_bytes(&S->m, 1024),
+						    S->m.n_layers - S->m.n_deltanet, NULL));
 			fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s\n",
 				S->sizes.n_ctx, kv,
 				S->sizes.n_seq > 1 ? ", fewer sessions (--parallel)" : "",

@@ -286,11 +286,18 @@ static int load_qwen35(struct llm_model *m, bool **recurrent, char *err, size_t 
 		return fail(err, errlen, gf, "metadata key %s is all zero", key);
 	m->n_mtp = nextn;
 	m->n_layers = total - nextn;
-	if (nextn)
+	if (nextn) {
+		char blk[32];
+
+		if (nextn == 1)
+			snprintf(blk, sizeof(blk), "blk.%u", m->n_layers);
+		else
+			snprintf(blk, sizeof(blk), "blk.%u-%u", m->n_layers, total - 1);
 		snprintf(m->note, sizeof(m->note),
-			 "%s: %u multi-token-prediction block%s (blk.%u-%u, %s.nextn_predict_layers) "
+			 "%s: %u multi-token-prediction block%s (%s, %s.nextn_predict_layers) "
 			 "skipped: only the decoder blocks run", gf->path ? gf->path : "model", nextn,
-			 nextn == 1 ? "" : "s", m->n_layers, total - 1, a);
+			 nextn == 1 ? "" : "s", blk, a);
+	}
 	*recurrent = calloc(total, sizeof(bool));
 	if (!*recurrent)
 		return fail(err, errlen, gf, "out of memory");
