@@ -66,6 +66,28 @@ static void check_costs(const struct llm_model *m)
 	       (double)llm_layer_weight_bytes(m, 0) / 1048576.0);
 }
 
+/* rk1828-llm plan --json on the same file: the format. */
+static void check_cli_9b(const char *path)
+{
+	char cmd[512], out[1024] = "";
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "build/rk1828-llm plan -m %s --cards 2 --card-mem 5G --ctx 4096 --bucket 128 "
+		 "--json 2>/dev/null", path);
+	f = popen(cmd, "r");
+	if (f) {
+		n = fread(out, 1, sizeof(out) - 1, f);
+		out[n] = '\0';
+		pclose(f);
+	}
+	tap_ok(strstr(out, "{\"plan\":[{\"card\":0,\"first\":0,\"last\":18,\"output\":false,"
+			   "\"bytes\":") &&
+	       strstr(out, "{\"card\":1,\"first\":19,\"last\":31,\"output\":true,\"bytes\":"),
+	       "rk1828-llm plan --cards 2 --json: %.*s", (int)strcspn(out, "\n"), out);
+}
+
 static void check_9b(void)
 {
 	char path[128], err[512];
@@ -96,6 +118,7 @@ static void check_9b(void)
 		printf("# 9B: card0 %.2f GiB, card1 %.2f GiB\n", (double)p.seg[0].bytes / GIB,
 		       (double)p.seg[1].bytes / GIB);
 	llm_model_free(&m);
+	check_cli_9b(path);
 out:
 	if (gf)
 		gguf_close(gf);
