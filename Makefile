@@ -64,7 +64,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps module userspace tests selftests selftests-install check \
 	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
-	fit-profile
+	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
 all: userspace module tests
@@ -206,6 +206,16 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/librk18
 
 tests: $(UNIT_BINS) selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
 
+# The synthetic Qwen-family models of the committed llama.cpp reference
+# vectors (tests/vectors/qwen/*.ref), rebuilt by our own writer and
+# checked against the sha256 each vector file records. ~1.6 GB in
+# $(B)/synth; only rebuilt when mksynth or a vector file changes.
+SYNTH_REFS := $(wildcard tests/vectors/qwen/*.ref)
+SYNTH_MODELS := $(patsubst tests/vectors/qwen/%.ref,$(B)/synth/%.gguf,$(SYNTH_REFS))
+$(B)/synth/%.gguf: tests/vectors/qwen/%.ref $(B)/tests/mksynth tools/mk-synth-model
+	@tools/mk-synth-model $< $@
+synth-models: $(SYNTH_MODELS)
+
 # The module: built against the installed Debian 6.12 headers, W=1.
 module:
 	@test -d $(KDIR) || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
@@ -261,7 +271,7 @@ PORT ?= 8080
 serve: deps userspace module
 	@tools/vm-serve "$(MODEL)" $(CARDS) $(PORT)
 
-check: deps all
+check: deps all synth-models
 	tests/run-all
 
 # Refit the card profile's fitted values on the vendor's single-card

@@ -5,7 +5,7 @@
  * vectors (tools/gen-ref-vectors), the tests and the benchmarks.
  *
  *   mksynth -o OUT.gguf --arch ARCH [--type TYPE] [--vocab VOCAB.gguf]
- *           [--preset tiny|9b|27b] [--shape FILE] [--shape-only] [--seed S]
+ *           [--preset tiny|bench|9b|27b] [--shape FILE] [--shape-only] [--seed S]
  *           [--layers N] [--ffn N] [--mtp N]
  *
  * ARCH: llama, qwen2 (Q/K/V biases), qwen3 (per-head Q/K RMSNorm), qwen35
@@ -25,10 +25,13 @@
  * --vocab: copy every tokenizer.* key of a GGUF vocabulary (for example
  * llama.cpp's models/ggml-vocab-qwen35.gguf) so the model carries a real
  * vocabulary; n_vocab is then its token count. Without it the model has
- * a 512-token placeholder vocabulary ("<t0>", ...) of type gpt2.
+ * a 512-token placeholder vocabulary of type gpt2: the 256 byte-level
+ * tokens (any text tokenizes, one token per byte), fillers, and an
+ * end-of-text token.
  *
  * --preset: tiny (default) are the small synthetic shapes below, dim 256
  * and 8 layers, every matrix row a multiple of 256 so all types apply;
+ * bench are qwen35 and llama of the same parameter count for make bench;
  * 9b and 27b are Qwen3.5-9B and -27B (DESIGN.md section 10) and imply
  * --shape-only and n_vocab 248320 unless --vocab is given.
  *
@@ -53,6 +56,14 @@
  * Token embedding +-1. Every random draw is made in the same order
  * whatever TYPE is, so the types of one arch and seed quantize the very
  * same F32 model.
+ *
+ * The tiny models are made confident the way trained models are, so that
+ * llama.cpp's 8-bit activations do not turn near-ties into different top-1
+ * tokens: token embeddings of +-1.4 (--embd-scale) keep the current
+ * token's own embedding a strong candidate against the blocks' output
+ * (tied heads), and an untied head is the embedding plus noise of half
+ * its scale. At 1.4, about half of the positions of natural text still
+ * pick another token than the current one.
  *
  * Exit status 0, or 1 with a message on stderr.
  */
@@ -81,6 +92,7 @@
  *	ssm.time_step_rank (v heads), ssm.conv_kernel, full_attention_interval
  * @n_vocab: vocabulary size without --vocab
  * @tied: no output.weight (LM head = token_embd)
+ * @embd_scale: token embedding values uniform in +-@embd_scale (0: 1)
  */
 struct shape {
 	const char *arch;
@@ -90,18 +102,19 @@ struct shape {
 	uint32_t ssm_state, ssm_groups, ssm_rank, ssm_conv, fa_interval;
 	uint32_t n_vocab;
 	bool tied;
+	double embd_scale;
 };
 
 static const struct shape tiny[] = {
 	{ .arch = "llama", .n_layers = 8, .dim = 256, .ffn = 768, .n_head = 4, .n_kv = 2,
 	  .head_dim = 64, .rope_dim = 64, .ctx = 4096, .theta = 10000.0f, .eps = 1e-5f,
-	  .n_vocab = 512, .tied = true },
+	  .n_vocab = 512, .tied = true, .embd_scale = 1.4 },
 	{ .arch = "qwen2", .n_layers = 8, .dim = 256, .ffn = 768, .n_head = 4, .n_kv = 2,
 	  .head_dim = 64, .rope_dim = 64, .ctx = 32768, .theta = 1000000.0f, .eps = 1e-6f,
-	  .n_vocab = 512, .tied = false },
+	  .n_vocab = 512, .tied = false, .embd_scale = 1.4 },
 	{ .arch = "qwen3", .n_layers = 8, .dim = 256, .ffn = 768, .n_head = 4, .n_kv = 2,
 	  .head_dim = 128, .rope_dim = 128, .ctx = 40960, .theta = 1000000.0f, .eps = 1e-6f,
-	  .n_vocab = 512, .tied = true },
+	  .n_vocab = 512, .tied = true, .embd_scale = 1.4 },
 	/*
 	 * Sections sum to 8 of the 8 rotated pairs; the interleaved rule sends
 	 * pairs 6 and 7 to the fourth (position 0) section, so they stay
@@ -110,7 +123,23 @@ static const struct shape tiny[] = {
 	{ .arch = "qwen35", .n_layers = 8, .dim = 256, .ffn = 768, .n_head = 4, .n_kv = 2,
 	  .head_dim = 64, .rope_dim = 16, .ctx = 262144, .sections = { 2, 2, 2, 2 },
 	  .theta = 10000000.0f, .eps = 1e-6f, .ssm_state = 64, .ssm_groups = 2,
-	  .ssm_rank = 4, .ssm_conv = 4, .fa_interval = 4, .n_vocab = 512, .tied = true },
+	  .ssm_rank = 4, .ssm_conv = 4, .fa_interval = 4, .n_vocab = 512, .tied = true,
+	  .embd_scale = 1.4 },
+};
+
+/*
+ * Benchmark shapes (tests/bench/hybrid): qwen35 and a llama model of the
+ * same parameter count (101.9 M in the blocks; the llama FFN is widened to
+ * match), dim 1024, 8 blocks, 8 query / 2 KV heads of 128.
+ */
+static const struct shape bench[] = {
+	{ .arch = "llama", .n_layers = 8, .dim = 1024, .ffn = 3296, .n_head = 8, .n_kv = 2,
+	  .head_dim = 128, .rope_dim = 128, .ctx = 4096, .theta = 10000.0f, .eps = 1e-5f,
+	  .n_vocab = 512, .tied = true },
+	{ .arch = "qwen35", .n_layers = 8, .dim = 1024, .ffn = 2816, .n_head = 8, .n_kv = 2,
+	  .head_dim = 128, .rope_dim = 32, .ctx = 4096, .sections = { 6, 5, 5, 0 },
+	  .theta = 10000000.0f, .eps = 1e-6f, .ssm_state = 64, .ssm_groups = 8,
+	  .ssm_rank = 16, .ssm_conv = 4, .fa_interval = 4, .n_vocab = 512, .tied = true },
 };
 
 static const struct shape qwen35_9b = {
@@ -192,6 +221,9 @@ struct gen {
 	const struct types *t;
 	bool shape_only;
 	uint32_t mtp;
+	double embd_scale;
+	float *embd;		/* F32 token embedding, for an untied head */
+	size_t embd_i;
 	uint64_t rng;
 	char err[512];
 };
@@ -263,6 +295,24 @@ static int add(struct gen *g, const char *name, uint64_t ne0, uint64_t ne1, int 
 static float fill_uniform(struct gen *g, void *arg)
 {
 	return (float)(rng_sym(g) * *(double *)arg);
+}
+
+/* The token embedding, uniform in +-scale, kept for the LM head. */
+static float fill_embd(struct gen *g, void *arg)
+{
+	float v = (float)(rng_sym(g) * *(double *)arg);
+
+	if (g->embd)
+		g->embd[g->embd_i++] = v;
+	return v;
+}
+
+/* Untied LM head: the embedding plus uniform noise of half its scale. */
+static float fill_head(struct gen *g, void *arg)
+{
+	double noise = rng_sym(g) * 0.5 * *(double *)arg;
+
+	return (float)(g->embd[g->embd_i++] + noise);
 }
 
 static float fill_norm(struct gen *g, void *arg)
@@ -480,7 +530,34 @@ static int add_vocab(struct gen *g, const char *path, uint32_t *n_vocab)
 	return r ? failf("copying the vocabulary", r) : 0;
 }
 
-/* The 512-token placeholder vocabulary ("<tN>" pieces, gpt2 type). */
+/*
+ * GPT-2's byte-level alphabet (bytes_to_unicode): printable bytes stand
+ * for themselves, the others for U+0100 + their rank; @out gets the UTF-8.
+ */
+static void byte_piece(unsigned int b, char *out)
+{
+	unsigned int cp = b, k = 0, i;
+
+	if (!((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174)) {
+		for (i = 0; i < b; i++)
+			k += !((i >= 33 && i <= 126) || (i >= 161 && i <= 172) || i >= 174);
+		cp = 256 + k;
+	}
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		out[1] = '\0';
+	} else {
+		out[0] = (char)(0xc0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		out[2] = '\0';
+	}
+}
+
+/*
+ * The placeholder vocabulary (gpt2 type): the 256 byte tokens, so that any
+ * text tokenizes (one token per byte, no merges), then "<tN>" fillers; the
+ * last one is the end-of-text control token.
+ */
 static int add_placeholder_vocab(struct gen *g, uint32_t n)
 {
 	char **tok = calloc(n, sizeof(*tok));
@@ -488,21 +565,25 @@ static int add_placeholder_vocab(struct gen *g, uint32_t n)
 	uint32_t i;
 	int r = -ENOMEM;
 
-	if (!tok || !type)
+	if (!tok || !type || n <= 256)
 		goto out;
 	for (i = 0; i < n; i++) {
 		tok[i] = malloc(16);
 		if (!tok[i])
 			goto out;
-		snprintf(tok[i], 16, "<t%u>", i);
-		type[i] = 1;
+		if (i < 256)
+			byte_piece(i, tok[i]);
+		else
+			snprintf(tok[i], 16, "<t%u>", i);
+		type[i] = i == n - 1 ? 3 : 1;
 	}
 	r = gguf_writer_add_str(g->w, "tokenizer.ggml.model", "gpt2");
 	r = r ? r : gguf_writer_add_str(g->w, "tokenizer.ggml.pre", "qwen2");
 	r = r ? r : gguf_writer_add_str_arr(g->w, "tokenizer.ggml.tokens", (const char *const *)tok, n);
 	r = r ? r : gguf_writer_add_i32_arr(g->w, "tokenizer.ggml.token_type", type, n);
 	r = r ? r : gguf_writer_add_str_arr(g->w, "tokenizer.ggml.merges", NULL, 0);
-	r = r ? r : gguf_writer_add_u32(g->w, "tokenizer.ggml.eos_token_id", 0);
+	r = r ? r : gguf_writer_add_u32(g->w, "tokenizer.ggml.eos_token_id", n - 1);
+	r = r ? r : gguf_writer_add_bool(g->w, "tokenizer.ggml.add_bos_token", false);
 out:
 	if (tok)
 		for (i = 0; i < n; i++)
@@ -516,7 +597,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: mksynth -o OUT.gguf --arch llama|qwen2|qwen3|qwen35 [--type TYPE]\n"
-		"               [--vocab VOCAB.gguf] [--preset tiny|9b|27b] [--shape FILE]\n"
+		"               [--vocab VOCAB.gguf] [--preset tiny|bench|9b|27b] [--shape FILE]\n"
 		"               [--shape-only] [--seed S] [--layers N] [--ffn N] [--mtp N]\n"
 		"TYPE: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q5_k q6_k q4_k_m w4a16\n");
 }
@@ -533,6 +614,7 @@ int main(int argc, char **argv)
 		{ "layers", required_argument, NULL, 'l' },
 		{ "ffn", required_argument, NULL, 'f' },
 		{ "mtp", required_argument, NULL, 'M' },
+		{ "embd-scale", required_argument, NULL, 'E' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "shape", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
@@ -560,6 +642,7 @@ int main(int argc, char **argv)
 		case 'l': layers = strtoul(optarg, NULL, 0); break;
 		case 'f': ffn = strtoul(optarg, NULL, 0); break;
 		case 'M': g.mtp = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'E': g.embd_scale = strtod(optarg, NULL); break;
 		case 'o': out = optarg; break;
 		case 'F': shape_file = optarg; break;
 		default: usage(); return 1;
@@ -595,15 +678,19 @@ int main(int argc, char **argv)
 		}
 		s = !strcmp(preset, "9b") ? qwen35_9b : qwen35_27b;
 		g.shape_only = true;
-	} else if (!strcmp(preset, "tiny")) {
-		for (i = 0; i < sizeof(tiny) / sizeof(tiny[0]); i++)
-			if (!strcmp(tiny[i].arch, arch))
+	} else if (!strcmp(preset, "tiny") || !strcmp(preset, "bench")) {
+		const struct shape *set = preset[0] == 't' ? tiny : bench;
+		size_t n = preset[0] == 't' ? sizeof(tiny) / sizeof(tiny[0]) :
+			   sizeof(bench) / sizeof(bench[0]);
+
+		for (i = 0; i < n; i++)
+			if (!strcmp(set[i].arch, arch))
 				break;
-		if (i == sizeof(tiny) / sizeof(tiny[0])) {
-			fprintf(stderr, "mksynth: unknown --arch %s\n", arch);
+		if (i == n) {
+			fprintf(stderr, "mksynth: --preset %s has no --arch %s\n", preset, arch);
 			return 1;
 		}
-		s = tiny[i];
+		s = set[i];
 	} else {
 		fprintf(stderr, "mksynth: unknown --preset %s\n", preset);
 		return 1;
@@ -632,14 +719,24 @@ int main(int argc, char **argv)
 	n_vocab = s.n_vocab;
 	if (!r)
 		r = vocab ? add_vocab(&g, vocab, &n_vocab) : add_placeholder_vocab(&g, n_vocab);
+	scale = g.embd_scale > 0 ? g.embd_scale : s.embd_scale > 0 ? s.embd_scale : 1.0;
+	if (!s.tied && !g.shape_only) {
+		g.embd = malloc((size_t)s.dim * n_vocab * sizeof(float));
+		if (!g.embd)
+			r = failf("embedding copy", -ENOMEM);
+	}
 	if (!r)
-		r = add(&g, "token_embd.weight", s.dim, n_vocab, g.t->embd, fill_uniform, &scale);
+		r = add(&g, "token_embd.weight", s.dim, n_vocab, g.t->embd, fill_embd, &scale);
 	for (l = 0; !r && l < s.n_layers + g.mtp; l++)
 		r = add_block(&g, l);
 	if (!r)
 		r = vec_norm(&g, "output_norm.weight", s.dim);
-	if (!r && !s.tied)
+	g.embd_i = 0;
+	if (!r && !s.tied && g.shape_only)
 		r = matrix(&g, "output.weight", s.dim, n_vocab, g.t->head, 1.0);
+	else if (!r && !s.tied)
+		r = add(&g, "output.weight", s.dim, n_vocab, g.t->head, fill_head, &scale);
+	free(g.embd);
 	if (!r && gguf_writer_write_file(g.w, out, g.err, sizeof(g.err))) {
 		fprintf(stderr, "mksynth: %s\n", g.err);
 		r = -1;
