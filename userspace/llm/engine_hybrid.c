@@ -8,7 +8,9 @@
  * prefix exists: the live state (when the slot's whole history is a prefix
  * of the new prompt) or one of the slot's checkpoints, taken on the cards
  * after the last token of each prefill micro-batch (PIPE_TOK_SNAPSHOT
- * into the slot's snapshot blocks, round robin) and restored on the first
+ * into a free snapshot block of the slot, else over its oldest checkpoint
+ * past the request's reuse point, so the shared prefix it restored stays
+ * available to the next request) and restored on the first
  * token the request submits (PIPE_TOK_RESTORE). Otherwise the prompt is
  * evaluated from position 0, where the cards start from zero states. The
  * reuse is the longest such point at most the common prefix the scheduler
@@ -50,7 +52,28 @@ int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
 	for (j = 0; j < ENG_SNAPS; j++)
 		if (sn->pos[j] > reuse)
 			sn->pos[j] = 0;
+	sn->keep = reuse;
 	return reuse;
+}
+
+/*
+ * The block a new checkpoint of @sn goes to: a free one, else the oldest
+ * past the reuse point, else the oldest.
+ */
+static int victim(const struct eng_snaps *sn)
+{
+	int j, old = -1, old_past = -1;
+
+	for (j = 0; j < ENG_SNAPS; j++) {
+		if (!sn->pos[j])
+			return j;
+		if (old < 0 || sn->taken[j] < sn->taken[old])
+			old = j;
+		if (sn->pos[j] > sn->keep &&
+		    (old_past < 0 || sn->taken[j] < sn->taken[old_past]))
+			old_past = j;
+	}
+	return old_past >= 0 ? old_past : old;
 }
 
 void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n)
@@ -77,9 +100,9 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n)
 		}
 		/* Checkpoint after each prefill micro-batch of the prompt. */
 		if (last && !(t[i].flags & PIPE_TOK_RESTORE) && t[i].pos + 1 < q->n_prompt) {
-			int j = sn->next;
+			int j = victim(sn);
 
-			sn->next = (j + 1) % ENG_SNAPS;
+			sn->taken[j] = ++sn->clock;
 			sn->pos[j] = t[i].pos + 1;
 			t[i].flags |= PIPE_TOK_SNAPSHOT;
 			t[i].aux = block_of(e, t[i].seq, j);

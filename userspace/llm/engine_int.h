@@ -88,11 +88,16 @@ struct engine_req {
  * struct eng_snaps - a slot's checkpoints
  * @pos: per snapshot block, the tokens of the slot's history its state
  *	has seen (0: none)
- * @next: the block the next checkpoint overwrites (round robin)
+ * @taken: per snapshot block, @clock when it was written (its age)
+ * @clock: checkpoints taken in this slot so far
+ * @keep: the running request's reuse point: checkpoints at or before it
+ *	(the shared prefix, e.g. a system prompt) are overwritten last
  */
 struct eng_snaps {
 	int pos[ENG_SNAPS];
-	int next;
+	unsigned int taken[ENG_SNAPS];
+	unsigned int clock;
+	int keep;
 };
 
 /**
