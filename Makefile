@@ -214,7 +214,12 @@ SYNTH_REFS := $(wildcard tests/vectors/qwen/*.ref)
 SYNTH_MODELS := $(patsubst tests/vectors/qwen/%.ref,$(B)/synth/%.gguf,$(SYNTH_REFS))
 $(B)/synth/%.gguf: tests/vectors/qwen/%.ref $(B)/tests/mksynth tools/mk-synth-model
 	@tools/mk-synth-model $< $@
-synth-models: $(SYNTH_MODELS)
+# The hybrid model of the engine tests (test_engine_hybrid, engine_check
+# in the guest): tiny qwen35, Q8_0, the byte-level placeholder vocabulary.
+$(B)/synth/qwen35-engine.gguf: $(B)/tests/mksynth
+	@mkdir -p $(dir $@)
+	@$(B)/tests/mksynth -o $@.tmp --arch qwen35 --type q8_0 && mv $@.tmp $@
+synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf
 
 # The module: built against the installed Debian 6.12 headers, W=1.
 module:

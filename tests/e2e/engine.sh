@@ -15,7 +15,9 @@ export RK1828_MODEL=${RK1828_MODEL:-$root/../shared/models/stories260K.gguf}
 tmp=$(mktemp -d /tmp/engine.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-ENGINE_CHECK_OUT=$tmp/batched.txt "$root/build/tests/engine_check" | tee "$tmp/tap"
+hybrid=$root/build/synth/qwen35-engine.gguf	# a missing file fails its load check
+ENGINE_CHECK_OUT=$tmp/batched.txt ENGINE_CHECK_HYBRID=$hybrid "$root/build/tests/engine_check" |
+	tee "$tmp/tap"
 rc=${PIPESTATUS[0]}
 n=$(grep -cE '^(not )?ok ' "$tmp/tap")
 n=$((n + 1))

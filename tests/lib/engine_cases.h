@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Engine checks shared by the host test (mock cards) and the guest tool
- * (real cards); see engine_cases.c for what they assert.
+ * Engine checks shared by the host tests (mock cards) and the guest tool
+ * (real cards); see engine_cases.c and engine_hybrid_cases.c for what they
+ * assert.
  */
 #ifndef RK_TEST_ENGINE_CASES_H
 #define RK_TEST_ENGINE_CASES_H
@@ -26,5 +27,11 @@ struct engine_cases_env {
 
 /* engine_cases_run() - load the model at @model_path and run every check (TAP). */
 void engine_cases_run(const struct engine_cases_env *env, const char *model_path);
+
+/*
+ * engine_cases_hybrid() - the prefix-cache and slot checks of a hybrid
+ * (qwen35) model at @model_path (engine_hybrid_cases.c; TAP).
+ */
+void engine_cases_hybrid(const struct engine_cases_env *env, const char *model_path);
 
 #endif

@@ -4,9 +4,11 @@
  * two real cards, for the guest suite (tests/e2e/engine.sh): concurrent
  * greedy sessions equal each alone, prefix-cache hits with identical
  * output, stop strings, cancellation freeing the slot, limits, destroy;
- * afterwards the cards' free memory must be what it was before.
- * Environment: RK1828_MODEL, ENGINE_CHECK_OUT (file for the batched text
- * of the first prompt). Output: TAP.
+ * with ENGINE_CHECK_HYBRID (a qwen35 model) also the hybrid checks of
+ * tests/lib/engine_hybrid_cases.c (prefix hits restore recurrent-state
+ * checkpoints); afterwards the cards' free memory must be what it was
+ * before. Environment: RK1828_MODEL, ENGINE_CHECK_OUT (file for the
+ * batched text of the first prompt), ENGINE_CHECK_HYBRID. Output: TAP.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@ int main(void)
 {
 	struct engine_cases_env env = { .text_out = getenv("ENGINE_CHECK_OUT") };
 	const char *path = getenv("RK1828_MODEL");
+	const char *hybrid = getenv("ENGINE_CHECK_HYBRID");
 	uint64_t before[2];
 	int n = 0, i, ok = 1;
 
@@ -33,6 +36,8 @@ int main(void)
 		before[i] = env.cards[i].mem_free;
 	}
 	engine_cases_run(&env, path ? path : "../shared/models/stories260K.gguf");
+	if (hybrid && *hybrid)
+		engine_cases_hybrid(&env, hybrid);
 	for (i = 0; i < 2; i++) {
 		rk_card_refresh(&env.cards[i]);
 		ok &= env.cards[i].mem_free == before[i];
