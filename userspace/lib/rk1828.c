@@ -482,6 +482,27 @@ int rk_syncobj_destroy(struct rk_card *card, uint32_t handle)
 	return 0;
 }
 
+int rk_syncobj_export(struct rk_card *card, uint32_t handle, int *fd)
+{
+	struct drm_syncobj_handle h = { .handle = handle, .fd = -1 };
+
+	*fd = -1;
+	if (drmIoctl(card->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h))
+		return rk_fail(card, neg_errno(), "export syncobj %u", handle);
+	*fd = h.fd;
+	return 0;
+}
+
+int rk_syncobj_import(struct rk_card *card, int fd, uint32_t *handle)
+{
+	struct drm_syncobj_handle h = { .fd = fd };
+
+	if (drmIoctl(card->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h))
+		return rk_fail(card, neg_errno(), "import syncobj fd %d", fd);
+	*handle = h.handle;
+	return 0;
+}
+
 int rk_syncobj_wait(struct rk_card *card, const uint32_t *handles,
 		    const uint64_t *points, unsigned int n,
 		    int64_t abs_timeout_ns, bool wait_all)

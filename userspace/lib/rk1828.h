@@ -274,6 +274,30 @@ int rk_syncobj_create(struct rk_card *card, bool signaled, uint32_t *handle);
 int rk_syncobj_destroy(struct rk_card *card, uint32_t handle);
 
 /**
+ * rk_syncobj_export() - a syncobj itself as an fd (DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD
+ * without flags: the opaque syncobj file, not a sync_file of its fence)
+ * @handle: syncobj of @card
+ * @fd: out, a new fd (caller closes it)
+ *
+ * rk_syncobj_import() of that fd on another card gives a handle there to
+ * the same syncobj: whatever fence a job on one card signals into it is
+ * the fence a job on the other card names as its in-sync, with no
+ * sync_file export/import per job (drm_syncobj.c; syncobjs belong to no
+ * device).
+ * Return: 0 or negative errno.
+ */
+int rk_syncobj_export(struct rk_card *card, uint32_t handle, int *fd);
+
+/**
+ * rk_syncobj_import() - a handle on @card to the syncobj behind an fd of
+ * rk_syncobj_export() (DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE without flags)
+ * @fd: still owned by the caller
+ * @handle: out; rk_syncobj_destroy() drops this card's reference only
+ * Return: 0 or negative errno (-EINVAL when @fd is not a syncobj file).
+ */
+int rk_syncobj_import(struct rk_card *card, int fd, uint32_t *handle);
+
+/**
  * rk_syncobj_wait() - wait for syncobjs
  * @handles, @n: syncobjs of @card
  * @points: timeline points, or NULL for binary syncobjs
