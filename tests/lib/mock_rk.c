@@ -6,9 +6,15 @@
  * bounds-checked memcpy, EXEC is the card emulator's emu_exec() with an
  * access check that only admits allocated card BOs. Since the pipeline
  * queues jobs in dependency order, running them at submit time is a valid
- * schedule. With a modelled clock (mock_rk_clock()) every job also gets
- * a start and end time on its card's timeline, which waits, sync_file
- * status and timestamps report.
+ * schedule. Like the driver, a job whose in-sync fence carries an error
+ * does not run and signals that error (a chain stops at the first
+ * failure); rk_bo_wait() reports the status of the last job that wrote a
+ * host BO. Syncobjs live in one table shared by all cards, so
+ * rk_syncobj_export() and rk_syncobj_import() give another card a handle
+ * to the same syncobj. mock_rk_get_calls() counts the calls that are
+ * system calls on a real card. With a modelled clock (mock_rk_clock())
+ * every job also gets a start and end time on its card's timeline, which
+ * waits, sync_file status and timestamps report.
  */
 #include "mock_rk.h"
 
@@ -29,10 +35,20 @@
 #define SYNCFILE_FD0	2000000		/* fd = SYNCFILE_FD0 + 1000 + status */
 #define CLKFILE_FD0	3000000		/* modelled clock: CLKFILE_FD0 + ring index */
 #define CLKFILES	8192
+#define SYNCOBJ_FD0	4000000		/* syncobj fd: SYNCOBJ_FD0 + shared index */
+#define MSYNCS		4096
 
 struct mbuf {
 	uint8_t *p;
 	uint64_t size;
+	int status;		/* of the last job that wrote it */
+	int64_t t_done;		/* modelled clock: end of the last job using it */
+};
+
+/* A syncobj, shared by the handles of every card that imported it. */
+struct msync {
+	int status;		/* 0 or -errno of the job that signalled it last */
+	int64_t t_done;		/* modelled clock: its fence's end */
 };
 
 enum { M_FREE, M_HOST, M_CARD, M_SYNC };
@@ -41,8 +57,7 @@ struct mobj {
 	int kind;
 	struct mbuf *buf;	/* host BOs */
 	uint64_t addr, size;	/* card BOs */
-	int status;		/* syncobjs: 0 or -errno of the last job */
-	int64_t t_done;		/* syncobjs, modelled clock: its fence's end */
+	int sync;		/* syncobjs: index into syncs[] */
 };
 
 /* A sync_file exported on the modelled clock. */
@@ -69,6 +84,9 @@ static int n_dmabufs;
 static char mock_err[256];
 static int mock_live_objs;
 static int n_cards_made;
+static struct msync syncs[MSYNCS];
+static int n_syncs;
+static struct mock_rk_calls calls;
 static struct emu_exec_opts mock_timing;	/* .prof NULL: plain emu_exec() */
 /* Modelled clock: on, the costs, the host's time (atomic), sync_files. */
 static bool clk_on;
@@ -234,8 +252,63 @@ int rk_bo_import(struct rk_card *card, int fd, struct rk_bo *bo)
 
 int rk_syncobj_create(struct rk_card *card, bool signaled, uint32_t *handle)
 {
+	if (n_syncs == MSYNCS)
+		return mfail(-ENOMEM, "SYNCOBJ_CREATE");
 	*handle = new_obj(card, M_SYNC);
-	return *handle ? 0 : mfail(-ENOMEM, "SYNCOBJ_CREATE");
+	if (!*handle)
+		return mfail(-ENOMEM, "SYNCOBJ_CREATE");
+	mc(card)->obj[*handle - 1].sync = n_syncs;
+	syncs[n_syncs++] = (struct msync){ 0, 0 };
+	return 0;
+}
+
+/* The syncobj behind handle @h of @card, or NULL. */
+static struct msync *sy(const struct rk_card *card, uint32_t h)
+{
+	struct mobj *o = obj(card, h, M_SYNC);
+
+	return o ? &syncs[o->sync] : NULL;
+}
+
+int rk_syncobj_export(struct rk_card *card, uint32_t handle, int *fd)
+{
+	struct mobj *o = obj(card, handle, M_SYNC);
+
+	calls.other++;
+	if (!o)
+		return mfail(-ENOENT, "export syncobj");
+	*fd = SYNCOBJ_FD0 + o->sync;
+	return 0;
+}
+
+int rk_syncobj_import(struct rk_card *card, int fd, uint32_t *handle)
+{
+	calls.other++;
+	if (fd < SYNCOBJ_FD0 || fd >= SYNCOBJ_FD0 + n_syncs)
+		return mfail(-EINVAL, "import syncobj");
+	*handle = new_obj(card, M_SYNC);
+	if (!*handle)
+		return mfail(-ENOMEM, "import syncobj");
+	mc(card)->obj[*handle - 1].sync = fd - SYNCOBJ_FD0;
+	return 0;
+}
+
+int rk_bo_wait(struct rk_card *card, const struct rk_bo *bo, int64_t abs_timeout_ns,
+	       int *job_status)
+{
+	struct mobj *o = obj(card, bo->handle, M_HOST);
+
+	calls.bo_wait++;
+	if (!o && !obj(card, bo->handle, M_CARD))
+		return mfail(-ENOENT, "BO_WAIT");
+	if (o && clk_on && o->buf->t_done > rk_now_ns()) {
+		if (abs_timeout_ns < o->buf->t_done)
+			return mfail(-ETIMEDOUT, "BO_WAIT");
+		clk_reach(o->buf->t_done);
+	}
+	if (job_status)
+		*job_status = o ? o->buf->status : 0;
+	return 0;
 }
 
 int rk_syncobj_destroy(struct rk_card *card, uint32_t handle)
@@ -252,11 +325,12 @@ int rk_syncobj_destroy(struct rk_card *card, uint32_t handle)
 int rk_syncobj_status(struct rk_card *card, uint32_t handle, uint64_t point,
 		      int64_t abs_timeout_ns)
 {
-	struct mobj *o = obj(card, handle, M_SYNC);
+	struct msync *y = sy(card, handle);
 
-	if (!o)
+	calls.other++;
+	if (!y)
 		return mfail(-ENOENT, "SYNCOBJ_WAIT");
-	return o->status ? mfail(o->status, "job") : 0;
+	return y->status ? mfail(y->status, "job") : 0;
 }
 
 int rk_syncobj_wait(struct rk_card *card, const uint32_t *handles, const uint64_t *points,
@@ -264,11 +338,12 @@ int rk_syncobj_wait(struct rk_card *card, const uint32_t *handles, const uint64_
 {
 	unsigned int i;
 
+	calls.syncobj_wait++;
 	for (i = 0; i < n; i++)
 		if (!obj(card, handles[i], M_SYNC) || (points && points[i]))
 			return mfail(-EINVAL, "SYNCOBJ_WAIT");
 	for (i = 0; clk_on && i < n; i++)	/* the pipeline waits for all */
-		clk_reach(obj(card, handles[i], M_SYNC)->t_done);
+		clk_reach(sy(card, handles[i])->t_done);
 	return 0;	/* every job ran at submit time */
 }
 
@@ -295,8 +370,10 @@ int rk_sync_file_status(int fd)
 int rk_sync_file_info(int fd, int64_t *timestamp_ns)
 {
 	const struct clkfile *cf = clkfile(fd);
-	int st = rk_sync_file_status(fd);
+	int st;
 
+	calls.sync_file_info++;
+	st = rk_sync_file_status(fd);
 	*timestamp_ns = st == 1 ? (cf ? cf->t_done : rk_now_ns()) : 0;
 	return st;
 }
@@ -304,36 +381,38 @@ int rk_sync_file_info(int fd, int64_t *timestamp_ns)
 int rk_syncobj_export_sync_file(struct rk_card *card, uint32_t handle, uint64_t point,
 				int *fd)
 {
-	struct mobj *o = obj(card, handle, M_SYNC);
+	struct msync *y = sy(card, handle);
 
-	if (!o || point)
+	calls.export_sync_file++;
+	if (!y || point)
 		return mfail(-EINVAL, "export sync_file");
 	if (clk_on) {
 		unsigned int k = n_clkfiles++ % CLKFILES;
 
-		clkfiles[k] = (struct clkfile){ o->status, o->t_done };
+		clkfiles[k] = (struct clkfile){ y->status, y->t_done };
 		*fd = CLKFILE_FD0 + (int)k;
 		return 0;
 	}
-	*fd = SYNCFILE_FD0 + 1000 + o->status;
+	*fd = SYNCFILE_FD0 + 1000 + y->status;
 	return 0;
 }
 
 int rk_syncobj_import_sync_file(struct rk_card *card, uint32_t handle, uint64_t point,
 				int fd)
 {
-	struct mobj *o = obj(card, handle, M_SYNC);
+	struct msync *y = sy(card, handle);
 	const struct clkfile *cf = clkfile(fd);
 
-	if (o && !point && cf) {
-		o->status = cf->status;
-		o->t_done = cf->t_done;
+	calls.import_sync_file++;
+	if (y && !point && cf) {
+		y->status = cf->status;
+		y->t_done = cf->t_done;
 		return 0;
 	}
-	if (!o || point || fd < SYNCFILE_FD0 || fd > SYNCFILE_FD0 + 1000)
+	if (!y || point || fd < SYNCFILE_FD0 || fd > SYNCFILE_FD0 + 1000)
 		return mfail(-EINVAL, "import sync_file");
-	o->status = fd - SYNCFILE_FD0 - 1000;
-	o->t_done = 0;
+	y->status = fd - SYNCFILE_FD0 - 1000;
+	y->t_done = 0;
 	return 0;
 }
 
@@ -374,8 +453,8 @@ static int64_t clk_job(const struct rk_card *card, const struct rk_sync *in, uns
 	if (mc(card)->free_at > start)
 		start = mc(card)->free_at;
 	for (i = 0; i < n_in; i++)
-		if (obj(card, in[i].handle, M_SYNC)->t_done > start)
-			start = obj(card, in[i].handle, M_SYNC)->t_done;
+		if (sy(card, in[i].handle)->t_done > start)
+			start = sy(card, in[i].handle)->t_done;
 	mc(card)->free_at = start + dur;
 	return start + dur;
 }
@@ -386,9 +465,20 @@ static void signal_out(const struct rk_card *card, const struct rk_sync *out,
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		obj(card, out[i].handle, M_SYNC)->status = status;
-		obj(card, out[i].handle, M_SYNC)->t_done = t_done;
+		sy(card, out[i].handle)->status = status;
+		sy(card, out[i].handle)->t_done = t_done;
 	}
+}
+
+/* The error of the first failed in-sync (the driver's cancel rule), or 0. */
+static int in_error(const struct rk_card *card, const struct rk_sync *in, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (sy(card, in[i].handle)->status)
+			return sy(card, in[i].handle)->status;
+	return 0;
 }
 
 int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
@@ -396,13 +486,26 @@ int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_
 		   const struct rk_sync *out, unsigned int n_out, uint64_t *seqno)
 {
 	uint8_t *s = bo_ptr(card, src, src_off, size), *d = bo_ptr(card, dst, dst_off, size);
+	struct mobj *sh = obj(card, src, M_HOST), *dh = obj(card, dst, M_HOST);
+	int64_t t_done;
+	int st;
 
+	calls.submit++;
 	if (!size || !s || !d || check_syncs(card, in, n_in) || check_syncs(card, out, n_out))
 		return mfail(-EINVAL, "SUBMIT(COPY)");
-	if (obj(card, src, M_HOST) && obj(card, dst, M_HOST))
+	if (sh && dh)
 		return mfail(-EINVAL, "SUBMIT(COPY) host->host");
-	memmove(d, s, size);
-	signal_out(card, out, n_out, 0, clk_job(card, in, n_in, clk_cost.copy_ns));
+	st = in_error(card, in, n_in);
+	if (!st)
+		memmove(d, s, size);
+	t_done = clk_job(card, in, n_in, clk_cost.copy_ns);
+	if (dh) {
+		dh->buf->status = st;
+		dh->buf->t_done = t_done;
+	}
+	if (sh && sh->buf->t_done < t_done)
+		sh->buf->t_done = t_done;
+	signal_out(card, out, n_out, st, t_done);
 	return 0;
 }
 
@@ -439,12 +542,18 @@ int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint6
 	int64_t t_done;
 	int st;
 
+	calls.submit++;
 	if (!p || !prog_size || prog_off > p->size || prog_size > p->size - prog_off ||
 	    check_syncs(card, in, n_in) || check_syncs(card, out, n_out))
 		return mfail(-EINVAL, "SUBMIT(EXEC)");
 	for (i = 0; i < n_bos; i++)
 		if (!obj(card, bos[i], M_CARD))
 			return mfail(-ENOENT, "SUBMIT(EXEC) BO list");
+	st = in_error(card, in, n_in);
+	if (st) {	/* cancelled: it does not run */
+		signal_out(card, out, n_out, st, clk_job(card, in, n_in, 0));
+		return 0;
+	}
 	if (mc(card)->fail_exec) {
 		st = RK1828_HIF_ST_ACCESS;
 	} else if (mock_timing.prof) {
@@ -476,7 +585,9 @@ void mock_rk_reset(void)
 		mcards[i].free_at = 0;
 	}
 	n_dmabufs = 0;
+	n_syncs = 0;
 	mock_live_objs = 0;
+	memset(&calls, 0, sizeof(calls));
 }
 
 void mock_rk_cards(struct rk_card *cards)
@@ -540,4 +651,9 @@ double mock_rk_exec_ns(int card, int i)
 	    i >= MOCK_MAX_TIMED)
 		return -1;
 	return mcards[card].exec_ns[i];
+}
+
+void mock_rk_get_calls(struct mock_rk_calls *c)
+{
+	*c = calls;
 }

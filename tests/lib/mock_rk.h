@@ -72,4 +72,23 @@ struct mock_cost {
  */
 void mock_rk_clock(const struct mock_cost *c);
 
+/**
+ * struct mock_rk_calls - calls since the last reset that are system calls
+ * on a real card (the close() of an fd is not counted)
+ * @submit: SUBMIT ioctls (COPY and EXEC)
+ * @syncobj_wait: SYNCOBJ_WAIT
+ * @bo_wait: BO_WAIT
+ * @export_sync_file: SYNCOBJ_HANDLE_TO_FD of a fence as a sync_file
+ * @import_sync_file: SYNCOBJ_FD_TO_HANDLE of a sync_file into a syncobj
+ * @sync_file_info: SYNC_IOC_FILE_INFO
+ * @other: syncobj export/import (the syncobj itself), status
+ */
+struct mock_rk_calls {
+	long submit, syncobj_wait, bo_wait;
+	long export_sync_file, import_sync_file, sync_file_info, other;
+};
+
+/* mock_rk_get_calls() - the counters of struct mock_rk_calls. */
+void mock_rk_get_calls(struct mock_rk_calls *c);
+
 #endif

@@ -9,7 +9,8 @@
  * Checks: logits of the last prompt position and of greedy decode steps
  * match the scalar reference (tests/lib/ref_forward.c) within 1e-4
  * relative for 1..4 cards and buckets 1, 4, 16; a failing EXEC on one card
- * is reported naming that card. Prints TAP.
+ * is reported naming that card; the system calls of a decode step on 1, 2
+ * and 4 cards (counted by the mock). Prints TAP.
  */
 #include <math.h>
 #include <stdio.h>
@@ -155,6 +156,74 @@ static void test_failure(const struct llm_model *m, struct rk_card *cards,
 	   "failing decode EXEC on card0 is reported: %s", err);
 	pipe_destroy(p);
 	free(lg);
+}
+
+/*
+ * System calls per decode step on @n_cards cards, counted by the mock:
+ * the jobs (3 SUBMITs a card), one BO_WAIT on the last card's output for
+ * the logits (whose status covers every job of the step), and the fence
+ * timestamps behind the busy time (input COPY and EXEC of each card, each
+ * a sync_file export and SYNC_IOC_FILE_INFO) - no sync_file passed between
+ * cards and no SYNCOBJ_WAIT: the cards share the hand-over syncobjs.
+ */
+static void test_calls(const struct llm_model *m, struct rk_card *cards, int n_cards,
+		       const int32_t *toks, int n)
+{
+	enum { STEPS = 12 };
+	uint64_t fr[MOCK_CARDS] = { MOCK_CARD_MEM - 4096, MOCK_CARD_MEM - 4096,
+				    MOCK_CARD_MEM - 4096, MOCK_CARD_MEM - 4096 };
+	struct plan_sizes sz = { .n_ctx = 64, .bucket = 4 };
+	struct pipe_opts po = { .n_ctx = 64, .bucket = 4, .timeout_ms = 1000 };
+	struct mock_rk_calls c0, c1;
+	struct pipeline *p = NULL;
+	struct plan plan;
+	char err[512] = "";
+	float *lg = calloc(m->n_vocab, sizeof(float));
+	int ret, i, cur, rows = 1;
+	long S = n_cards;
+
+	mock_rk_reset();
+	ret = plan_model(m, &sz, n_cards, fr, NULL, &plan, err, sizeof(err)) ||
+	      pipe_create(&p, m, cards, &plan, &po, err, sizeof(err)) ||
+	      pipe_forward(p, toks, n, 0, lg, err, sizeof(err));
+	cur = (int)util_argmax(lg, m->n_vocab);
+	/* Warm up: every buffer slot used once. */
+	for (i = 0; i < 2 * STEPS && !ret; i++) {
+		struct pipe_tok t = { .token = cur, .pos = n + i, .flags = PIPE_TOK_LOGITS };
+
+		/* Timestamps read up to here, so the window counts its own. */
+		if (i == STEPS && pipe_account(p, err, sizeof(err)) >= 0)
+			mock_rk_get_calls(&c0);
+		ret = pipe_submit(p, &t, 1, err, sizeof(err)) ||
+		      (rows = pipe_collect(p, lg, 1, err, sizeof(err))) != 1;
+		cur = (int)util_argmax(lg, m->n_vocab);
+	}
+	if (!ret)
+		ret = pipe_account(p, err, sizeof(err)) < 0;
+	mock_rk_get_calls(&c1);
+	pipe_destroy(p);
+	free(lg);
+	if (ret) {
+		tap_ok(0, "calls: %d cards: decode: %s", n_cards, err);
+		return;
+	}
+	printf("# calls: %d cards, per decode step: %.1f SUBMIT, %.1f BO_WAIT, %.1f SYNCOBJ_WAIT, %.1f sync_file export, %.1f import, %.1f SYNC_IOC_FILE_INFO, %.1f other\n",
+	       n_cards, (double)(c1.submit - c0.submit) / STEPS,
+	       (double)(c1.bo_wait - c0.bo_wait) / STEPS,
+	       (double)(c1.syncobj_wait - c0.syncobj_wait) / STEPS,
+	       (double)(c1.export_sync_file - c0.export_sync_file) / STEPS,
+	       (double)(c1.import_sync_file - c0.import_sync_file) / STEPS,
+	       (double)(c1.sync_file_info - c0.sync_file_info) / STEPS,
+	       (double)(c1.other - c0.other) / STEPS);
+	tap_ok(c1.submit - c0.submit == STEPS * 3 * S && c1.bo_wait - c0.bo_wait == STEPS &&
+	       c1.syncobj_wait == c0.syncobj_wait && c1.import_sync_file == c0.import_sync_file &&
+	       c1.other == c0.other,
+	       "calls: %d cards: a decode step is %ld SUBMITs and one BO_WAIT; no sync_file passed between cards, no SYNCOBJ_WAIT",
+	       n_cards, 3 * S);
+	tap_ok(c1.export_sync_file - c0.export_sync_file == STEPS * 2 * S &&
+	       c1.sync_file_info - c0.sync_file_info == STEPS * 2 * S,
+	       "calls: %d cards: and %ld fence timestamps (input COPY and EXEC a card), each a sync_file export and FILE_INFO",
+	       n_cards, 2 * S);
 }
 
 /* The planner counts n_seq sessions' KV caches and logits rows. */
@@ -323,6 +392,8 @@ int main(void)
 		for (b = 0; b < 3; b++)
 			run_case(&m, cards, c, buckets[b], toks, n, ref_logits, ref_toks);
 	test_failure(&m, cards, toks, n);
+	for (c = 1; c <= MOCK_CARDS; c *= 2)
+		test_calls(&m, cards, c, toks, n);
 	test_plan_seqs(&m);
 	test_synth(cards, "qwen2");
 	test_synth(cards, "qwen3");

@@ -389,6 +389,11 @@ static void *engine_main(void *arg)
 		int s;
 
 		pthread_mutex_lock(&e->mu);
+		if (!have_work(e)) {
+			pthread_mutex_unlock(&e->mu);
+			eng_idle(e);
+			pthread_mutex_lock(&e->mu);
+		}
 		while (!have_work(e))
 			pthread_cond_wait(&e->cv, &e->mu);
 		stopping = e->stopping;

@@ -212,6 +212,13 @@ int eng_build(struct engine *e);
 int eng_submit_batch(struct engine *e, int n, char *err, size_t errlen);
 int eng_collect(struct engine *e, char *err, size_t errlen);
 void eng_drop_flight(struct engine *e);
+/*
+ * Card times of collected micro-batches (pipe_exec_cost()) refine F / T
+ * and so the token limit of micro-batches while sessions decode.
+ */
+void eng_learn_cost(struct engine *e);
+/* Nothing to do: read the fence timestamps still pending (statistics, F / T). */
+void eng_idle(struct engine *e);
 
 /*
  * engine_hybrid.c: eng_hybrid_snaps() is the pipeline's n_snap (0 unless

@@ -400,25 +400,39 @@ void eng_drop_flight(struct engine *e)
 		pop_flight(e);
 }
 
-/*
- * The micro-batch of @n tokens just collected: its card time per stage
- * refines F / T and so the token limit of micro-batches while sessions
- * decode (scheduler.h).
- */
-static void learn_cost(struct engine *e, int n)
+void eng_learn_cost(struct engine *e)
 {
-	int stages = pipe_n_stages(e->pipe);
-	double fixed;
+	int stages = pipe_n_stages(e->pipe), n, k = 0;
+	int64_t ns;
 
-	sched_cost_add(&e->cost, n, (double)pipe_last_exec_ns(e->pipe) / stages);
-	fixed = sched_cost_fixed_tok(&e->cost);
-	e->mb_limit = sched_mb_limit((int)e->info.bucket, pipe_depth(e->pipe), fixed);
+	while (pipe_exec_cost(e->pipe, &n, &ns) == 1) {
+		sched_cost_add(&e->cost, n, (double)ns / stages);
+		k++;
+	}
+	if (k)
+		e->mb_limit = sched_mb_limit((int)e->info.bucket, pipe_depth(e->pipe),
+					     sched_cost_fixed_tok(&e->cost));
+}
+
+/* The pipeline's counters into the engine's statistics. */
+static void copy_stats(struct engine *e)
+{
+	struct pipe_stats ps;
+	int i;
+
+	pipe_get_stats(e->pipe, &ps);
+	pthread_mutex_lock(&e->mu);
+	e->stats.jobs = ps.jobs;
+	e->stats.host_ns = ps.host_ns;
+	e->stats.wait_ns = ps.wait_ns;
+	for (i = 0; i < e->info.n_cards && i < ENGINE_MAX_CARDS; i++)
+		e->busy_ns[i] = ps.busy_ns[i];
+	pthread_mutex_unlock(&e->mu);
 }
 
 int eng_collect(struct engine *e, char *err, size_t errlen)
 {
 	struct eng_flight *f = &e->fl[e->fl_head];
-	struct pipe_stats ps;
 	int rows, r = 0, i;
 
 	rows = pipe_collect(e->pipe, e->logits, e->max_rows, err, errlen);
@@ -438,16 +452,19 @@ int eng_collect(struct engine *e, char *err, size_t errlen)
 			on_logits(e, q, e->logits + (size_t)r * e->m->n_vocab);
 		r++;
 	}
-	learn_cost(e, f->n);
+	eng_learn_cost(e);
 	pop_flight(e);
 	trace_collect(e);
-	pipe_get_stats(e->pipe, &ps);
-	pthread_mutex_lock(&e->mu);
-	e->stats.jobs = ps.jobs;
-	e->stats.host_ns = ps.host_ns;
-	e->stats.wait_ns = ps.wait_ns;
-	for (i = 0; i < e->info.n_cards && i < ENGINE_MAX_CARDS; i++)
-		e->busy_ns[i] = ps.busy_ns[i];
-	pthread_mutex_unlock(&e->mu);
+	copy_stats(e);
 	return 0;
+}
+
+void eng_idle(struct engine *e)
+{
+	char err[384];
+
+	if (e->dead || pipe_account(e->pipe, err, sizeof(err)) <= 0)
+		return;
+	eng_learn_cost(e);
+	copy_stats(e);
 }

@@ -21,22 +21,32 @@
  *        waits exec[s], next[s] (k < last, unless already known: stage
  *        k+1's IN of micro-batch i-n has read host slot s); signals out[s]
  *
- * prev[s] and next[s] are filled by exporting the neighbour's syncobj as a
- * sync_file and importing it (drm_syncobj IMPORT_SYNC_FILE). The host
- * writes a stage's program (and, for stage 0, the embeddings) into its
- * input host slot only after the jobs of micro-batch i-n on that stage are
- * done and their status was checked. For k > 0 the input host slot is
- * stage k-1's output host BO (a shared dma-buf): the host writes the
- * program part while stage k-1 may be writing the hidden part, which is
- * disjoint.
+ * prev[s] is stage k-1's out[s] itself and next[s] stage k+1's in[s]:
+ * pipe_create() gives each card a handle to its neighbours' syncobjs
+ * (rk_syncobj_export()/rk_syncobj_import()), so a job on card k names the
+ * fence a job on card k-1 signalled with no sync_file passed per
+ * micro-batch. The host writes a stage's program (and, for stage 0, the
+ * embeddings) into its input host slot only after the jobs of micro-batch
+ * i-n on that stage are done and their status was checked. For k > 0 the
+ * input host slot is stage k-1's output host BO (a shared dma-buf): the
+ * host writes the program part while stage k-1 may be writing the hidden
+ * part, which is disjoint.
  *
  * pipe_submit() queues one micro-batch on every stage and returns;
- * pipe_collect() waits for the oldest one's logits and checks the status
- * of each of its jobs, in pipeline order, so the first failure (the cause)
- * is reported. With at most pipe_depth() = stages micro-batches in flight
- * and stages + 1 slots, a slot is always collected (checked) before it is
- * reused, so submit never waits: every card can work on its own
- * micro-batch at the same time while the host prepares the next.
+ * pipe_collect() waits for the oldest one's logits with one BO_WAIT on the
+ * last stage's output host BO, whose status covers every job of the
+ * micro-batch: each job waits for the one before it through an in-sync
+ * and the driver fails a job whose in-sync failed with that error (uapi:
+ * a chain of jobs stops at the first failure). Only when it failed are
+ * the jobs read one by one, in pipeline order, so the first failure (the
+ * cause) is reported. The fence timestamps behind the per-card busy time
+ * (struct pipe_stats) are read later, while the host would wait anyway:
+ * before pipe_collect() blocks on a micro-batch still running, before a
+ * buffer slot is reused, or in pipe_account(). With at most pipe_depth()
+ * = stages micro-batches in flight and stages + 1 slots, a slot is always
+ * collected (checked) before it is reused, so submit never waits: every
+ * card can work on its own micro-batch at the same time while the host
+ * prepares the next.
  */
 #include <endian.h>
 #include <errno.h>
@@ -106,49 +116,98 @@ int pipe_job_ok(struct pipeline *p, struct stage *st, uint32_t sy, bool wait,
 }
 
 /*
- * Check (waiting for them unless @done) the status of every job of stage
- * @st's slot @s, and account the EXEC's time on the card: from the later
- * of its input's arrival and the previous EXEC's end, to its own end.
+ * Status of the input COPY, EXEC and output COPY last queued in stage
+ * @st's slot @s, in that order, waiting for them with @wait: the first
+ * failure names its job. Marks the slot checked.
  */
-static int check_slot(struct pipeline *p, struct stage *st, int s, bool done,
-		      char *err, size_t errlen)
+static int slot_jobs_ok(struct pipeline *p, struct stage *st, int s, bool wait,
+			char *err, size_t errlen)
 {
 	long b = st->bucket_of[s];
 	int pos = st->pos_of[s];
-	int64_t t_in = 0, t_exec = 0;
 
-	if (st->checked[s])
-		return 0;
-	if (pipe_job_ok(p, st, st->sy_in[s], !done, "input COPY", b, pos, &t_in, err, errlen) ||
-	    pipe_job_ok(p, st, st->sy_exec[s], !done, "EXEC", b, pos, &t_exec, err, errlen) ||
-	    pipe_job_ok(p, st, st->sy_out[s], !done, "output COPY", b, pos, NULL, err, errlen))
+	if (pipe_job_ok(p, st, st->sy_in[s], wait, "input COPY", b, pos, NULL, err, errlen) ||
+	    pipe_job_ok(p, st, st->sy_exec[s], wait, "EXEC", b, pos, NULL, err, errlen) ||
+	    pipe_job_ok(p, st, st->sy_out[s], wait, "output COPY", b, pos, NULL, err, errlen))
 		return -1;
-	st->exec_ns = 0;
-	if (t_exec) {
-		int64_t start = t_in > st->exec_end_ns ? t_in : st->exec_end_ns;
-
-		if (start && t_exec > start)
-			st->exec_ns = t_exec - start;
-		st->busy_ns += st->exec_ns;
-		st->exec_end_ns = t_exec;
-	}
 	st->checked[s] = true;
 	return 0;
 }
 
-/* Move the fence of @src's syncobj @sy into @dst's syncobj @into. */
-static int pass_fence(struct stage *src, uint32_t sy, struct stage *dst, uint32_t into,
-		      char *err, size_t errlen)
+/* Keep micro-batch time @ns of @n_tok tokens for pipe_exec_cost(). */
+static void push_cost(struct pipeline *p, int n_tok, int64_t ns)
 {
-	int fd, ret;
+	unsigned int i = (p->cost_head + p->cost_n) % PIPE_COST_RING;
 
-	if (rk_syncobj_export_sync_file(src->card, sy, 0, &fd))
-		return pipe_err(err, errlen, src, "%s", rk_error());
-	ret = rk_syncobj_import_sync_file(dst->card, into, 0, fd);
-	close(fd);
-	if (ret)
-		return pipe_err(err, errlen, dst, "%s", rk_error());
+	p->cost[i].n_tok = n_tok;
+	p->cost[i].ns = ns;
+	if (p->cost_n < PIPE_COST_RING)
+		p->cost_n++;
+	else	/* full: the oldest goes */
+		p->cost_head = (p->cost_head + 1) % PIPE_COST_RING;
+}
+
+/*
+ * Busy time of collected micro-batch @b on every stage, from the fence
+ * timestamps of its input COPY and EXEC: from the later of the input's
+ * arrival and the previous EXEC's end, to its own end; their sum is its
+ * card time (pipe_exec_cost()). Its slot's syncobjs must still hold its
+ * fences (slot not reused yet).
+ */
+static int account_one(struct pipeline *p, long b, char *err, size_t errlen)
+{
+	int s = (int)(b % p->nslot), k;
+	int64_t sum = 0;
+	bool all = true;
+
+	for (k = 0; k < p->n_stages; k++) {
+		struct stage *st = &p->st[k];
+		int64_t t_in = 0, t_exec = 0, start, ns = 0;
+
+		if (pipe_job_ok(p, st, st->sy_in[s], false, "input COPY", b, st->pos_of[s], &t_in,
+				err, errlen) ||
+		    pipe_job_ok(p, st, st->sy_exec[s], false, "EXEC", b, st->pos_of[s], &t_exec,
+				err, errlen))
+			return -1;
+		if (t_exec) {
+			start = t_in > st->exec_end_ns ? t_in : st->exec_end_ns;
+			if (start && t_exec > start)
+				ns = t_exec - start;
+			st->busy_ns += ns;
+			st->exec_end_ns = t_exec;
+		}
+		all &= ns > 0;
+		sum += ns;
+	}
+	if (all)
+		push_cost(p, p->ntok_of[s], sum);
 	return 0;
+}
+
+/* Account every collected micro-batch not accounted yet, in order. */
+static int account_pending(struct pipeline *p, char *err, size_t errlen)
+{
+	long done = p->n_buckets - p->n_flight;
+	int n = 0;
+
+	for (; p->n_acct < done; p->n_acct++, n++)
+		if (account_one(p, p->n_acct, err, errlen))
+			return -1;
+	return n;
+}
+
+int pipe_account(struct pipeline *p, char *err, size_t errlen)
+{
+	int64_t t0 = rk_now_ns();
+	int n;
+
+	if (p->failed[0])
+		return 0;	/* the counters stop at the failure */
+	n = account_pending(p, err, errlen);
+	p->stats.host_ns += rk_now_ns() - t0;
+	if (n < 0)
+		snprintf(p->failed, sizeof(p->failed), "%s", err ? err : "fence status");
+	return n;
 }
 
 /* Program and token table of micro-batch @t[0..n) into stage @st's slot @s. */
@@ -187,8 +246,8 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 	struct rk_sync in[3], out;
 	int n_in;
 
-	/* Micro-batch i-n must be done with slot s on this card. */
-	if (check_slot(p, st, s, false, err, errlen))
+	/* Micro-batch i-n must be done with slot s on this card (collected). */
+	if (!st->checked[s] && slot_jobs_ok(p, st, s, true, err, errlen))
 		return -1;
 	st->checked[s] = false;
 	st->bucket_of[s] = bucket;
@@ -198,12 +257,8 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 	/* Program + token table + hidden states in. */
 	n_in = 0;
 	in[n_in++] = (struct rk_sync){ st->sy_exec[s], 0 };
-	if (k > 0) {
-		if (pass_fence(&p->st[k - 1], p->st[k - 1].sy_out[s], st, st->sy_prev[s],
-			       err, errlen))
-			return -1;
+	if (k > 0)	/* stage k-1's out[s]: its OUT of micro-batch i, just queued */
 		in[n_in++] = (struct rk_sync){ st->sy_prev[s], 0 };
-	}
 	out = (struct rk_sync){ st->sy_in[s], 0 };
 	if (rk_submit_copy(st->card, st->in_host[s].handle, 0, st->in_card[s].handle, 0,
 			   st->prog_size + hid, in, n_in, &out, 1, NULL))
@@ -221,17 +276,12 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 	/* Hidden states (behind stage k+1's program area) or logits rows out. */
 	n_in = 0;
 	in[n_in++] = (struct rk_sync){ st->sy_exec[s], 0 };
-	if (!st->last && !p->st[k + 1].checked[s]) {
-		/*
-		 * Stage k+1 may still be reading micro-batch i-n from host
-		 * slot s: wait for its input COPY (its syncobj still holds
-		 * that fence).
-		 */
-		if (pass_fence(&p->st[k + 1], p->st[k + 1].sy_in[s], st, st->sy_next[s],
-			       err, errlen))
-			return -1;
+	/*
+	 * Stage k+1 may still be reading micro-batch i-n from host slot s:
+	 * wait for its input COPY (stage k+1's in[s] still holds that fence).
+	 */
+	if (!st->last && !p->st[k + 1].checked[s])
 		in[n_in++] = (struct rk_sync){ st->sy_next[s], 0 };
-	}
 	/* No logits rows: a token-sized copy keeps the job graph uniform. */
 	out_len = st->last ? (n_out ? (uint64_t)n_out * p->m->n_vocab * sizeof(float) : 4) : hid;
 	out = (struct rk_sync){ st->sy_out[s], 0 };
@@ -253,9 +303,15 @@ int pipe_depth(const struct pipeline *p)
 	return p->n_stages > 1 ? p->n_stages : 2;
 }
 
-int64_t pipe_last_exec_ns(const struct pipeline *p)
+int pipe_exec_cost(struct pipeline *p, int *n_tok, int64_t *ns)
 {
-	return p->last_exec_ns;
+	if (!p->cost_n)
+		return 0;
+	*n_tok = p->cost[p->cost_head].n_tok;
+	*ns = p->cost[p->cost_head].ns;
+	p->cost_head = (p->cost_head + 1) % PIPE_COST_RING;
+	p->cost_n--;
+	return 1;
 }
 
 int pipe_in_flight(const struct pipeline *p)
@@ -327,8 +383,11 @@ int pipe_submit(struct pipeline *p, const struct pipe_tok *t, int n,
 				"pipeline unusable after an earlier job failure: %s", p->failed);
 	if (check_batch(p, t, n, &n_out, err, errlen))
 		return -1;
+	/* Slot s gets new fences: micro-batch i-n's timestamps are read now. */
+	if (p->n_acct <= bucket - p->nslot && account_pending(p, err, errlen) < 0)
+		goto out;
 	/* The host rewrites input slot s: micro-batch i-n must have read it. */
-	if (check_slot(p, first, s, false, err, errlen))
+	if (!first->checked[s] && slot_jobs_ok(p, first, s, true, err, errlen))
 		goto out;
 	dst = (float *)(first->in_map[s] + first->prog_size);
 	for (i = 0; i < n; i++)
@@ -339,6 +398,7 @@ int pipe_submit(struct pipeline *p, const struct pipe_tok *t, int n,
 		p->stats.jobs += 3;
 	}
 	p->rows_of[s] = n_out;
+	p->ntok_of[s] = n;
 	p->n_buckets++;
 	p->n_flight++;
 	p->stats.forwards++;
@@ -351,13 +411,36 @@ out:
 	return ret;
 }
 
+/*
+ * The micro-batch @bucket in slot @s failed (BO_WAIT said @w, the jobs
+ * @status): the first failed (or, after a timeout, stuck) job in pipeline
+ * order names the cause. Return: -1, or 0 when a wait that timed out is
+ * followed by every job found done and good.
+ */
+static int collect_failed(struct pipeline *p, int s, long bucket, int w, int status,
+			  char *err, size_t errlen)
+{
+	struct stage *last = &p->st[p->n_stages - 1];
+	int k;
+
+	if (w && w != -ETIMEDOUT)
+		return pipe_err(err, errlen, last, "micro-batch %ld: waiting for the output: %s",
+				bucket, rk_error());
+	for (k = 0; k < p->n_stages; k++)
+		if (slot_jobs_ok(p, &p->st[k], s, w != 0, err, errlen))
+			return -1;
+	if (!status)
+		return 0;
+	return pipe_err(err, errlen, last, "output COPY (micro-batch %ld, pos %d): job failed: %s (%d)",
+			bucket, last->pos_of[s], strerror(-status), status);
+}
+
 int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err, size_t errlen)
 {
 	struct stage *last = &p->st[p->n_stages - 1];
 	int64_t t0 = rk_now_ns();
 	long bucket;
-	bool finished;
-	int s, k, rows, ret = -1;
+	int s, k, rows, w, status = 0, ret = -1;
 
 	if (p->failed[0])
 		return pipe_err(err, errlen, NULL,
@@ -371,23 +454,29 @@ int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err, siz
 		return pipe_err(err, errlen, NULL, "room for %d logits rows, %d needed", max_rows,
 				rows);
 	/*
-	 * Wait for the logits: every job they depended on (all stages, older
-	 * micro-batches) has finished then, so mostly only statuses are read,
-	 * in pipeline order so the first failure (the cause) is reported. On a
-	 * timeout the per-job waits name the job that is stuck.
+	 * The last job, the output COPY of the last stage, waits for every
+	 * other job of the micro-batch (and the older ones): its status is
+	 * theirs. Still running? Then the host reads the timestamps of the
+	 * micro-batches collected before while the cards work, and waits.
 	 */
-	finished = !rk_syncobj_wait(last->card, &last->sy_out[s], NULL, 1,
-				    t0 + (int64_t)p->o.timeout_ms * 1000000, true);
-	p->stats.wait_ns += rk_now_ns() - t0;
-	p->last_exec_ns = 0;
-	for (k = 0; k < p->n_stages; k++) {
-		if (check_slot(p, &p->st[k], s, finished, err, errlen))
+	w = rk_bo_wait(last->card, &last->out_host[s], 0, &status);
+	if (w == -ETIMEDOUT) {
+		int64_t tw;
+
+		if (account_pending(p, err, errlen) < 0)
 			goto out;
-		p->last_exec_ns += p->st[k].exec_ns;
+		tw = rk_now_ns();
+		w = rk_bo_wait(last->card, &last->out_host[s],
+			       tw + (int64_t)p->o.timeout_ms * 1000000, &status);
+		p->stats.wait_ns += rk_now_ns() - tw;
 	}
-	for (k = 0; k < p->n_stages; k++)
-		if (!p->st[k].exec_ns)	/* a stage without a time: no sum */
-			p->last_exec_ns = 0;
+	if (w || status) {
+		if (collect_failed(p, s, bucket, w, status, err, errlen))
+			goto out;
+	} else {
+		for (k = 0; k < p->n_stages; k++)
+			p->st[k].checked[s] = true;
+	}
 	if (rows)
 		memcpy(logits, last->out_host[s].map,
 		       (size_t)rows * p->m->n_vocab * sizeof(float));

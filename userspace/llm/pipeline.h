@@ -11,16 +11,19 @@
  *   IN   COPY host BO -> card input BO: the stage's segment program and
  *        token table followed by the hidden states (stage 0: embeddings
  *        the host wrote; stage k > 0: what stage k-1 wrote into a host BO
- *        shared as a dma-buf, waiting on stage k-1's fence through a
- *        syncobj imported from its sync_file)
+ *        shared as a dma-buf, waiting on stage k-1's OUT syncobj, which
+ *        the two cards share)
  *   EXEC the segment program (RK1828_PROG_OP_DECODER)
  *   OUT  COPY card output BO -> host BO (last stage: logits rows)
- * with explicit syncobj dependencies only, and stages + 1 buffer slots per
- * stage (plan_slots()), so micro-batch i+1 runs on card k while i runs on
- * card k+1: pipe_submit() queues without waiting and pipe_collect() waits
- * for the oldest, so up to one micro-batch per card is in flight. Every
- * job's fence status is checked (sync_file status), so a failed job is
- * reported with its card and errno, never as garbage.
+ * with explicit syncobj dependencies only (a card names its neighbours'
+ * syncobjs through handles shared at setup), and stages + 1 buffer slots
+ * per stage (plan_slots()), so micro-batch i+1 runs on card k while i runs
+ * on card k+1: pipe_submit() queues without waiting and pipe_collect()
+ * waits for the oldest, so up to one micro-batch per card is in flight.
+ * Every job's status is checked: the last job's status carries the error
+ * of any job before it (the driver fails a job whose in-sync failed), and
+ * a failure is traced back to the first failed job, so it is reported
+ * with its card and errno, never as garbage.
  * See userspace/doc/runtime.rst.
  */
 #ifndef RK_LLM_PIPELINE_H
@@ -173,13 +176,21 @@ int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err,
 		 size_t errlen);
 
 /**
- * pipe_last_exec_ns() - card time of the micro-batch pipe_collect()
- * returned last: its EXEC jobs' times summed over the stages, from the
- * fence timestamps (each from the later of its input's arrival and the
- * previous EXEC's end to its own end, as in struct pipe_stats.busy_ns), ns;
- * 0 when a stage has no such time (no timestamps from the driver)
+ * pipe_exec_cost() - card time of a collected micro-batch, oldest first:
+ * its EXEC jobs' times summed over the stages, from the fence timestamps
+ * (each from the later of its input's arrival and the previous EXEC's end
+ * to its own end, as in struct pipe_stats.busy_ns)
+ * @p: pipeline
+ * @n_tok: out, its tokens
+ * @ns: out, its card time, ns
+ *
+ * The timestamps are read when the host has time (see pipe_account()),
+ * so a micro-batch's time arrives up to stages + 1 micro-batches after
+ * its collection; micro-batches without timestamps on some stage give
+ * none, and only the newest 16 are kept.
+ * Return: 1 (@n_tok and @ns set), or 0 when none is pending.
  */
-int64_t pipe_last_exec_ns(const struct pipeline *p);
+int pipe_exec_cost(struct pipeline *p, int *n_tok, int64_t *ns);
 
 /** pipe_in_flight() - micro-batches submitted and not yet collected. */
 int pipe_in_flight(const struct pipeline *p);
@@ -198,19 +209,36 @@ int pipe_n_stages(const struct pipeline *p);
  * struct pipe_stats - host-side accounting since pipe_create()
  * @forwards: micro-batches submitted
  * @jobs: jobs submitted
- * @host_ns: time in pipe_submit()/pipe_collect() not spent blocked
- *	waiting for fences (embedding, programs, submits, fence passing,
- *	status reads), ns
+ * @host_ns: time in pipe_submit()/pipe_collect()/pipe_account() not spent
+ *	blocked waiting for fences (embedding, programs, submits, status and
+ *	fence timestamp reads), ns
  * @wait_ns: time blocked in fence waits, ns
  * @busy_ns: per stage, time its EXEC jobs ran, from the fence timestamps
  *	(from the later of the input's arrival and the previous EXEC's end
- *	to the EXEC's end), ns; 0 where the driver gives no timestamps
+ *	to the EXEC's end), ns; 0 where the driver gives no timestamps. The
+ *	timestamps of a collected micro-batch are read when the host has
+ *	time (see pipe_account()), so this lags by up to stages + 1
+ *	micro-batches until then.
  */
 struct pipe_stats {
 	uint64_t forwards, jobs;
 	int64_t host_ns, wait_ns;
 	int64_t busy_ns[PLAN_MAX_CARDS];
 };
+
+/**
+ * pipe_account() - read the fence timestamps of every collected
+ * micro-batch not accounted yet into the busy times
+ * @p: pipeline
+ * @err, @errlen: reason on failure
+ *
+ * pipe_collect() reads them itself while it would wait for a micro-batch
+ * still running, and pipe_submit() before it reuses a buffer slot; call
+ * this when the host is idle so that pipe_get_stats() is up to date.
+ * Return: micro-batches accounted (0 also after an earlier job failure),
+ * or -1 when a read failed (the pipeline is unusable then).
+ */
+int pipe_account(struct pipeline *p, char *err, size_t errlen);
 
 /** pipe_get_stats() - copy the counters of @p into @st. */
 void pipe_get_stats(const struct pipeline *p, struct pipe_stats *st);

@@ -15,6 +15,8 @@
 
 /* Buffer slots per stage at most (plan_slots()). */
 #define MAX_SLOTS	8
+/* Micro-batch card times kept for pipe_exec_cost() (> MAX_SLOTS). */
+#define PIPE_COST_RING	16
 
 /**
  * struct stage - one card of the pipeline and its buffers
@@ -37,8 +39,9 @@
  * @sy_in: per slot, syncobj signalled by the IN copy
  * @sy_exec: per slot, syncobj signalled by the EXEC
  * @sy_out: per slot, syncobj signalled by the OUT copy
- * @sy_prev: per slot, stage k-1's OUT fence imported (k > 0)
- * @sy_next: per slot, stage k+1's IN fence imported (reader of @out_host)
+ * @sy_prev: per slot, this card's handle to stage k-1's @sy_out (k > 0)
+ * @sy_next: per slot, this card's handle to stage k+1's @sy_in (the reader
+ *	of @out_host), k < last
  * @checked: the jobs last queued in the slot were waited for and their
  *	status read
  * @bucket_of: micro-batch number last queued in the slot (messages)
@@ -51,8 +54,6 @@
  * @out_bytes: output BO size per slot
  * @exec_end_ns: when the last checked EXEC finished (fence timestamp)
  * @busy_ns: EXEC time observed from fence timestamps, ns
- * @exec_ns: the last checked EXEC's own time (as counted in @busy_ns), ns;
- *	0 without timestamps
  * @state_off: hybrid models: offset in @kv of block i's two state regions
  *	(K and V caches, or conv and recurrent state), 2 per block
  * @state_one: hybrid models: bytes of one sequence's block of each region
@@ -73,7 +74,7 @@ struct stage {
 	uint8_t *tmpl;
 	uint64_t prog_bytes, prog_size;
 	uint64_t out_bytes;
-	int64_t exec_end_ns, busy_ns, exec_ns;
+	int64_t exec_end_ns, busy_ns;
 	uint64_t *state_off, *state_one;
 };
 
@@ -88,8 +89,11 @@ struct stage {
  * @max_rows: logits rows one micro-batch may return (min(n_seq, bucket))
  * @n_buckets: micro-batches submitted so far
  * @n_flight: of those, not yet collected (the newest ones)
- * @last_exec_ns: the EXEC times of the micro-batch collected last, summed
- *	over the stages, ns (pipe_last_exec_ns())
+ * @n_acct: micro-batches whose fence timestamps were read into the busy
+ *	times (the oldest ones; those collected after them are pending)
+ * @ntok_of: per slot, tokens of its micro-batch
+ * @cost, @cost_head, @cost_n: ring of accounted micro-batches' card times
+ *	(tokens, ns summed over the stages) not yet taken by pipe_exec_cost()
  * @rows_of: per slot, logits rows its micro-batch returns
  * @up_done: weight bytes uploaded so far (progress)
  * @up_total: weight bytes to upload, estimated from the model
@@ -106,9 +110,11 @@ struct pipeline {
 	struct stage *st;
 	int nslot;
 	int max_rows;
-	long n_buckets;
+	long n_buckets, n_acct;
 	int n_flight;
-	int64_t last_exec_ns;
+	int ntok_of[MAX_SLOTS];
+	struct { int n_tok; int64_t ns; } cost[PIPE_COST_RING];
+	unsigned int cost_head, cost_n;
 	int rows_of[MAX_SLOTS];
 	uint64_t up_done, up_total;
 	struct pipe_stats stats;

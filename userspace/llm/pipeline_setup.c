@@ -358,9 +358,7 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 			st->in_map[s] = st->in_host[s].map;
 		if (rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
 		    rk_syncobj_create(st->card, true, &st->sy_exec[s]) ||
-		    rk_syncobj_create(st->card, true, &st->sy_out[s]) ||
-		    rk_syncobj_create(st->card, true, &st->sy_prev[s]) ||
-		    rk_syncobj_create(st->card, true, &st->sy_next[s])) {
+		    rk_syncobj_create(st->card, true, &st->sy_out[s])) {
 			pipe_err(err, errlen, st, "%s", rk_error());
 			goto out;
 		}
@@ -396,7 +394,27 @@ out:
 	return ret;
 }
 
-/* Share stage k-1's output host BOs with stage k (dma-buf). */
+/* A handle on @to's card to syncobj @sy of @from (the same syncobj). */
+static int share_syncobj(struct stage *from, uint32_t sy, struct stage *to, uint32_t *out,
+			 char *err, size_t errlen)
+{
+	int fd, ret;
+
+	if (rk_syncobj_export(from->card, sy, &fd))
+		return pipe_err(err, errlen, from, "%s", rk_error());
+	ret = rk_syncobj_import(to->card, fd, out);
+	close(fd);
+	if (ret)
+		return pipe_err(err, errlen, to, "importing card%d's syncobj: %s",
+				from->card->index, rk_error());
+	return 0;
+}
+
+/*
+ * Share stage k-1's output host BOs with stage k (dma-buf), and the
+ * syncobjs of the hand-over: stage k-1's out[s] as stage k's prev[s],
+ * stage k's in[s] as stage k-1's next[s].
+ */
 static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
 {
 	struct stage *a = &p->st[k - 1], *b = &p->st[k];
@@ -404,6 +422,10 @@ static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
 
 	for (s = 0; s < p->nslot; s++) {
 		int fd;
+
+		if (share_syncobj(a, a->sy_out[s], b, &b->sy_prev[s], err, errlen) ||
+		    share_syncobj(b, b->sy_in[s], a, &a->sy_next[s], err, errlen))
+			return -1;
 
 		if (rk_bo_export(a->card, &a->out_host[s], &fd))
 			return pipe_err(err, errlen, a, "%s", rk_error());
