@@ -11,14 +11,14 @@
  *                                        rounds, default 3)
  *   engine_bench MODEL prefix REPS       TTFT of a 500-token prompt on a
  *                                        prefix-cache miss and on a hit
- *   engine_bench MODEL tbt               time between tokens of a running
+ *   engine_bench MODEL tbt [ROUNDS]      time between tokens of a running
  *                                        stream while another request
  *                                        prefills a 1000-token prompt,
  *                                        against the stream's idle TPOT
  *                                        and one bucket's time (the same
  *                                        length prefilling alone on the
- *                                        same engine, just before and
- *                                        after)
+ *                                        same engine just before), in
+ *                                        ROUNDS rounds (default 3)
  *
  * Streams: each stream has its own 8-token prompt and generates
  * STREAM_TOKENS tokens (greedy, end-of-sequence ignored); the aggregate
@@ -380,23 +380,27 @@ static void show_gap(int64_t t0, int64_t t1)
 	       line);
 }
 
-static void bench_tbt(void)
-{
-	const int bucket = 128;
-	struct engine *e = mk_traced(2, n_cards < 2 ? n_cards : 2, 1536, bucket, true);
-	int64_t idle[MAX_STAMPS], busy[MAX_STAMPS], t_b0, t_b1, w0 = 0, w1 = 0;
-	int n_idle = 0, n_busy = 0, n_iv, i, mark, *pa = letters(8, 2), *pb = letters(1000, 9);
-	static double iv[MAX_MB];
-	struct run a, b, c, d;
-	double bk, med, p99, mx;
+/* One round's figures of bench_tbt(). */
+struct tbt_round {
+	double idle, p99, max, bucket, prefill, alone_ttft;
+	int n_busy;
+};
 
-	/*
-	 * One bucket's time: the same length alone, just before and just
-	 * after the measured prefill (the host's load drifts).
-	 */
-	prefill_alone(e, 17, &c);
-	n_iv = bucket_iv(0, n_mbs, iv, 0);
-	mark = n_mbs;
+/*
+ * One round: one bucket's time from a 1000-token prompt alone, then a
+ * stream that decodes while another 1000-token prompt arrives and
+ * prefills; the stream's intervals before it (idle) and during it.
+ */
+static void tbt_round(struct engine *e, int r, struct tbt_round *o)
+{
+	static double iv[MAX_MB];
+	int64_t idle[MAX_STAMPS], busy[MAX_STAMPS], t_b0, t_b1, w0 = 0, w1 = 0;
+	int n_idle = 0, n_busy = 0, n_iv, i, mark = n_mbs;
+	int *pa = letters(8, 2 + r), *pb = letters(1000, 9 + 2 * r);
+	struct run a, b, c;
+
+	prefill_alone(e, 40 + 2 * r, &c);
+	n_iv = bucket_iv(mark, n_mbs, iv, 0);
 	submit(e, &a, pa, 8, 160);
 	run_wait_tokens(&a, 40);
 	submit(e, &b, pb, 1000, 1);
@@ -404,10 +408,6 @@ static void bench_tbt(void)
 	check(&b);
 	run_wait(&a);
 	check(&a);
-	mark = n_mbs;
-	prefill_alone(e, 23, &d);
-	n_iv = bucket_iv(mark, n_mbs, iv, n_iv);
-	bk = n_iv ? median(iv, n_iv) : 0;
 	t_b0 = b.t_submit;
 	t_b1 = b.t_done;
 	for (i = 1; i < a.n_stamps; i++) {
@@ -425,25 +425,60 @@ static void bench_tbt(void)
 	}
 	qsort(idle, n_idle, sizeof(*idle), cmp_i64);
 	qsort(busy, n_busy, sizeof(*busy), cmp_i64);
-	if (!n_idle || !n_busy || !(bk > 0)) {
+	o->bucket = n_iv ? median(iv, n_iv) : 0;
+	if (!n_idle || !n_busy || !(o->bucket > 0)) {
 		fprintf(stderr, "engine_bench: tbt: %d idle and %d busy intervals, bucket %.1f ms\n",
-			n_idle, n_busy, bk);
+			n_idle, n_busy, o->bucket);
 		exit(1);
 	}
-	med = idle[n_idle / 2] / 1e6;
-	p99 = busy[(n_busy * 99) / 100 < n_busy ? (n_busy * 99) / 100 : n_busy - 1] / 1e6;
-	mx = busy[n_busy - 1] / 1e6;
-	printf("# tbt: idle TPOT %.1f ms (median of %d); while a 1000-token prompt prefills (%.0f ms, TTFT %.0f ms): %d intervals, p99 %.1f ms, max %.1f ms\n",
-	       med, n_idle, (t_b1 - t_b0) / 1e6, b.done_ev.timing.ttft_ms, n_busy, p99, mx);
-	printf("# tbt: one bucket (%d tokens) of a 1000-token prompt prefilling alone, before and after: %.1f ms (median interval; TTFT %.0f and %.0f ms); p99 / bucket %.2f, p99 / idle %.1f\n",
-	       bucket, bk, c.done_ev.timing.ttft_ms, d.done_ev.timing.ttft_ms, p99 / bk, p99 / med);
+	o->idle = idle[n_idle / 2] / 1e6;
+	o->p99 = busy[(n_busy * 99) / 100 < n_busy ? (n_busy * 99) / 100 : n_busy - 1] / 1e6;
+	o->max = busy[n_busy - 1] / 1e6;
+	o->prefill = (t_b1 - t_b0) / 1e6;
+	o->alone_ttft = c.done_ev.timing.ttft_ms;
+	o->n_busy = n_busy;
+	printf("# tbt: round %d: idle TPOT %.1f ms (median of %d); while a 1000-token prompt prefills (%.0f ms): %d intervals, p99 %.1f ms, max %.1f ms; one bucket (128 tokens) of such a prompt alone %.1f ms (TTFT %.0f ms): p99 / bucket %.2f, p99 / idle %.1f\n",
+	       r + 1, o->idle, n_idle, o->prefill, n_busy, o->p99, o->max, o->bucket,
+	       o->alone_ttft, o->p99 / o->bucket, o->p99 / o->idle);
 	show_gap(w0, w1);
-	printf("BENCH tbt_idle_ms %.2f\nBENCH tbt_prefill_p99_ms %.2f\nBENCH tbt_prefill_max_ms %.2f\nBENCH tbt_prefill_ms %.2f\nBENCH tbt_intervals %d\n",
-	       med, p99, mx, (t_b1 - t_b0) / 1e6, n_busy);
-	printf("BENCH tbt_bucket_ms %.2f\nBENCH tbt_alone_ttft_ms %.2f\n", bk,
-	       (c.done_ev.timing.ttft_ms + d.done_ev.timing.ttft_ms) / 2);
+	fflush(stdout);
 	free(pa);
 	free(pb);
+}
+
+/*
+ * Rounds of tbt_round() on one engine (2 slots, 2 cards, bucket 128);
+ * each figure is the median over the rounds, each ratio the median of the
+ * per-round ratios (the host's load drifts between rounds).
+ */
+static void bench_tbt(int rounds)
+{
+	struct engine *e = mk_traced(2, n_cards < 2 ? n_cards : 2, 1536, 128, true);
+	struct tbt_round o[16];
+	double v[7][16];
+	int r;
+
+	if (rounds > 16)
+		rounds = 16;
+	if (rounds < 1)
+		rounds = 1;
+	for (r = 0; r < rounds; r++) {
+		tbt_round(e, r, &o[r]);
+		v[0][r] = o[r].idle;
+		v[1][r] = o[r].p99;
+		v[2][r] = o[r].max;
+		v[3][r] = o[r].bucket;
+		v[4][r] = o[r].prefill;
+		v[5][r] = o[r].p99 / o[r].bucket;
+		v[6][r] = o[r].p99 / o[r].idle;
+	}
+	printf("BENCH tbt_rounds %d\nBENCH tbt_intervals %d\n", rounds, o[0].n_busy);
+	printf("BENCH tbt_idle_ms %.2f\nBENCH tbt_prefill_p99_ms %.2f\nBENCH tbt_prefill_max_ms %.2f\n",
+	       median(v[0], rounds), median(v[1], rounds), median(v[2], rounds));
+	printf("BENCH tbt_bucket_ms %.2f\nBENCH tbt_prefill_ms %.2f\n", median(v[3], rounds),
+	       median(v[4], rounds));
+	printf("BENCH tbt_p99_bucket_ratio %.2f\nBENCH tbt_p99_idle_ratio %.2f\n",
+	       median(v[5], rounds), median(v[6], rounds));
 	engine_destroy(e);
 }
 
@@ -453,7 +488,7 @@ int main(int argc, char **argv)
 	char err[512];
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: engine_bench MODEL streams CARDS [ROUNDS] | prefix REPS | tbt\n");
+		fprintf(stderr, "usage: engine_bench MODEL streams CARDS [ROUNDS] | prefix REPS | tbt [ROUNDS]\n");
 		return 2;
 	}
 	gf = gguf_open(argv[1], err, sizeof(err));
@@ -477,7 +512,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[2], "prefix")) {
 		bench_prefix(argc > 3 ? atoi(argv[3]) : 3);
 	} else if (!strcmp(argv[2], "tbt")) {
-		bench_tbt();
+		bench_tbt(argc > 3 ? atoi(argv[3]) : 3);
 	} else {
 		fprintf(stderr, "engine_bench: unknown mode %s\n", argv[2]);
 		return 2;
