@@ -6,8 +6,10 @@
  * from the segment program in card memory) equals the cost the planner's
  * prediction gives the same layers and tokens (userspace/llm/predict.c,
  * from the model file), for stories260K (F32) and synthetic qwen2 (q/k/v
- * biases, Q4_0/Q8_0/F16 weights, untied Q8_0 head) and qwen3 (q/k norm,
- * tied head) models on 1 to 3 cards, prefill in buckets and decode. Then
+ * biases, Q4_0/Q8_0/F16 weights, untied Q8_0 head), qwen3 (q/k norm,
+ * tied head) and qwen35 (Gated DeltaNet and gated attention layers,
+ * build/tests/mksynth) models on 1 to 3 cards, prefill in buckets and
+ * decode. Then
  * timing-only EXEC (rk1828-emu --timing-only): no math, each logits row
  * zero but for one 1.0 at a token chosen by position and sequence.
  *
@@ -211,6 +213,31 @@ static void check_synth(struct rk_card *cards, const char *arch, const struct ca
 	unlink(path);
 }
 
+/* A qwen35 model (Gated DeltaNet and gated attention) from build/tests/mksynth. */
+static void check_qwen35(struct rk_card *cards, const struct card_profile *prof)
+{
+	char path[] = "/tmp/rk1828-test-timing-q35-XXXXXX", cmd[256], err[512] = "";
+	struct gguf_file *gf = NULL;
+	struct llm_model m;
+	int fd = mkstemp(path);
+
+	memset(&m, 0, sizeof(m));
+	if (fd >= 0)
+		close(fd);
+	snprintf(cmd, sizeof(cmd), "build/tests/mksynth -o %s --arch qwen35 --type q4_0", path);
+	if (fd < 0 || system(cmd) || !(gf = gguf_open(path, err, sizeof(err))) ||
+	    llm_model_load(&m, gf, err, sizeof(err)) || !m.n_deltanet || !m.attn_gate) {
+		tap_ok(0, "qwen35 synthetic model (build/tests/mksynth): setup: %s", err);
+	} else {
+		check_costs("synthetic qwen35", &m, cards, 1, 4, prof);
+		check_costs("synthetic qwen35", &m, cards, 2, 4, prof);
+	}
+	llm_model_free(&m);
+	if (gf)
+		gguf_close(gf);
+	unlink(path);
+}
+
 int main(void)
 {
 	const char *path = getenv("RK1828_MODEL");
@@ -228,6 +255,7 @@ int main(void)
 	mock_rk_cards(cards);
 	check_synth(cards, "qwen2", &prof);
 	check_synth(cards, "qwen3", &prof);
+	check_qwen35(cards, &prof);
 	if (!path)
 		path = "../shared/models/stories260K.gguf";
 	gf = gguf_open(path, err, sizeof(err));

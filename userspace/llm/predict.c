@@ -37,32 +37,48 @@ static void add_mat(struct cost_layer *c, const struct gguf_tensor *t)
 void predict_cost_layer(const struct llm_model *m, uint32_t l, struct cost_layer *c)
 {
 	const struct llm_layer *L = &m->layers[l];
+	const struct gguf_tensor *small[] = {
+		L->attn_norm, L->ffn_norm, L->q_norm, L->k_norm, L->bq, L->bk, L->bv,
+		L->ssm_conv, L->ssm_dt, L->ssm_a, L->ssm_norm,
+	};
+	size_t i;
 
 	memset(c, 0, sizeof(*c));
-	c->mixer = COST_MIX_ATTN;
 	c->dim = m->dim;
 	c->ffn_dim = m->ffn_dim;
-	c->n_heads = m->n_heads;
-	c->n_kv_heads = m->n_kv_heads;
-	c->head_dim = m->head_dim;
-	c->qk_norm = L->q_norm != NULL;
-	c->bias = L->bq != NULL;
 	c->kv_elt_bytes = sizeof(float);
 	c->state_elt_bytes = sizeof(float);
-	add_mat(c, L->wq);
-	add_mat(c, L->wk);
-	add_mat(c, L->wv);
-	add_mat(c, L->wo);
+	if (L->kind == LLM_LAYER_DELTANET) {
+		/* Gated DeltaNet (qwen35): as emulator/exec_cost.c reads the program. */
+		c->mixer = COST_MIX_DELTANET;
+		c->dn_head_dim = m->ssm_state;
+		c->dn_k_heads = m->ssm_k_heads;
+		c->dn_v_heads = m->ssm_v_heads;
+		c->dn_conv = m->ssm_conv;
+		add_mat(c, L->ssm_qkv);
+		add_mat(c, L->ssm_gate);
+		add_mat(c, L->ssm_beta);
+		add_mat(c, L->ssm_alpha);
+		add_mat(c, L->ssm_out);
+	} else {
+		c->mixer = COST_MIX_ATTN;
+		c->n_heads = m->n_heads;
+		c->n_kv_heads = m->n_kv_heads;
+		c->head_dim = m->head_dim;
+		c->qk_norm = L->q_norm != NULL;
+		c->bias = L->bq != NULL;
+		/* qwen35: wq also yields the output gate (2 * n_heads * head_dim rows). */
+		c->gate = m->attn_gate;
+		add_mat(c, L->wq);
+		add_mat(c, L->wk);
+		add_mat(c, L->wv);
+		add_mat(c, L->wo);
+	}
 	add_mat(c, L->ffn_gate);
 	add_mat(c, L->ffn_up);
 	add_mat(c, L->ffn_down);
-	c->small_bytes = llm_tensor_card_bytes(L->attn_norm, true) +
-			 llm_tensor_card_bytes(L->ffn_norm, true) +
-			 llm_tensor_card_bytes(L->q_norm, true) +
-			 llm_tensor_card_bytes(L->k_norm, true) +
-			 llm_tensor_card_bytes(L->bq, true) +
-			 llm_tensor_card_bytes(L->bk, true) +
-			 llm_tensor_card_bytes(L->bv, true);
+	for (i = 0; i < sizeof(small) / sizeof(small[0]); i++)
+		c->small_bytes += llm_tensor_card_bytes(small[i], true);
 }
 
 void predict_cost_head(const struct llm_model *m, struct cost_head *h)
