@@ -40,11 +40,13 @@
 #define F32_TOL 1e-4
 #define QUANT_TOL 0.15
 
+/* ARCH-f32 or ARCH-f32-v512 (FORMAT.md). */
 static bool is_f32(const char *name)
 {
 	size_t n = strlen(name);
 
-	return n > 4 && !strcmp(name + n - 4, "-f32");
+	return (n > 4 && !strcmp(name + n - 4, "-f32")) ||
+	       (n > 9 && !strcmp(name + n - 9, "-f32-v512"));
 }
 
 /* Feed tokens [from, n) at their positions; logits after the last. */
