@@ -15,7 +15,10 @@
  * Runs as root in the guest with PCIe cards (tools/vm-run --transport
  * pcie|mixed); tests skip when their cards are missing. The hot removal
  * needs $RK1828_VM_CTL (the control channel of tools/vm-run) and removes
- * the card for good, so this binary runs last in tests/guest-suite.
+ * the card for good, so this binary runs last in tests/guest-suite; it
+ * runs build/rk1828-llm on the model and reloads build/rk1828.ko, found
+ * through $RK1828_LLM, $RK1828_MODEL and $RK1828_KO (tests/guest-suite sets
+ * them) or else relative to this binary in build/tests/.
  */
 #include <libgen.h>
 #include <pthread.h>
@@ -213,6 +216,42 @@ static int rkt_debugfs_write(const struct rkt_pcard *c, const char *name,
 	return n == (ssize_t)strlen(text) ? 0 : -EIO;
 }
 
+/**
+ * rkt_partner() - a second card for a test on PCIe card @a
+ * @c: the PCIe cards (rkt_pcie_cards())
+ * @np: how many
+ * @idx: every card's accel minor, ascending (rkt_card_indices())
+ * @n: how many
+ * @a: accel minor of the first card
+ * @pcie: output, whether the partner is on PCIe too
+ *
+ * One on the other link when there is one (tools/vm-run --transport
+ * mixed), so that the test crosses both links; else another PCIe card.
+ *
+ * Return: the partner's position in @idx (its rk1828-llm card index), or
+ * -1 when @a is the only card.
+ */
+static int rkt_partner(const struct rkt_pcard *c, int np, const int *idx, int n,
+		       int a, bool *pcie)
+{
+	int i, j, b = -1;
+
+	*pcie = true;
+	for (i = 0; i < n; i++) {
+		bool on_pcie = false;
+
+		if (idx[i] == a)
+			continue;
+		for (j = 0; j < np; j++)
+			on_pcie |= c[j].minor == idx[i];
+		if (b < 0 || (*pcie && !on_pcie)) {
+			b = i;
+			*pcie = on_pcie;
+		}
+	}
+	return b;
+}
+
 /* The tests share nothing; the fixture only gives them their timeouts. */
 FIXTURE(pcie) {
 	int unused;
@@ -321,16 +360,16 @@ TEST_F_TIMEOUT(pcie, dma_into_bo_read_by_other_card, 120)
 {
 	const size_t size = 3 << 20;	/* several pages and SG entries */
 	struct rkt_pcard c[RKT_MAX_CARDS];
-	int idx[RKT_MAX_CARDS], n = rkt_card_indices(idx), a, b, fa, fb, i, dmabuf;
+	int idx[RKT_MAX_CARDS], n = rkt_card_indices(idx), np, a, b, fa, fb, dmabuf;
 	struct rkt_bo src, card_a, host_a, card_b, host_b;
 	uint32_t imported;
+	bool b_pcie;
 
-	if (!rkt_pcie_cards(c) || n < 2)
+	np = rkt_pcie_cards(c);
+	if (!np || n < 2)
 		SKIP(return, "needs a PCIe card and a second card");
 	a = c[0].minor;
-	for (i = 0, b = -1; i < n; i++)
-		if (idx[i] != a)
-			b = idx[i];
+	b = idx[rkt_partner(c, np, idx, n, a, &b_pcie)];
 	fa = rkt_open_card(a);
 	fb = rkt_open_card(b);
 	ASSERT_LE(0, fa);
@@ -364,7 +403,8 @@ TEST_F_TIMEOUT(pcie, dma_into_bo_read_by_other_card, 120)
 	ASSERT_EQ(0, rkt_copy_sync(fb, imported, 0, card_b.handle, 0, size));
 	ASSERT_EQ(0, rkt_copy_sync(fb, card_b.handle, 4096, imported, 0, 8192));
 	EXPECT_EQ(0, memcmp(host_a.map, src.map + 4096, 8192));
-	TH_LOG("accel%d (PCIe) -> dma-buf -> accel%d: %zu bytes intact", a, b, size);
+	TH_LOG("accel%d (PCIe) -> dma-buf -> accel%d (%s): %zu bytes intact", a, b,
+	       b_pcie ? "PCIe" : "USB", size);
 	close(dmabuf);
 	close(fa);
 	close(fb);
@@ -522,15 +562,27 @@ static int rkt_ctl(const char *req, char *answer)
 }
 
 /**
- * rkt_project_path() - a path relative to the project directory
- * @rel: e.g. "build/rk1828-llm"
+ * rkt_project_path() - a file of the project: from the environment, or
+ *	relative to the project directory
+ * @env: environment variable that names the file (RK1828_LLM, ...)
+ * @rel: path relative to the project directory, e.g. "build/rk1828-llm"
  * @out: output, PATH_MAX bytes
+ *
+ * Without @env this binary is taken to be build/tests/rk1828_pcie of the
+ * project; installed into a kernel tree it is not, so tests/guest-suite
+ * sets RK1828_LLM, RK1828_KO and RK1828_MODEL.
  */
-static void rkt_project_path(const char *rel, char *out)
+static void rkt_project_path(const char *env, const char *rel, char *out)
 {
+	const char *val = getenv(env);
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n;
 
+	if (val && *val) {
+		snprintf(out, PATH_MAX, "%s", val);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	/* build/tests/rk1828_pcie -> the project directory */
 	snprintf(out, PATH_MAX, "%s/../../%s", dirname(exe), rel);
@@ -552,11 +604,12 @@ TEST_F_TIMEOUT(pcie, hot_removal_during_generation, 300)
 {
 	char llm[PATH_MAX], model[PATH_MAX], ko[PATH_MAX], req[64], answer[128];
 	char log[] = "/tmp/rk1828-hot-removal.XXXXXX";
-	const char *env_model = getenv("RK1828_MODEL");
 	int idx[RKT_MAX_CARDS], n, i, fd_keep, fd_gone, logfd, status, rm;
 	struct rkt_pcard c[RKT_MAX_CARDS];
 	const struct rkt_pcard *victim = NULL;
-	int keep = -1, n_after = 0, k;
+	int keep, n_after = 0, k, pv, pk;
+	char cards[16];
+	bool keep_pcie;
 	unsigned long long tmo = 3000;
 	char params[64];
 	struct rkt_bo host, card, bo;
@@ -570,24 +623,35 @@ TEST_F_TIMEOUT(pcie, hot_removal_during_generation, 300)
 	n = rkt_card_indices(idx);
 	if (n < 2)
 		SKIP(return, "needs two cards, one on PCIe");
-	/* rk1828-llm --cards 2 runs on the first two nodes: remove a PCIe one */
+	/*
+	 * The generation runs on the first PCIe card and a partner (a USB
+	 * card when there is one: the cascade then crosses both links); the
+	 * PCIe card goes. rk1828-llm numbers the cards by ascending minor.
+	 */
 	k = rkt_pcie_cards(c);
-	for (i = 0; i < k; i++)
-		if (c[i].minor == idx[1] || (!victim && c[i].minor == idx[0]))
-			victim = &c[i];
-	if (!victim)
-		SKIP(return, "neither of the first two cards is on PCIe");
-	keep = victim->minor == idx[0] ? idx[1] : idx[0];
-	if (env_model && *env_model)
-		snprintf(model, sizeof(model), "%s", env_model);
-	else
-		rkt_project_path("../shared/models/stories260K.gguf", model);
-	rkt_project_path("build/rk1828-llm", llm);
-	rkt_project_path("build/rk1828.ko", ko);
+	if (!k)
+		SKIP(return, "no PCIe card");
+	victim = &c[0];
+	pk = rkt_partner(c, k, idx, n, victim->minor, &keep_pcie);
+	keep = idx[pk];
+	for (pv = 0; idx[pv] != victim->minor; pv++)
+		;
+	snprintf(cards, sizeof(cards), "%d,%d", pv, pk);
+	rkt_project_path("RK1828_MODEL", "../shared/models/stories260K.gguf", model);
+	rkt_project_path("RK1828_LLM", "build/rk1828-llm", llm);
+	rkt_project_path("RK1828_KO", "build/rk1828.ko", ko);
 	rkt_read_param_file("/sys/module/rk1828/parameters/job_timeout_ms", &tmo);
 	snprintf(params, sizeof(params), "job_timeout_ms=%llu", tmo);
-	if (access(model, R_OK) || access(llm, X_OK))
-		SKIP(return, "no model %.200s or no %.200s", model, llm);
+	/* under tools/vm-run (a control channel) these must be there */
+	ASSERT_EQ(0, access(model, R_OK)) {
+		TH_LOG("no model %s (set RK1828_MODEL)", model);
+	}
+	ASSERT_EQ(0, access(llm, X_OK)) {
+		TH_LOG("no %s (set RK1828_LLM)", llm);
+	}
+	ASSERT_EQ(0, access(ko, R_OK)) {
+		TH_LOG("no module file %s (set RK1828_KO)", ko);
+	}
 
 	/* a file on each card, with work queued on the one that goes */
 	fd_keep = rkt_open_card(keep);
@@ -606,7 +670,7 @@ TEST_F_TIMEOUT(pcie, hot_removal_during_generation, 300)
 		dup2(logfd, 1);
 		dup2(logfd, 2);
 		execl(llm, llm, "run", "-m", model, "-p", "Once upon a time",
-		      "-n", "100000", "--temp", "0", "--cards", "2", NULL);
+		      "-n", "100000", "--temp", "0", "--cards", cards, NULL);
 		_exit(127);
 	}
 	/* wait until it is generating */
@@ -622,8 +686,8 @@ TEST_F_TIMEOUT(pcie, hot_removal_during_generation, 300)
 
 	snprintf(req, sizeof(req), "device_del card%llu",
 		 (unsigned long long)(victim->serial - RKT_SERIAL_BASE));
-	TH_LOG("%s (accel%d, %s) while rk1828-llm generates", req, victim->minor,
-	       victim->pci);
+	TH_LOG("%s (accel%d, %s) while rk1828-llm generates on cards %s (accel%d on %s stays)",
+	       req, victim->minor, victim->pci, cards, keep, keep_pcie ? "PCIe" : "USB");
 	t_del = rkt_now_ns();
 	ASSERT_EQ(0, rkt_ctl(req, answer)) {
 		TH_LOG("vm-ctl: %s", answer);
