@@ -280,6 +280,7 @@ static int rk1828_pci_exec(struct rk1828_device *rdev, u32 queue, u32 gen,
 	struct rk1828_pci_queue *pq = &pci->q[queue];
 	int ret;
 
+	rk1828_assert_queue_locked(rdev, queue);
 	if (!rk1828_xfer_begin(rdev, gen))
 		return rk1828_is_gone(rdev) ? -ENODEV : -ECANCELED;
 	spin_lock_irq(&pq->lock);
@@ -382,6 +383,7 @@ static int rk1828_pci_reset_queues(struct rk1828_device *rdev)
 	struct rk1828_pci *pci = rdev->transport;
 	int ret;
 
+	lockdep_assert_held(&rdev->reset_lock);
 	ret = rk1828_pci_reset_wait(pci, RK1828_PCI_RESET_QUEUES);
 	if (!ret)
 		rk1828_pci_rings_restart(pci);
