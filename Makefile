@@ -160,7 +160,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.
 # built here with the kselftest files unpacked into $(B)/linux-src and our
 # own uapi and program headers. It uses libdrm only (no librk1828).
 KSFT_DIR := $(CURDIR)/$(B)/linux-src/tools/testing/selftests
-SELFTEST_HDRS := $(CURDIR)/uapi/drm/rk1828_accel.h \
+SELFTEST_HDRS := $(CURDIR)/uapi/drm/rk1828_accel.h $(CURDIR)/uapi/drm/rk1828_netlink.h \
 	$(wildcard $(CURDIR)/include/rk1828/*.h)
 SELFTEST_MAKE = $(MAKE) -C tests/selftests KSFT_DIR=$(KSFT_DIR) \
 	OUTPUT=$(CURDIR)/$(B)/tests RK1828_HDRS="$(SELFTEST_HDRS)" \
@@ -185,7 +185,7 @@ selftests-install:
 		tests/selftests/*.c tests/selftests/*.h $(KSFT_RK1828)/
 	mkdir -p $(KSFT_RK1828)/rk1828
 	cp include/rk1828/*.h $(KSFT_RK1828)/rk1828/
-	cp uapi/drm/rk1828_accel.h $(KTREE)/include/uapi/drm/
+	cp uapi/drm/rk1828_accel.h uapi/drm/rk1828_netlink.h $(KTREE)/include/uapi/drm/
 
 $(B)/linux-src/.stamp $(KSFT_DIR)/lib.mk:
 	@tools/unpack-kernel-tools $(B)/linux-src
