@@ -203,7 +203,7 @@ import json, re, sys
 cards = json.load(open(sys.argv[1]))["cards"]
 m = {}
 for line in open(sys.argv[2]):
-    x = re.match(r'^([a-z_]+)(\{[^}]*\})? (\S+)$', line)
+    x = re.match(r'^([a-zA-Z0-9_:]+)(\{[^}]*\})? (\S+)$', line)
     if x:
         m[x.group(1) + (x.group(2) or "")] = float(x.group(3))
 errs = []

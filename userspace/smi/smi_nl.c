@@ -330,6 +330,12 @@ int smi_subscribe(struct smi *s)
 	return 0;
 }
 
+/* Events are not answers: they carry sequence number 0. */
+static int no_seq_check(struct nl_msg *msg, void *arg)
+{
+	return NL_OK;
+}
+
 static int on_event(struct nl_msg *msg, void *arg)
 {
 	struct smi *s = arg;
@@ -362,6 +368,7 @@ int smi_next_event(struct smi *s, struct smi_event *ev, int timeout_ms)
 		if (!cb)
 			return -ENOMEM;
 		nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_event, s);
+		nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
 		ret = nl_recvmsgs(s->sk, cb);
 		nl_cb_put(cb);
 		if (ret < 0) {
