@@ -3,7 +3,7 @@
  * rk1828-llm's command line: the parsed options and the model session
  * shared by main.c (info, plan, run) and the subcommands in their own
  * files (cmd_prompt.c: the prompt of run and chat; cmd_run.c;
- * cmd_tokenize.c; cmd_chat.c). Not a library interface.
+ * cmd_tokenize.c; cmd_chat.c; cmd_bench.c). Not a library interface.
  */
 #ifndef RK_LLM_CLI_H
 #define RK_LLM_CLI_H
@@ -53,7 +53,9 @@ struct args {
 	uint32_t parallel;	/* plan only: sessions whose KV caches the cards hold */
 	bool predict, cards_auto;	/* plan --predict, --cards auto */
 	enum cost_link link;	/* plan --link */
-	const char *profile;	/* plan --profile FILE, NULL: the built-in one */
+	const char *profile;	/* plan/bench --profile FILE, NULL: the built-in one */
+	const char *trace;	/* bench --trace FILE */
+	int sessions, reps;	/* bench --sessions S, -r N (0: unset) */
 	int verbose;
 };
 
@@ -75,6 +77,11 @@ struct session {
 	struct plan_sizes sizes;
 	char plan_str[PLAN_STR_MAX];
 };
+
+struct card_profile;
+
+/* load_profile() - --profile FILE or the built-in profile (main.c); -1 printed. */
+int load_profile(const struct args *a, struct card_profile *prof);
 
 /* session_open() - load @a->model and plan it on the cards (main.c); -1 printed. */
 int session_open(struct session *S, const struct args *a, bool simulate);
@@ -130,5 +137,8 @@ int cmd_tokenize(const struct args *a);
 
 /* cmd_chat() - rk1828-llm chat, the interactive terminal chat (cmd_chat.c). */
 int cmd_chat(const struct args *a);
+
+/* cmd_bench() - rk1828-llm bench, measured next to the prediction (cmd_bench.c). */
+int cmd_bench(const struct args *a);
 
 #endif

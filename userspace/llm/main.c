@@ -10,6 +10,9 @@
  *                   [--predict] [--link usb|pcie] [--json]
  *                                                  print the segment plan
  *                                                  and predict its speed
+ *   rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [--sessions S]
+ *                    [--trace FILE]                measure next to the
+ *                                                  prediction (cmd_bench.c)
  *   rk1828-llm serve -m MODEL [options]            OpenAI-compatible server
  *                                                  and web UI (serve.c)
  *
@@ -55,6 +58,9 @@ static void usage(FILE *f)
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem BYTES[K|M|G]] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
+		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
+		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
+		"                        [--link usb|pcie] [--profile FILE]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
@@ -89,6 +95,11 @@ static void usage(FILE *f)
 		"  --json           plan: print one JSON object (the plan, and the prediction)\n"
 		"  --parallel S     plan: for S concurrent sessions' KV caches, as\n"
 		"                   `rk1828-llm serve --parallel S` (default 1, as run)\n"
+		"  bench: -p LIST   prompt lengths of the prefill tests (default 128,4096)\n"
+		"         -n N      tokens of the decode test (default 128; 0: none)\n"
+		"         -r N      repetitions of each test (default 3)\n"
+		"         --sessions S  also the aggregate decode of S sessions (engine)\n"
+		"         --trace FILE  Chrome trace-event JSON of every job per card and queue\n"
 		"  -v               verbose\n"
 		"\n"
 		"exit status: 0 success; 1 runtime failure (no cards or fewer than --cards\n"
@@ -138,7 +149,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
 	       O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
-	       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL };
+	       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE };
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "prompt", required_argument, NULL, 'p' },
@@ -165,6 +176,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "system", required_argument, NULL, 's' },
 		{ "think", no_argument, NULL, O_THINK },
 		{ "no-think", no_argument, NULL, O_NOTHINK },
+		{ "sessions", required_argument, NULL, O_SESSIONS },
+		{ "trace", required_argument, NULL, O_TRACE },
+		{ "reps", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -191,7 +205,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		exit(0);
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "m:p:n:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:p:n:s:r:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm': a->model = optarg; break;
 		case 's': a->system = optarg; break;
@@ -272,6 +286,25 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return -1;
 			}
 			break;
+		case 'r':
+			if (parse_u32(optarg, "-r", 1, &u))
+				return -1;
+			if (u > 64) {
+				fprintf(stderr, "rk1828-llm: -r: 1 to 64 repetitions\n");
+				return -1;
+			}
+			a->reps = (int)u;
+			break;
+		case O_SESSIONS:
+			if (parse_u32(optarg, "--sessions", 1, &u))
+				return -1;
+			if (u > 64) {
+				fprintf(stderr, "rk1828-llm: --sessions: 1 to 64\n");
+				return -1;
+			}
+			a->sessions = (int)u;
+			break;
+		case O_TRACE: a->trace = optarg; break;
 		case 'v': a->verbose++; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
@@ -282,13 +315,17 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return -1;
 	}
 	if (strcmp(a->cmd, "info") && strcmp(a->cmd, "plan") && strcmp(a->cmd, "run") &&
-	    strcmp(a->cmd, "tokenize") && strcmp(a->cmd, "chat")) {
+	    strcmp(a->cmd, "tokenize") && strcmp(a->cmd, "chat") && strcmp(a->cmd, "bench")) {
 		fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a->cmd);
 		usage(stderr);
 		return -1;
 	}
 	if (strcmp(a->cmd, "info") && !a->model) {
 		fprintf(stderr, "rk1828-llm: no model given (-m MODEL)\n");
+		return -1;
+	}
+	if (strcmp(a->cmd, "bench") && (a->trace || a->sessions || a->reps)) {
+		fprintf(stderr, "rk1828-llm: --trace, --sessions and -r are options of bench\n");
 		return -1;
 	}
 	if ((!strcmp(a->cmd, "run") || !strcmp(a->cmd, "tokenize")) && !a->prompt) {
@@ -537,7 +574,7 @@ static int plan_auto(const struct args *a, uint64_t mem, char *why, size_t whyle
 	return ret;
 }
 
-static int load_profile(const struct args *a, struct card_profile *prof)
+int load_profile(const struct args *a, struct card_profile *prof)
 {
 	char err[512];
 
@@ -681,5 +718,7 @@ int main(int argc, char **argv)
 		return cmd_tokenize(&a);
 	if (!strcmp(a.cmd, "chat"))
 		return cmd_chat(&a);
+	if (!strcmp(a.cmd, "bench"))
+		return cmd_bench(&a);
 	return EXIT_USAGE;	/* parse_args() rejects other commands */
 }

@@ -148,6 +148,27 @@ static void push_cost(struct pipeline *p, int n_tok, int64_t ns)
 }
 
 /*
+ * The trace record of micro-batch @b on stage @st (slot @s), given the
+ * input COPY's and EXEC's timestamps: reads the output COPY's too.
+ */
+static int trace_one(struct pipeline *p, struct stage *st, int s, long b, int64_t t_in,
+		     int64_t t_exec, char *err, size_t errlen)
+{
+	struct pipe_trace_rec r = {
+		.stage = (int)(st - p->st), .card = st->card->index, .mb = b,
+		.n_tokens = p->ntok_of[s], .n_logits = st->last ? p->rows_of[s] : 0,
+		.submit_ns = st->submit_ns[s], .in_end_ns = t_in, .exec_end_ns = t_exec,
+		.in_bytes = st->in_bytes_of[s], .out_bytes = st->out_bytes_of[s],
+	};
+
+	if (pipe_job_ok(p, st, st->sy_out[s], false, "output COPY", b, st->pos_of[s],
+			&r.out_end_ns, err, errlen))
+		return -1;
+	p->trace(p->trace_user, &r);
+	return 0;
+}
+
+/*
  * Busy time of collected micro-batch @b on every stage, from the fence
  * timestamps of its input COPY and EXEC: from the later of the input's
  * arrival and the previous EXEC's end, to its own end; their sum is its
@@ -168,6 +189,8 @@ static int account_one(struct pipeline *p, long b, char *err, size_t errlen)
 				err, errlen) ||
 		    pipe_job_ok(p, st, st->sy_exec[s], false, "EXEC", b, st->pos_of[s], &t_exec,
 				err, errlen))
+			return -1;
+		if (p->trace && trace_one(p, st, s, b, t_in, t_exec, err, errlen))
 			return -1;
 		if (t_exec) {
 			start = t_in > st->exec_end_ns ? t_in : st->exec_end_ns;
@@ -252,6 +275,7 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 	st->checked[s] = false;
 	st->bucket_of[s] = bucket;
 	st->pos_of[s] = t[0].pos;
+	st->submit_ns[s] = rk_now_ns();
 	write_program(p, st, s, t, n);
 
 	/* Program + token table + hidden states in. */
@@ -284,6 +308,8 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 		in[n_in++] = (struct rk_sync){ st->sy_next[s], 0 };
 	/* No logits rows: a token-sized copy keeps the job graph uniform. */
 	out_len = st->last ? (n_out ? (uint64_t)n_out * p->m->n_vocab * sizeof(float) : 4) : hid;
+	st->in_bytes_of[s] = st->prog_size + hid;
+	st->out_bytes_of[s] = out_len;
 	out = (struct rk_sync){ st->sy_out[s], 0 };
 	if (rk_submit_copy(st->card, st->out_card[s].handle, 0, st->out_host[s].handle,
 			   st->last ? 0 : p->st[k + 1].prog_size, out_len, in, n_in, &out, 1, NULL))
@@ -317,6 +343,12 @@ int pipe_exec_cost(struct pipeline *p, int *n_tok, int64_t *ns)
 int pipe_in_flight(const struct pipeline *p)
 {
 	return p->n_flight;
+}
+
+void pipe_set_trace(struct pipeline *p, pipe_trace_fn fn, void *user)
+{
+	p->trace = fn;
+	p->trace_user = user;
 }
 
 void pipe_get_stats(const struct pipeline *p, struct pipe_stats *st)

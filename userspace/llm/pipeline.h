@@ -240,6 +240,43 @@ struct pipe_stats {
  */
 int pipe_account(struct pipeline *p, char *err, size_t errlen);
 
+/**
+ * struct pipe_trace_rec - the jobs of one micro-batch on one stage, as
+ * the accounting of collected micro-batches reads their fence timestamps
+ * (when pipe_collect() would wait, before a slot is reused, or in
+ * pipe_account(): call that at the end of a traced run)
+ * @stage: pipeline stage
+ * @card: its card's device index
+ * @mb: micro-batch number (0, 1, ... in submission order)
+ * @n_tokens: tokens in the micro-batch
+ * @n_logits: logits rows it returned (last stage), else 0
+ * @submit_ns: when pipe_submit() queued it (CLOCK_MONOTONIC)
+ * @in_end_ns, @exec_end_ns, @out_end_ns: fence timestamps of its input
+ *	COPY, EXEC and output COPY (CLOCK_MONOTONIC; 0 where the driver
+ *	gives none)
+ * @in_bytes, @out_bytes: bytes of the two COPY jobs
+ *
+ * The jobs of a queue run one at a time in submission order, so a job's
+ * start is the later of its dependencies' ends and the previous job of
+ * its queue's end (pipeline.h): a trace reader rebuilds the timeline.
+ */
+struct pipe_trace_rec {
+	int stage, card;
+	long mb;
+	int n_tokens, n_logits;
+	int64_t submit_ns, in_end_ns, exec_end_ns, out_end_ns;
+	uint64_t in_bytes, out_bytes;
+};
+
+/* A trace callback: called once per micro-batch and stage, in order. */
+typedef void (*pipe_trace_fn)(void *user, const struct pipe_trace_rec *r);
+
+/**
+ * pipe_set_trace() - call @fn for the jobs of every micro-batch from now on
+ * (NULL: stop)
+ */
+void pipe_set_trace(struct pipeline *p, pipe_trace_fn fn, void *user);
+
 /** pipe_get_stats() - copy the counters of @p into @st. */
 void pipe_get_stats(const struct pipeline *p, struct pipe_stats *st);
 

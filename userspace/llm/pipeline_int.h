@@ -52,6 +52,8 @@
  *	program, then the token table (bucket entries), 64-aligned; the
  *	hidden states follow it
  * @out_bytes: output BO size per slot
+ * @submit_ns: per slot, when its micro-batch was submitted (traces)
+ * @in_bytes_of, @out_bytes_of: per slot, bytes of its two COPY jobs
  * @exec_end_ns: when the last checked EXEC finished (fence timestamp)
  * @busy_ns: EXEC time observed from fence timestamps, ns
  * @state_off: hybrid models: offset in @kv of block i's two state regions
@@ -71,6 +73,8 @@ struct stage {
 	bool checked[MAX_SLOTS];
 	long bucket_of[MAX_SLOTS];
 	int pos_of[MAX_SLOTS];
+	int64_t submit_ns[MAX_SLOTS];
+	uint64_t in_bytes_of[MAX_SLOTS], out_bytes_of[MAX_SLOTS];
 	uint8_t *tmpl;
 	uint64_t prog_bytes, prog_size;
 	uint64_t out_bytes;
@@ -98,6 +102,8 @@ struct stage {
  * @up_done: weight bytes uploaded so far (progress)
  * @up_total: weight bytes to upload, estimated from the model
  * @stats: host-side counters
+ * @trace: optional per micro-batch and stage callback (pipe_set_trace())
+ * @trace_user: passed to @trace
  * @failed: first job failure; the pipeline is unusable after it
  * @hybrid: the model has DeltaNet or gated-attention blocks: programs are
  *	RK1828_PROG_OP_HYBRID
@@ -118,6 +124,8 @@ struct pipeline {
 	int rows_of[MAX_SLOTS];
 	uint64_t up_done, up_total;
 	struct pipe_stats stats;
+	pipe_trace_fn trace;
+	void *trace_user;
 	char failed[384];
 };
 

@@ -231,8 +231,7 @@ double psim_submit(struct psim *s, double t, const struct cost_batch *b)
 	return s->done[slot];
 }
 
-/* Prefill of @n tokens in buckets from time 0; returns when its logits are back. */
-static double prefill(struct psim *s, uint32_t n, uint32_t bucket)
+double psim_prefill(struct psim *s, uint32_t n, uint32_t bucket)
 {
 	double end = 0;
 	uint32_t done;
@@ -247,8 +246,20 @@ static double prefill(struct psim *s, uint32_t n, uint32_t bucket)
 	return end;
 }
 
-/* Aggregate decode tokens/s of @n_sess sessions at positions from @pos. */
-static double aggregate(struct psim *s, uint32_t n_sess, uint32_t pos)
+double psim_decode(struct psim *s, double t, uint32_t pos, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct cost_batch b = { 0 };
+
+		cost_batch_add_seq(&b, 1, pos + i, 1);
+		t = psim_submit(s, t, &b);
+	}
+	return t;
+}
+
+double psim_aggregate(struct psim *s, uint32_t n_sess, uint32_t pos)
 {
 	enum { ROUNDS = 24, WARM = 4 };
 	int cap = s->n_stages > 1 ? (int)((n_sess + s->n_stages - 1) / s->n_stages) : (int)n_sess;
@@ -295,7 +306,7 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 		s = psim_create(layers, n_layers, head, plan, o);
 		if (!s)
 			goto oom;
-		out->ttft_ms[i] = prefill(s, ttft_prompts[i], o->bucket) / 1e6;
+		out->ttft_ms[i] = psim_prefill(s, ttft_prompts[i], o->bucket) / 1e6;
 		psim_destroy(s);
 	}
 
@@ -303,16 +314,11 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 	s = psim_create(layers, n_layers, head, plan, o);
 	if (!s)
 		goto oom;
-	t0 = t = prefill(s, PREDICT_PROMPT, o->bucket);
+	t0 = t = psim_prefill(s, PREDICT_PROMPT, o->bucket);
 	out->prefill_tok_s = PREDICT_PROMPT / (t / 1e9);
 	for (k = 0; k < plan->n_segs; k++)
 		out->card_busy[k] = psim_busy_ns(s, k) / t;
-	for (i = 0; i < PREDICT_GEN; i++) {
-		struct cost_batch b = { 0 };
-
-		cost_batch_add_seq(&b, 1, PREDICT_PROMPT + (uint32_t)i, 1);
-		t = psim_submit(s, t, &b);
-	}
+	t = psim_decode(s, t, PREDICT_PROMPT, PREDICT_GEN);
 	out->tpot_ms = (t - t0) / PREDICT_GEN / 1e6;
 	out->decode_tok_s = 1000.0 / out->tpot_ms;
 	psim_destroy(s);
@@ -321,7 +327,7 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 		s = psim_create(layers, n_layers, head, plan, o);
 		if (!s)
 			goto oom;
-		out->aggregate_tok_s[i] = aggregate(s, sessions[i], PREDICT_PROMPT);
+		out->aggregate_tok_s[i] = psim_aggregate(s, sessions[i], PREDICT_PROMPT);
 		psim_destroy(s);
 	}
 	return 0;

@@ -157,6 +157,30 @@ void psim_destroy(struct psim *s);
  */
 double psim_submit(struct psim *s, double t_ns, const struct cost_batch *b);
 
+/**
+ * psim_prefill() - a prompt of @n tokens from position 0, in buckets of
+ * @bucket tokens submitted at time 0 (the logits of its last token only)
+ * Return: the modelled time its logits are back on the host, ns.
+ */
+double psim_prefill(struct psim *s, uint32_t n, uint32_t bucket);
+
+/**
+ * psim_decode() - @n decode steps of one session at positions @pos,
+ * @pos + 1, ..., each submitted when the previous one's logits are back,
+ * the first at @t_ns
+ * Return: the modelled time the last one's logits are back, ns.
+ */
+double psim_decode(struct psim *s, double t_ns, uint32_t pos, uint32_t n);
+
+/**
+ * psim_aggregate() - decode of @n_sess sessions at once at positions from
+ * @pos, as the engine's scheduler groups them (micro-batches of
+ * ceil(@n_sess / stages) tokens, each resubmitted when its logits are
+ * back), measured after a few warm-up rounds
+ * Return: decode tokens per second over all sessions.
+ */
+double psim_aggregate(struct psim *s, uint32_t n_sess, uint32_t pos);
+
 /** psim_busy_ns() - modelled EXEC time of stage @k so far, ns. */
 double psim_busy_ns(const struct psim *s, int k);
 

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]
+ * [--trace FILE]: the model on the cards present, every figure next to
+ * its prediction (bench.h). -p is a list of prompt lengths here, as in
+ * llama-bench.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "profile.h"
+
+/* -p: a comma separated list of prompt lengths. */
+static int parse_prompts(const char *s, struct bench_opts *bo)
+{
+	const char *p = s;
+
+	bo->n_prompts = 0;
+	while (*p) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || end == p || *p == '-' || *p == '+' || !v || v > 0x7fffffff ||
+		    (*end && *end != ',') || bo->n_prompts == BENCH_MAX_PROMPTS) {
+			fprintf(stderr, "rk1828-llm: bench -p: bad list \"%s\" (up to %d lengths, "
+				"like 128,4096)\n", s, BENCH_MAX_PROMPTS);
+			return -1;
+		}
+		bo->prompts[bo->n_prompts++] = (uint32_t)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int cmd_bench(const struct args *a)
+{
+	struct bench_opts bo = { 0 };
+	struct card_profile prof;
+	struct tokenizer *tok = NULL;
+	struct session S;
+	char err[512];
+	int i, n_gen = a->n_predict_set ? a->n_predict : 128, ret = EXIT_RUNTIME;
+
+	if (parse_prompts(a->prompt ? a->prompt : "128,4096", &bo))
+		return EXIT_USAGE;
+	if (load_profile(a, &prof))
+		return EXIT_RUNTIME;
+	if (session_open(&S, a, false))
+		goto out;
+	/* ppN fills positions 0..N-1, tgN 0..N, tgN xS the first prompt and N more. */
+	for (i = 0; i < bo.n_prompts; i++)
+		if (bo.prompts[i] > S.sizes.n_ctx) {
+			fprintf(stderr, "rk1828-llm: bench: a %u-token prompt does not fit the context of %u (--ctx)\n",
+				bo.prompts[i], S.sizes.n_ctx);
+			goto out;
+		}
+	if ((uint64_t)n_gen + 1 > S.sizes.n_ctx ||
+	    (a->sessions > 1 && n_gen > 0 &&
+	     (uint64_t)(bo.n_prompts ? bo.prompts[0] : 128) + n_gen > S.sizes.n_ctx)) {
+		fprintf(stderr, "rk1828-llm: bench: %d generated tokens%s do not fit the context of %u (--ctx)\n",
+			n_gen, a->sessions > 1 ? " after the first prompt" : "", S.sizes.n_ctx);
+		goto out;
+	}
+	if (a->sessions > 1 && n_gen > 0) {
+		tok = tok_load(S.gf, err, sizeof(err));
+		if (!tok) {
+			fprintf(stderr, "rk1828-llm: %s\n", err);
+			goto out;
+		}
+	}
+	bo.model_path = a->model;
+	bo.m = &S.m;
+	bo.tok = tok;
+	bo.cards = S.cards;
+	bo.card_idx = S.sel;
+	bo.n_cards = S.n_sel;
+	bo.plan = &S.plan;
+	bo.n_ctx = S.sizes.n_ctx;
+	bo.bucket = S.sizes.bucket;
+	bo.n_gen = n_gen;
+	bo.sessions = a->sessions;
+	bo.reps = a->reps ? a->reps : 3;
+	bo.trace = a->trace;
+	bo.prof = &prof;
+	bo.link = a->link;
+	bo.out = stdout;
+	fprintf(stderr, "rk1828-llm: bench: plan %s; prediction on profile %s, link %s\n",
+		S.plan_str, prof.name, cost_link_name(a->link));
+	if (bench_run(&bo, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: bench: %s\n", err);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (tok)
+		tok_free(tok);
+	session_close(&S);
+	return ret;
+}
