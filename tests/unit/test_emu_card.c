@@ -1261,12 +1261,15 @@ static void test_timing(void)
 	 * that got the link first took one link time, the other up to two
 	 * (from its start to the end of its turn). A job whose real work ran
 	 * past its modelled end (a loaded host) is late and counts its real
-	 * time, so the upper bound holds only when no job was late.
+	 * time, so the upper bound holds only when no job was late; and the
+	 * host's own scheduling between feeding a job and the card taking it
+	 * is real time no model covers, so it gets 5 % of slack (a loaded
+	 * 2-core host went 80 us over an exact bound).
 	 */
 	tap_ok(st == 0 && (le32toh(r.flags) & ~(RK1828_HIF_STATS_THERMAL | RK1828_HIF_STATS_THROTTLED)) ==
 	       RK1828_HIF_STATS_TIMING && le64toh(r.jobs) == 5 &&
 	       busy_copyq + busy_comp >= 4 * link + copy - 8 &&
-	       (r.late_jobs || busy_copyq + busy_comp <= 5 * link + copy + 8),
+	       (r.late_jobs || busy_copyq + busy_comp <= (5 * link + copy) * 1.05),
 	       "timing: STATS: flags %#x, %llu jobs (%llu late), busy %.3f + %.3f ms = the modelled times (%.3f to %.3f ms)",
 	       le32toh(r.flags), (unsigned long long)le64toh(r.jobs),
 	       (unsigned long long)le64toh(r.late_jobs), busy_copyq / 1e6,
