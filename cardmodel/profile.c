@@ -8,12 +8,15 @@
  * assembler's .incbin; the Makefile makes this object depend on it).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "profile.h"
 
@@ -208,13 +211,29 @@ int card_profile_parse(struct card_profile *out, const char *text, const char *n
 
 int card_profile_load(struct card_profile *p, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat sb;
+	FILE *f;
 	char *buf;
 	size_t n;
 	int ret;
 
-	if (!f)
+	/*
+	 * Opened without blocking and checked before the first read, so a
+	 * FIFO or a device given as the profile is refused instead of
+	 * waiting forever for a writer.
+	 */
+	if (fd < 0)
 		return perr(err, errlen, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return perr(err, errlen, "%s: not a regular file", path);
+	}
+	f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return perr(err, errlen, "%s: %s", path, strerror(errno));
+	}
 	buf = malloc(PROFILE_MAX_BYTES + 1);
 	if (!buf) {
 		fclose(f);

@@ -106,7 +106,8 @@ int card_profile_parse(struct card_profile *p, const char *text, const char *nam
 
 /**
  * card_profile_load() - read and parse the profile file @path
- * Return: 0, or -1 with @err "PATH: reason" (unreadable, too big, or
+ * Return: 0, or -1 with @err "PATH: reason" (unreadable, not a regular
+ * file, too big, or
  * any card_profile_parse() error).
  */
 int card_profile_load(struct card_profile *p, const char *path, char *err, size_t errlen);
