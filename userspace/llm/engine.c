@@ -247,6 +247,8 @@ void engine_get_stats(struct engine *e, struct engine_stats *st)
 	for (k = 0; k < st->n_cards && k < ENGINE_MAX_CARDS; k++)
 		st->card_busy[k] = st->uptime_s > 0 ?
 				   e->busy_ns[k] / 1e9 / st->uptime_s : 0.0;
+	st->failed = e->dead;
+	snprintf(st->failure, sizeof(st->failure), "%s", e->dead ? e->dead_msg : "");
 	pthread_mutex_unlock(&e->mu);
 }
 

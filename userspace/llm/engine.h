@@ -451,6 +451,9 @@ struct engine_hist {
  * @ttft: time to first token of finished requests
  * @tpot: time per output token (decode time / (completion_tokens - 1))
  *	of finished requests with at least two tokens
+ * @failed: the engine stopped after a card failure (every request since
+ *	gets -EIO); a server reports itself unhealthy
+ * @failure: then the card's error, NUL-terminated; else ""
  */
 struct engine_stats {
 	int active, queued, n_slots;
@@ -463,6 +466,8 @@ struct engine_stats {
 	double card_busy[ENGINE_MAX_CARDS];
 	double uptime_s;
 	struct engine_hist ttft, tpot;
+	bool failed;
+	char failure[384];
 };
 
 /** engine_get_stats() - a consistent snapshot of the counters. */

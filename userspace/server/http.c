@@ -226,8 +226,21 @@ static enum MHD_Result do_health(struct srv *s, struct MHD_Connection *c, struct
 	char what[64];
 	json_t *o;
 
-	if (st == SRV_READY)
-		return reply_json(c, h, 200, json_pack("{s:s}", "status", "ok"));
+	if (st == SRV_READY) {
+		struct engine_stats es;
+
+		es.failed = false;
+		if (s->e)
+			engine_get_stats(s->e, &es);
+		if (!es.failed)
+			return reply_json(c, h, 200, json_pack("{s:s}", "status", "ok"));
+		/* The cards are gone: a load balancer must stop sending here. */
+		api_error_set(&e, 503, "server_error", "engine_failed", NULL,
+			      "the engine stopped after a card failure: %s", es.failure);
+		o = error_obj_of(&e);
+		json_object_set_new(o, "status", json_string("error"));
+		return reply_json(c, h, 503, o);
+	}
 	pthread_mutex_lock(&s->lock);
 	snprintf(what, sizeof(what), "%s", s->load_what);
 	pthread_mutex_unlock(&s->lock);

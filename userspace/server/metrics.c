@@ -137,12 +137,14 @@ char *metrics_render(struct srv *s, size_t *len)
 
 	if (!f)
 		return NULL;
-	gauge(f, "rk1828_ready", "1 when the model is loaded and requests are served", ready);
-	http_part(f, s);
 	if (ready && s->e) {
 		engine_get_stats(s->e, &st);
-		engine_part(f, s, &st);
+		ready = !st.failed;
 	}
+	gauge(f, "rk1828_ready", "1 when the model is loaded and requests are served", ready);
+	http_part(f, s);
+	if (atomic_load(&s->state) == SRV_READY && s->e)
+		engine_part(f, s, &st);
 	cards_part(f);
 	if (fclose(f)) {
 		free(buf);

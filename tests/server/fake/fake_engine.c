@@ -332,6 +332,10 @@ void engine_get_stats(struct engine *e, struct engine_stats *st)
 		e->busy_ms / 1000.0 / st->uptime_s : 0;
 	if (st->card_busy[0] > 1)
 		st->card_busy[0] = st->card_busy[1] = 1;
+	/* RK1828_FAKE_FAILED=MSG: the engine reports a card failure. */
+	st->failed = getenv("RK1828_FAKE_FAILED") != NULL;
+	snprintf(st->failure, sizeof(st->failure), "%s",
+		 st->failed ? getenv("RK1828_FAKE_FAILED") : "");
 	pthread_mutex_unlock(&e->mu);
 }
 
