@@ -15,14 +15,6 @@
 
 #include "pipeline_int.h"
 
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
-}
-
 static uint64_t align64(uint64_t x)
 {
 	return (x + 63) & ~63ULL;
@@ -118,24 +110,7 @@ int pipe_hybrid_template(struct pipeline *p, struct stage *st, struct pipe_layou
 	     pipe_lay_tensor(L, m->output, false, &h->output)))
 		return -1;
 	*state_bytes = off;
-	h->magic = htole32(RK1828_PROG_MAGIC);
-	h->op = htole32(RK1828_PROG_OP_HYBRID);
-	h->size = htole32((uint32_t)st->prog_bytes);
-	h->n_layers = htole32(st->count);
-	h->first_layer = htole32(st->first);
-	h->flags = htole32((st->last ? RK1828_PROG_F_OUTPUT : 0) | RK1828_PROG_F_BATCH |
-			   (m->rope_neox ? RK1828_PROG_F_ROPE_NEOX : 0));
-	h->dim = htole32(m->dim);
-	h->n_heads = htole32(m->n_heads);
-	h->n_kv_heads = htole32(m->n_kv_heads);
-	h->head_dim = htole32(m->head_dim);
-	h->ffn_dim = htole32(m->ffn_dim);
-	h->n_ctx = htole32(p->o.n_ctx);
-	h->rope_dim = htole32(m->rope_dim);
-	h->n_vocab = htole32(st->last ? m->n_vocab : 0);
-	h->rms_eps = htole32(f2u(m->rms_eps));
-	h->rope_theta = htole32(f2u(m->rope_theta));
-	h->n_seq = htole32(p->o.n_seq);
+	pipe_prog_header(p, st, RK1828_PROG_OP_HYBRID, (uint32_t)st->prog_bytes, h);
 	h->n_snap = htole32(p->o.n_snap);
 	return 0;
 }

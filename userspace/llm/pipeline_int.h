@@ -158,6 +158,15 @@ struct pipe_layout {
 int pipe_lay_tensor(struct pipe_layout *L, const struct gguf_tensor *t, bool as_f32,
 		    struct rk1828_prog_tensor *ht);
 
+/*
+ * pipe_prog_header() - the fields of program header @h that every program
+ * of stage @st shares (include/rk1828/program.h): magic, @op, @size bytes,
+ * the stage's layers, the model's shapes, n_ctx and n_seq. The caller sets
+ * the op's own fields (kv_seq_stride, n_snap) and the output tensors.
+ */
+void pipe_prog_header(const struct pipeline *p, const struct stage *st, uint32_t op,
+		      uint32_t size, struct rk1828_program *h);
+
 /* pipe_rebase() - offset + 1 written by pipe_lay_tensor() -> card address. */
 void pipe_rebase(struct rk1828_prog_tensor *ht, uint64_t base);
 

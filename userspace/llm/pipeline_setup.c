@@ -129,9 +129,20 @@ static int build_stage_layout(struct pipeline *p, struct stage *st, struct pipe_
 		    pipe_lay_tensor(L, m->output, false, &h->output))
 			return -1;
 	}
+	pipe_prog_header(p, st, RK1828_PROG_OP_DECODER,
+			 (uint32_t)plan_prog_bytes(st->count, p->hybrid), h);
+	h->kv_seq_stride = htole64(st->kv_one);
+	return 0;
+}
+
+void pipe_prog_header(const struct pipeline *p, const struct stage *st, uint32_t op,
+		      uint32_t size, struct rk1828_program *h)
+{
+	const struct llm_model *m = p->m;
+
 	h->magic = htole32(RK1828_PROG_MAGIC);
-	h->op = htole32(RK1828_PROG_OP_DECODER);
-	h->size = htole32((uint32_t)plan_prog_bytes(st->count, p->hybrid));
+	h->op = htole32(op);
+	h->size = htole32(size);
 	h->n_layers = htole32(st->count);
 	h->first_layer = htole32(st->first);
 	h->flags = htole32((st->last ? RK1828_PROG_F_OUTPUT : 0) | RK1828_PROG_F_BATCH |
@@ -147,8 +158,6 @@ static int build_stage_layout(struct pipeline *p, struct stage *st, struct pipe_
 	h->rms_eps = htole32(util_f32_bits(m->rms_eps));
 	h->rope_theta = htole32(util_f32_bits(m->rope_theta));
 	h->n_seq = htole32(p->o.n_seq);
-	h->kv_seq_stride = htole64(st->kv_one);
-	return 0;
 }
 
 /* Tell the caller about @len more bytes on their way to a card. */
