@@ -145,48 +145,206 @@ static int parse_float(const char *s, const char *opt, float min, bool min_open,
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct args *a)
-{
-	enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
-	       O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
-	       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE };
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "prompt", required_argument, NULL, 'p' },
-		{ "n-predict", required_argument, NULL, 'n' },
-		{ "temp", required_argument, NULL, O_TEMP },
-		{ "top-k", required_argument, NULL, O_TOPK },
-		{ "top-p", required_argument, NULL, O_TOPP },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "cards", required_argument, NULL, O_CARDS },
-		{ "bucket", required_argument, NULL, O_BUCKET },
-		{ "ctx", required_argument, NULL, O_CTX },
-		{ "no-bos", no_argument, NULL, O_NOBOS },
-		{ "dump-logits", required_argument, NULL, O_DUMP },
-		{ "card-mem", required_argument, NULL, O_CARDMEM },
-		{ "parallel", required_argument, NULL, O_PARALLEL },
-		{ "predict", no_argument, NULL, O_PREDICT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "link", required_argument, NULL, O_LINK },
-		{ "profile", required_argument, NULL, O_PROFILE },
-		{ "ignore-eos", no_argument, NULL, O_IGNEOS },
-		{ "parse-special", no_argument, NULL, O_SPECIAL },
-		{ "chat", no_argument, NULL, O_CHAT },
-		{ "ids", no_argument, NULL, O_IDS },
-		{ "system", required_argument, NULL, 's' },
-		{ "think", no_argument, NULL, O_THINK },
-		{ "no-think", no_argument, NULL, O_NOTHINK },
-		{ "sessions", required_argument, NULL, O_SESSIONS },
-		{ "trace", required_argument, NULL, O_TRACE },
-		{ "reps", required_argument, NULL, 'r' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[160];
-	uint32_t u;
-	int c;
+enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
+       O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
+       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE };
 
+/* Every command's long options (one table: getopt_long() takes one). */
+static const struct option cli_opts[] = {
+	{ "model", required_argument, NULL, 'm' },
+	{ "prompt", required_argument, NULL, 'p' },
+	{ "n-predict", required_argument, NULL, 'n' },
+	{ "temp", required_argument, NULL, O_TEMP },
+	{ "top-k", required_argument, NULL, O_TOPK },
+	{ "top-p", required_argument, NULL, O_TOPP },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "cards", required_argument, NULL, O_CARDS },
+	{ "bucket", required_argument, NULL, O_BUCKET },
+	{ "ctx", required_argument, NULL, O_CTX },
+	{ "no-bos", no_argument, NULL, O_NOBOS },
+	{ "dump-logits", required_argument, NULL, O_DUMP },
+	{ "card-mem", required_argument, NULL, O_CARDMEM },
+	{ "parallel", required_argument, NULL, O_PARALLEL },
+	{ "predict", no_argument, NULL, O_PREDICT },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "link", required_argument, NULL, O_LINK },
+	{ "profile", required_argument, NULL, O_PROFILE },
+	{ "ignore-eos", no_argument, NULL, O_IGNEOS },
+	{ "parse-special", no_argument, NULL, O_SPECIAL },
+	{ "chat", no_argument, NULL, O_CHAT },
+	{ "ids", no_argument, NULL, O_IDS },
+	{ "system", required_argument, NULL, 's' },
+	{ "think", no_argument, NULL, O_THINK },
+	{ "no-think", no_argument, NULL, O_NOTHINK },
+	{ "sessions", required_argument, NULL, O_SESSIONS },
+	{ "trace", required_argument, NULL, O_TRACE },
+	{ "reps", required_argument, NULL, 'r' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The option handlers: 0 taken, -1 bad value (printed), 1 not this group's. */
+#define OPT_NOT_MINE 1
+
+/* --seed S: an integer 0..2^64-1; strtoull() alone would take "-1" as 2^64 - 1. */
+static int parse_seed(const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || errno || *end) {
+		fprintf(stderr, "rk1828-llm: --seed: bad value \"%s\" (an integer 0..%llu)\n",
+			s, (unsigned long long)UINT64_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+/* Generation (run, chat): -n, --temp, --top-k, --top-p, --seed. */
+static int parse_sampling_opt(int c, const char *arg, struct args *a)
+{
+	uint32_t u;
+
+	switch (c) {
+	case 'n':
+		if (parse_u32(arg, "-n", 0, &u))
+			return -1;
+		a->n_predict = (int)u;
+		a->n_predict_set = true;
+		return 0;
+	case O_TEMP:
+		return parse_float(arg, "--temp", 0.0f, false, 100.0f, &a->temp) ? -1 : 0;
+	case O_TOPK:
+		if (parse_u32(arg, "--top-k", 0, &u))
+			return -1;
+		a->top_k = (int)u;
+		return 0;
+	case O_TOPP:
+		return parse_float(arg, "--top-p", 0.0f, true, 1.0f, &a->top_p) ? -1 : 0;
+	case O_SEED:
+		if (parse_seed(arg, &a->seed))
+			return -1;
+		a->have_seed = true;
+		return 0;
+	}
+	return OPT_NOT_MINE;
+}
+
+/* plan: --card-mem, --predict, --link, --profile, --parallel. */
+static int parse_plan_opt(int c, const char *arg, struct args *a)
+{
+	switch (c) {
+	case O_CARDMEM:
+		if (util_parse_size(arg, &a->card_mem) || !a->card_mem) {
+			fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\"\n", arg);
+			return -1;
+		}
+		return 0;
+	case O_PREDICT: a->predict = true; return 0;
+	case O_LINK:
+		if (cost_link_parse(arg, &a->link)) {
+			fprintf(stderr, "rk1828-llm: --link: bad value \"%s\" (usb or pcie)\n", arg);
+			return -1;
+		}
+		return 0;
+	case O_PROFILE: a->profile = arg; return 0;
+	case O_PARALLEL:
+		if (parse_u32(arg, "--parallel", 1, &a->parallel))
+			return -1;
+		if (a->parallel > ENGINE_MAX_SLOTS) {
+			fprintf(stderr, "rk1828-llm: --parallel: at most %d sessions\n",
+				ENGINE_MAX_SLOTS);
+			return -1;
+		}
+		return 0;
+	}
+	return OPT_NOT_MINE;
+}
+
+/* bench: -r, --sessions, --trace. */
+static int parse_bench_opt(int c, const char *arg, struct args *a)
+{
+	uint32_t u;
+
+	switch (c) {
+	case 'r':
+		if (parse_u32(arg, "-r", 1, &u))
+			return -1;
+		if (u > 64) {
+			fprintf(stderr, "rk1828-llm: -r: 1 to 64 repetitions\n");
+			return -1;
+		}
+		a->reps = (int)u;
+		return 0;
+	case O_SESSIONS:
+		if (parse_u32(arg, "--sessions", 1, &u))
+			return -1;
+		if (u > 64) {
+			fprintf(stderr, "rk1828-llm: --sessions: 1 to 64\n");
+			return -1;
+		}
+		a->sessions = (int)u;
+		return 0;
+	case O_TRACE: a->trace = arg; return 0;
+	}
+	return OPT_NOT_MINE;
+}
+
+/* The model, the prompt and its text, the cards and shapes, -v. */
+static int parse_common_opt(int c, const char *arg, struct args *a)
+{
+	switch (c) {
+	case 'm': a->model = arg; return 0;
+	case 's': a->system = arg; return 0;
+	case 'p': a->prompt = arg; return 0;
+	case O_JSON: a->json = true; return 0;
+	case O_IGNEOS: a->ignore_eos = true; return 0;
+	case O_SPECIAL: a->parse_special = true; return 0;
+	case O_CHAT: a->chat = true; return 0;
+	case O_IDS: a->ids = true; return 0;
+	case O_THINK: a->thinking = CHAT_THINK_ON; return 0;
+	case O_NOTHINK: a->thinking = CHAT_THINK_OFF; return 0;
+	case O_CARDS: a->cards = arg; return 0;
+	case O_BUCKET:
+		if (parse_u32(arg, "--bucket", 1, &a->bucket))
+			return -1;
+		a->bucket_set = true;
+		return 0;
+	case O_CTX:
+		return parse_u32(arg, "--ctx", 1, &a->n_ctx) ? -1 : 0;
+	case O_NOBOS: a->no_bos = true; return 0;
+	case O_DUMP: a->dump_logits = arg; return 0;
+	case 'v': a->verbose++; return 0;
+	}
+	return OPT_NOT_MINE;
+}
+
+/* One option @c with @arg: 0, or -1 printed (-h exits 0). */
+static int parse_opt(int c, const char *arg, struct args *a)
+{
+	static int (*const groups[])(int, const char *, struct args *) = {
+		parse_common_opt, parse_sampling_opt, parse_plan_opt, parse_bench_opt,
+	};
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+		r = groups[i](c, arg, a);
+		if (r != OPT_NOT_MINE)
+			return r;
+	}
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	usage(stderr);
+	return -1;
+}
+
+static void args_defaults(struct args *a)
+{
 	memset(a, 0, sizeof(*a));
 	a->n_predict = 128;
 	a->temp = 0.8f;
@@ -195,157 +353,56 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
 	a->thinking = CHAT_THINK_DEFAULT;
-	if (argc < 2) {
-		usage(stderr);
-		return -1;
-	}
-	a->cmd = argv[1];
-	if (!strcmp(a->cmd, "-h") || !strcmp(a->cmd, "--help") || !strcmp(a->cmd, "help")) {
-		usage(stdout);
-		exit(0);
-	}
-	optind = 2;
-	while ((c = getopt_long(argc, argv, "m:p:n:s:r:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm': a->model = optarg; break;
-		case 's': a->system = optarg; break;
-		case O_JSON: a->json = true; break;
-		case O_IGNEOS: a->ignore_eos = true; break;
-		case O_SPECIAL: a->parse_special = true; break;
-		case O_CHAT: a->chat = true; break;
-		case O_IDS: a->ids = true; break;
-		case O_THINK: a->thinking = CHAT_THINK_ON; break;
-		case O_NOTHINK: a->thinking = CHAT_THINK_OFF; break;
-		case 'p': a->prompt = optarg; break;
-		case 'n':
-			if (parse_u32(optarg, "-n", 0, &u))
-				return -1;
-			a->n_predict = (int)u;
-			a->n_predict_set = true;
-			break;
-		case O_TEMP:
-			if (parse_float(optarg, "--temp", 0.0f, false, 100.0f, &a->temp))
-				return -1;
-			break;
-		case O_TOPK:
-			if (parse_u32(optarg, "--top-k", 0, &u))
-				return -1;
-			a->top_k = (int)u;
-			break;
-		case O_TOPP:
-			if (parse_float(optarg, "--top-p", 0.0f, true, 1.0f, &a->top_p))
-				return -1;
-			break;
-		case O_SEED: {
-			char *end;
+}
 
-			/* strtoull() alone would take "-1" as 2^64 - 1. */
-			errno = 0;
-			a->seed = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || errno || *end) {
-				fprintf(stderr, "rk1828-llm: --seed: bad value \"%s\" (an integer 0..%llu)\n",
-					optarg, (unsigned long long)UINT64_MAX);
-				return -1;
-			}
-			a->have_seed = true;
-			break;
-		}
-		case O_CARDS: a->cards = optarg; break;
-		case O_BUCKET:
-			if (parse_u32(optarg, "--bucket", 1, &a->bucket))
-				return -1;
-			a->bucket_set = true;
-			break;
-		case O_CTX:
-			if (parse_u32(optarg, "--ctx", 1, &a->n_ctx))
-				return -1;
-			break;
-		case O_NOBOS: a->no_bos = true; break;
-		case O_DUMP: a->dump_logits = optarg; break;
-		case O_CARDMEM:
-			if (util_parse_size(optarg, &a->card_mem) || !a->card_mem) {
-				fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\"\n", optarg);
-				return -1;
-			}
-			break;
-		case O_PREDICT: a->predict = true; break;
-		case O_LINK:
-			if (cost_link_parse(optarg, &a->link)) {
-				fprintf(stderr, "rk1828-llm: --link: bad value \"%s\" (usb or pcie)\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case O_PROFILE: a->profile = optarg; break;
-		case O_PARALLEL:
-			if (parse_u32(optarg, "--parallel", 1, &a->parallel))
-				return -1;
-			if (a->parallel > ENGINE_MAX_SLOTS) {
-				fprintf(stderr, "rk1828-llm: --parallel: at most %d sessions\n",
-					ENGINE_MAX_SLOTS);
-				return -1;
-			}
-			break;
-		case 'r':
-			if (parse_u32(optarg, "-r", 1, &u))
-				return -1;
-			if (u > 64) {
-				fprintf(stderr, "rk1828-llm: -r: 1 to 64 repetitions\n");
-				return -1;
-			}
-			a->reps = (int)u;
-			break;
-		case O_SESSIONS:
-			if (parse_u32(optarg, "--sessions", 1, &u))
-				return -1;
-			if (u > 64) {
-				fprintf(stderr, "rk1828-llm: --sessions: 1 to 64\n");
-				return -1;
-			}
-			a->sessions = (int)u;
-			break;
-		case O_TRACE: a->trace = optarg; break;
-		case 'v': a->verbose++; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "rk1828-llm: unexpected argument \"%s\"\n", argv[optind]);
-		return -1;
-	}
-	if (strcmp(a->cmd, "info") && strcmp(a->cmd, "plan") && strcmp(a->cmd, "run") &&
-	    strcmp(a->cmd, "tokenize") && strcmp(a->cmd, "chat") && strcmp(a->cmd, "bench")) {
+static bool is_cmd(const struct args *a, const char *cmd)
+{
+	return !strcmp(a->cmd, cmd);
+}
+
+/* The command exists and has what it needs, and no other command's options. */
+static int check_command(const struct args *a)
+{
+	if (!is_cmd(a, "info") && !is_cmd(a, "plan") && !is_cmd(a, "run") &&
+	    !is_cmd(a, "tokenize") && !is_cmd(a, "chat") && !is_cmd(a, "bench")) {
 		fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a->cmd);
 		usage(stderr);
 		return -1;
 	}
-	if (strcmp(a->cmd, "info") && !a->model) {
+	if (!is_cmd(a, "info") && !a->model) {
 		fprintf(stderr, "rk1828-llm: no model given (-m MODEL)\n");
 		return -1;
 	}
-	if (strcmp(a->cmd, "bench") && (a->trace || a->sessions || a->reps)) {
+	if (!is_cmd(a, "bench") && (a->trace || a->sessions || a->reps)) {
 		fprintf(stderr, "rk1828-llm: --trace, --sessions and -r are options of bench\n");
 		return -1;
 	}
-	if ((!strcmp(a->cmd, "run") || !strcmp(a->cmd, "tokenize")) && !a->prompt) {
+	if ((is_cmd(a, "run") || is_cmd(a, "tokenize")) && !a->prompt) {
 		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
 		return -1;
 	}
-	if (strcmp(a->cmd, "plan") && a->parallel) {
+	if (!is_cmd(a, "plan") && a->parallel) {
 		fprintf(stderr, "rk1828-llm: --parallel is an option of plan (run uses one session; serve has its own)\n");
 		return -1;
 	}
-	if (strcmp(a->cmd, "plan") && a->predict) {
+	if (!is_cmd(a, "plan") && a->predict) {
 		fprintf(stderr, "rk1828-llm: --predict is an option of plan\n");
 		return -1;
 	}
-	if (strcmp(a->cmd, "plan") && strcmp(a->cmd, "run") && a->json) {
+	if (!is_cmd(a, "plan") && !is_cmd(a, "run") && a->json) {
 		fprintf(stderr, "rk1828-llm: --json is an option of plan and run\n");
 		return -1;
 	}
+	return 0;
+}
+
+/* --cards: auto (plan only: one simulated card to start from) or a card list. */
+static int resolve_cards(struct args *a)
+{
+	char err[160];
+
 	if (!strcmp(a->cards, "auto")) {
-		if (strcmp(a->cmd, "plan")) {
+		if (!is_cmd(a, "plan")) {
 			fprintf(stderr, "rk1828-llm: --cards auto is an option of plan\n");
 			return -1;
 		}
@@ -359,6 +416,34 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return -1;
 	}
 	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	int c;
+
+	args_defaults(a);
+	if (argc < 2) {
+		usage(stderr);
+		return -1;
+	}
+	a->cmd = argv[1];
+	if (!strcmp(a->cmd, "-h") || !strcmp(a->cmd, "--help") || !strcmp(a->cmd, "help")) {
+		usage(stdout);
+		exit(0);
+	}
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "m:p:n:s:r:vh", cli_opts, NULL)) != -1) {
+		if (parse_opt(c, optarg, a))
+			return -1;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rk1828-llm: unexpected argument \"%s\"\n", argv[optind]);
+		return -1;
+	}
+	if (check_command(a))
+		return -1;
+	return resolve_cards(a);
 }
 
 /*
