@@ -19,7 +19,12 @@
 #  - the server's /metrics (metrics_render(), build/tests/metrics_dump)
 #    has every card with the values --json shows, under the JSON's names;
 #  - the udev rule (dkms/70-rk1828.rules) gives our nodes group rk1828,
-#    mode 0660 (udevadm test, when udev is installed).
+#    mode 0660 (udevadm test, when udev is installed);
+#  - events follows a module reload: rmmod gives one card-remove per card
+#    and "unloaded" on stderr, insmod "loaded again", one card-add per
+#    card (the same serials) and then a debugfs reset of a reloaded card
+#    is printed as it happens (reloads $RK1828_KO, default build/rk1828.ko,
+#    with the job_timeout_ms it was loaded with).
 # Prints TAP; exit status 1 when a check failed, 2 when something is missing.
 set -u
 
@@ -43,7 +48,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 n=0
 failed=0
-echo "1..9"
+echo "1..10"
 
 report() {
 	local ok=$1 name=$2
@@ -250,6 +255,65 @@ if command -v udevadm >/dev/null && [ -d /etc/udev/rules.d ]; then
 		"$(grep -iE 'rk1828|GROUP|MODE|perm' <<<"$out" | head -n 20)"
 else
 	report 1 "udev rule # SKIP no udevadm"
+fi
+
+# 10. events across rmmod / insmod.
+ko=${RK1828_KO:-$root/build/rk1828.ko}
+# wait_for FILE REGEX COUNT SECONDS: until FILE has COUNT lines matching.
+wait_for() {
+	local t
+	for ((t = 0; t < $4 * 10; t++)); do
+		[ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+if [ -r "$ko" ] && [ -d /sys/module/rk1828 ]; then
+	mparams=
+	tmo=$(cat /sys/module/rk1828/parameters/job_timeout_ms 2>/dev/null) && mparams="job_timeout_ms=$tmo"
+	serials=$(python3 -c '
+import json, sys
+print(" ".join(str(c["serial"]) for c in sorted(json.load(open(sys.argv[1]))["cards"], key=lambda c: c["serial"])))' "$tmp/smi.json")
+	"$smi" events -t 180 >"$tmp/rl.out" 2>"$tmp/rl.err" &
+	ev=$!
+	wait_for "$tmp/rl.err" listening 1 10
+	t0=$SECONDS
+	for _ in $(seq 50); do
+		rmmod rk1828 2>/dev/null && break
+		sleep 0.1
+	done
+	gone=$([ -d /sys/module/rk1828 ] && echo 0 || echo 1)
+	wait_for "$tmp/rl.err" 'driver was unloaded' 1 10
+	insmod "$ko" $mparams
+	rc_ins=$?
+	wait_for "$tmp/rl.out" ' card-add ' "$ncards" 30
+	ready=$?
+	sleep 0.5
+	# The first card-add: its index and device, reset through debugfs.
+	read -r ridx rdev < <(sed -nE 's/^.* card ([0-9]+) card-add .* dev=([^ ]+) .*$/\1 \2/p' "$tmp/rl.out" | head -n1)
+	rc_dbg=1
+	[ -n "${rdev:-}" ] && echo 1 >"/sys/kernel/debug/accel/$rdev/reset" && rc_dbg=0
+	wait_for "$tmp/rl.out" ' reset ' 1 10
+	kill -INT $ev
+	wait $ev
+	rc_ev=$?
+	t_reload=$((SECONDS - t0))
+	got_rm=$(sed -nE 's/^.* card-remove .* serial=([0-9]+)$/\1/p' "$tmp/rl.out" | sort -n | tr '\n' ' ' | sed 's/ $//')
+	got_add=$(sed -nE 's/^.* card-add .* serial=([0-9]+)$/\1/p' "$tmp/rl.out" | sort -n | tr '\n' ' ' | sed 's/ $//')
+	ok=1
+	[ "$gone" = 1 ] && [ $rc_ins -eq 0 ] && [ $ready -eq 0 ] && [ $rc_dbg -eq 0 ] && [ $rc_ev -eq 0 ] || ok=0
+	[ "$got_rm" = "$serials" ] && [ "$got_add" = "$serials" ] || ok=0
+	[ "$(grep -c 'driver was unloaded' "$tmp/rl.err")" -eq 1 ] || ok=0
+	[ "$(grep -c 'driver is loaded again' "$tmp/rl.err")" -eq 1 ] || ok=0
+	# removes, then adds, then the reset, in that order on stdout
+	[ "$(grep -oE ' (card-remove|card-add|reset) ' "$tmp/rl.out" | uniq | tr -d ' ' | tr '\n' ,)" = "card-remove,card-add,reset," ] || ok=0
+	grep -qE "^[0-9T:.-]+Z card ${ridx:-none} reset reason=debugfs ctx=- result=0 resets=1\$" "$tmp/rl.out" || ok=0
+	report $ok "events across rmmod/insmod ($t_reload s): $ncards card-remove, unloaded, loaded again, $ncards card-add (serials $serials), then card ${ridx:-none}'s reset" \
+		"gone $gone insmod $rc_ins ready $ready debugfs $rc_dbg events $rc_ev" \
+		"remove: $got_rm" "add: $got_add" "$(cat "$tmp/rl.out" "$tmp/rl.err")"
+	[ -d /sys/module/rk1828 ] || insmod "$ko" $mparams
+else
+	report 1 "events across rmmod/insmod # SKIP no module file $ko"
 fi
 
 exit $((failed > 0))

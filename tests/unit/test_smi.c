@@ -7,7 +7,9 @@
  * unterminated strings, no index, a bad queue id) must be refused and
  * newer attributes skipped. Also the busy % between two samples, the
  * table's cells, the JSON keys and the event lines, and the "no driver"
- * answer of smi_open() on a machine without the module. Prints TAP.
+ * answer of smi_open() on a machine without the module, and the
+ * controller's notifications of the family going and coming back (a
+ * module reload, which rk1828-smi events follows). Prints TAP.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/genetlink.h>
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
@@ -263,6 +266,69 @@ static void test_parse_events(void)
 	nla_put_u32(m, RK1828_A_EVENT_REASON, 1);
 	err = smi_parse_event(nlmsg_hdr(m), &ev);
 	tap_ok(err == -EBADMSG, "an event without card index is refused (%d)", err);
+	nlmsg_free(m);
+}
+
+/* A controller notification about family @name, as genl_ctrl_event() sends it. */
+static struct nl_msg *ctrl_msg(uint8_t cmd, const char *name, bool groups)
+{
+	struct nl_msg *m = nlmsg_alloc();
+	struct nlattr *gs, *g;
+
+	genlmsg_put(m, 0, 0, GENL_ID_CTRL, 0, 0, cmd, 2);
+	nla_put_string(m, CTRL_ATTR_FAMILY_NAME, name);
+	nla_put_u16(m, CTRL_ATTR_FAMILY_ID, 0x23);
+	nla_put_u32(m, CTRL_ATTR_VERSION, 1);
+	if (groups) {
+		gs = nla_nest_start(m, CTRL_ATTR_MCAST_GROUPS);
+		g = nla_nest_start(m, 1);
+		nla_put_string(m, CTRL_ATTR_MCAST_GRP_NAME, "other");
+		nla_put_u32(m, CTRL_ATTR_MCAST_GRP_ID, 5);
+		nla_nest_end(m, g);
+		g = nla_nest_start(m, 2);
+		nla_put_u32(m, CTRL_ATTR_MCAST_GRP_ID, 9);
+		nla_put_string(m, CTRL_ATTR_MCAST_GRP_NAME, "events");
+		nla_nest_end(m, g);
+		nla_nest_end(m, gs);
+	}
+	return m;
+}
+
+/* nlctrl's notifications that rk1828-smi events follows a reload with. */
+static void test_parse_ctrl(void)
+{
+	struct smi_ctrl c;
+	struct nl_msg *m;
+	int err;
+
+	m = ctrl_msg(CTRL_CMD_NEWFAMILY, "rk1828", true);
+	err = smi_parse_ctrl(nlmsg_hdr(m), &c);
+	tap_ok(err == 0 && !c.gone && c.family == 0x23 && c.version == 1 && c.events_grp == 9,
+	       "NEWFAMILY rk1828: family 0x%x, version %u, events group %u (not 'other' 5)",
+	       c.family, c.version, c.events_grp);
+	nlmsg_free(m);
+
+	m = ctrl_msg(CTRL_CMD_DELFAMILY, "rk1828", false);
+	err = smi_parse_ctrl(nlmsg_hdr(m), &c);
+	tap_ok(err == 0 && c.gone && c.events_grp == 0, "DELFAMILY rk1828: gone");
+	nlmsg_free(m);
+
+	m = ctrl_msg(CTRL_CMD_NEWFAMILY, "nl80211", true);
+	err = smi_parse_ctrl(nlmsg_hdr(m), &c);
+	tap_ok(err == -ENOMSG, "NEWFAMILY of another family: -ENOMSG (%d)", err);
+	nlmsg_free(m);
+
+	m = ctrl_msg(CTRL_CMD_NEWOPS, "rk1828", false);
+	err = smi_parse_ctrl(nlmsg_hdr(m), &c);
+	tap_ok(err == -ENOMSG, "another controller command: -ENOMSG (%d)", err);
+	nlmsg_free(m);
+
+	m = nlmsg_alloc();
+	genlmsg_put(m, 0, 0, GENL_ID_CTRL, 0, 0, CTRL_CMD_NEWFAMILY, 2);
+	nla_put_string(m, CTRL_ATTR_FAMILY_NAME, "rk1828");
+	nla_put_u32(m, CTRL_ATTR_FAMILY_ID, 0x23);
+	err = smi_parse_ctrl(nlmsg_hdr(m), &c);
+	tap_ok(err == -EBADMSG, "a family id of 4 bytes (u16 in the controller) is refused (%d)", err);
 	nlmsg_free(m);
 }
 
@@ -517,6 +583,7 @@ int main(void)
 	test_parse_card();
 	test_parse_bad();
 	test_parse_events();
+	test_parse_ctrl();
 	test_busy();
 	test_table_json();
 	test_event_lines();

@@ -113,6 +113,12 @@ struct smi_card {
  * @SMI_EV_RESET: the card's queues were reset, or a reset failed
  * @SMI_EV_JOB_TIMEOUT: a job's command timed out (a reset follows)
  * @SMI_EV_THERMAL_LIMIT: the card reached its limit or cooled below it
+ * @SMI_EV_DRIVER_GONE: not of the events group: the family was
+ *	unregistered (the driver was unloaded); smi_next_event() waits for it
+ *	to come back
+ * @SMI_EV_DRIVER_BACK: not of the events group: the family was registered
+ *	again and smi_next_event() joined its events group (@index is 0, the
+ *	family's version is in @resets)
  */
 enum smi_event_kind {
 	SMI_EV_CARD_ADD = 1,
@@ -120,6 +126,8 @@ enum smi_event_kind {
 	SMI_EV_RESET,
 	SMI_EV_JOB_TIMEOUT,
 	SMI_EV_THERMAL_LIMIT,
+	SMI_EV_DRIVER_GONE,
+	SMI_EV_DRIVER_BACK,
 };
 
 /**
@@ -179,6 +187,33 @@ int smi_parse_card(const struct nlmsghdr *nlh, struct smi_card *card);
  */
 int smi_parse_event(const struct nlmsghdr *nlh, struct smi_event *ev);
 
+/**
+ * struct smi_ctrl - a notification of the generic netlink controller
+ *	(nlctrl, group "notify") about the family "rk1828"
+ * @gone: CTRL_CMD_DELFAMILY: the family was unregistered (rmmod)
+ * @family: CTRL_CMD_NEWFAMILY / NEWMCAST_GRP: the family's new id
+ * @version: its version (0 when the message had none)
+ * @events_grp: the id of its "events" group, 0 when the message had none
+ */
+struct smi_ctrl {
+	bool gone;
+	uint16_t family;
+	uint32_t version;
+	uint32_t events_grp;
+};
+
+/**
+ * smi_parse_ctrl() - one message of nlctrl's "notify" group
+ * @nlh: the netlink message (CTRL_CMD_* with CTRL_ATTR_* attributes,
+ *	include/uapi/linux/genetlink.h)
+ * @ctrl: filled
+ *
+ * Return: 0 for a NEWFAMILY, DELFAMILY or NEWMCAST_GRP of the family
+ * "rk1828"; -ENOMSG for any other command or family; -EBADMSG for a
+ * malformed message.
+ */
+int smi_parse_ctrl(const struct nlmsghdr *nlh, struct smi_ctrl *ctrl);
+
 /* ---- the kernel (smi_nl.c) ---------------------------------------------- */
 
 struct smi;
@@ -233,6 +268,12 @@ int smi_reset(struct smi *s, uint32_t index);
  * @s: the handle; from now on it receives events only (open another
  *	handle for commands)
  *
+ * Also joins nlctrl's "notify" group, so that smi_next_event() follows a
+ * reload of the driver: it reports %SMI_EV_DRIVER_GONE when the family
+ * is unregistered and, once it is registered again, joins the new
+ * "events" group and reports %SMI_EV_DRIVER_BACK (events the driver sends
+ * before that are missed: only those of the microseconds in between).
+ *
  * Return: 0 or a negative errno.
  */
 int smi_subscribe(struct smi *s);
@@ -243,7 +284,9 @@ int smi_subscribe(struct smi *s);
  * @ev: filled, with @time_ns the CLOCK_REALTIME of its arrival
  * @timeout_ms: how long to wait, -1 for ever
  *
- * Messages this header does not know are skipped.
+ * Messages this header does not know are skipped; the family's
+ * unregistration and registration come as %SMI_EV_DRIVER_GONE and
+ * %SMI_EV_DRIVER_BACK (see smi_subscribe()).
  *
  * Return: 1 with @ev filled, 0 when @timeout_ms passed, -EINTR when a
  * signal interrupted the wait, -ENOBUFS when the socket overflowed

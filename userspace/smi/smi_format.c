@@ -291,6 +291,8 @@ json_t *smi_event_json(const struct smi_event *ev)
 		json_object_set_new(o, "temperature_limit_celsius",
 				    json_real(ev->temp_limit_mc / 1000.0));
 		break;
+	default:	/* the driver's unload and reload: no attributes */
+		break;
 	}
 	return o;
 }

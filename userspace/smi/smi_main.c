@@ -13,6 +13,12 @@
  * loaded (no family "rk1828"); 4 no cards, or no card with that index;
  * 5 permission denied (card-reset needs CAP_NET_ADMIN). -t without an
  * event, and Ctrl-C in watch or events mode, exit 0.
+ *
+ * events follows a reload of the driver, the way `ip monitor` or
+ * `udevadm monitor` outlive what they watch: when the module is unloaded
+ * (its family unregistered) it says so on stderr and waits; when it is
+ * loaded again it rejoins the events group and says so, and the new
+ * cards' card-add events follow on stdout.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -70,6 +76,9 @@ static void usage(FILE *f)
 	      "events prints one line per event as it arrives: time (UTC), card, event\n"
 	      "(card-add, card-remove, reset, job-timeout, thermal-limit) and its\n"
 	      "attributes (a reset's reason, guilty context, result and reset count).\n"
+	      "It follows a reload of the driver: when rk1828.ko is unloaded it says so\n"
+	      "on stderr and waits; once it is loaded again it listens again (and says\n"
+	      "so), and the reloaded cards' card-add events follow.\n"
 	      "reset N resets card N's queues as after a job timeout; it needs\n"
 	      "CAP_NET_ADMIN (root).\n"
 	      "\n"
@@ -259,6 +268,15 @@ static int cmd_events(struct smi *s, const struct opts *o)
 			return fail(err, "events");
 		if (err == 0)
 			break;
+		if (ev.kind == SMI_EV_DRIVER_GONE) {
+			fprintf(stderr, "rk1828-smi: the rk1828 driver was unloaded; waiting for it to be loaded again\n");
+			continue;
+		}
+		if (ev.kind == SMI_EV_DRIVER_BACK) {
+			fprintf(stderr, "rk1828-smi: the rk1828 driver is loaded again (family version %llu); listening for rk1828 events\n",
+				(unsigned long long)ev.resets);
+			continue;
+		}
 		seen++;
 		if (o->json) {
 			json_t *j = smi_event_json(&ev);

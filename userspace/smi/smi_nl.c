@@ -3,7 +3,9 @@
  * The rk1828 generic netlink family from userspace, on libnl-genl-3
  * (https://www.infradead.org/~tgr/libnl/doc/core.html): resolve the
  * family and its "events" group through the generic netlink controller,
- * send card-get (do and dump) and card-reset, receive events.
+ * send card-get (do and dump) and card-reset, receive events (and follow
+ * the family through a reload of the driver: nlctrl's "notify" group says
+ * when it goes and when it is back, with the new events group's id).
  *
  * Every request has its own callback set: replies go to the parser, the
  * kernel's error (with its extended-ack message, NETLINK_EXT_ACK) is kept
@@ -40,6 +42,7 @@ struct smi {
 	struct nl_sock *sk;
 	int family;
 	unsigned int version;
+	bool joined;		/* member of the family's events group */
 	struct smi_event evq[SMI_EVQ];
 	int evq_head, evq_len;
 };
@@ -327,6 +330,11 @@ int smi_subscribe(struct smi *s)
 		smi_set_error("join group '%s': %s", RK1828_MCGRP_EVENTS, nl_geterror(err));
 		return nlerr_errno(err);
 	}
+	s->joined = true;
+	/* Without nlctrl's notifications a reload is not followed; no error. */
+	grp = genl_ctrl_resolve_grp(s->sk, "nlctrl", "notify");
+	if (grp >= 0)
+		nl_socket_add_membership(s->sk, grp);
 	return 0;
 }
 
@@ -336,18 +344,77 @@ static int no_seq_check(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int on_event(struct nl_msg *msg, void *arg)
+/* The next free slot of the event queue, zeroed with its time set; NULL when full. */
+static struct smi_event *evq_slot(struct smi *s)
 {
-	struct smi *s = arg;
-	struct timespec ts;
 	struct smi_event *ev;
+	struct timespec ts;
 
 	if (s->evq_len == SMI_EVQ)
-		return NL_SKIP;
+		return NULL;
 	ev = &s->evq[(s->evq_head + s->evq_len) % SMI_EVQ];
+	memset(ev, 0, sizeof(*ev));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ev->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	if (smi_parse_event(nlmsg_hdr(msg), ev) == 0)
+	return ev;
+}
+
+/*
+ * A controller notification: the family went (rmmod) or came back
+ * (insmod); in the latter case join its new events group at once, so that
+ * the card-add events of the reloaded driver's cards are not missed.
+ */
+static void on_ctrl(struct smi *s, const struct nlmsghdr *h)
+{
+	struct smi_event *ev;
+	struct smi_ctrl c;
+
+	if (smi_parse_ctrl(h, &c))
+		return;
+	if (c.gone) {
+		if (!s->joined)
+			return;
+		s->joined = false;
+		ev = evq_slot(s);
+		if (ev) {
+			ev->kind = SMI_EV_DRIVER_GONE;
+			s->evq_len++;
+		}
+		return;
+	}
+	if (c.family)
+		s->family = c.family;
+	if (c.version)
+		s->version = c.version;
+	if (s->joined || !c.events_grp)
+		return;
+	if (nl_socket_add_membership(s->sk, (int)c.events_grp))
+		return;
+	s->joined = true;
+	ev = evq_slot(s);
+	if (ev) {
+		ev->kind = SMI_EV_DRIVER_BACK;
+		ev->resets = s->version;
+		s->evq_len++;
+	}
+}
+
+static int on_event(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	struct smi *s = arg;
+	struct smi_event *ev;
+
+	if (h->nlmsg_type == GENL_ID_CTRL) {
+		on_ctrl(s, h);
+		return NL_OK;
+	}
+	if (h->nlmsg_type != s->family)
+		return NL_SKIP;
+	ev = evq_slot(s);
+	if (!ev)
+		return NL_SKIP;
+	if (smi_parse_event(h, ev) == 0)
 		s->evq_len++;
 	return NL_OK;
 }

@@ -6,12 +6,15 @@
  * exactly their size, "uint" 4 or 8 bytes (the kernel's nla_put_uint()
  * sends the smaller when the value fits), strings NUL-terminated; an
  * attribute type above what drm/rk1828_netlink.h knows is skipped so that
- * a newer driver still parses.
+ * a newer driver still parses. Also the generic netlink controller's
+ * notifications about the family (registered, unregistered: the driver
+ * was loaded or unloaded), which rk1828-smi events follows.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <linux/genetlink.h>
 #include <netlink/attr.h>
 #include <netlink/genl/genl.h>
 
@@ -254,4 +257,74 @@ int smi_parse_event(const struct nlmsghdr *nlh, struct smi_event *ev)
 			return err;
 	}
 	return has_index ? 0 : -EBADMSG;
+}
+
+/* The "events" group's id in a CTRL_ATTR_MCAST_GROUPS nest, or 0. */
+static uint32_t ctrl_events_group(const struct nlattr *groups)
+{
+	const struct nlattr *g, *a;
+	int rem, rem2;
+
+	nla_for_each_nested(g, groups, rem) {
+		const char *name = NULL;
+		uint32_t id = 0;
+
+		nla_for_each_nested(a, g, rem2) {
+			if (nla_type(a) == CTRL_ATTR_MCAST_GRP_NAME && nla_len(a) > 0 &&
+			    memchr(nla_data(a), '\0', nla_len(a)))
+				name = nla_data(a);
+			else if (nla_type(a) == CTRL_ATTR_MCAST_GRP_ID && nla_len(a) == 4)
+				id = nla_get_u32((struct nlattr *)a);
+		}
+		if (name && !strcmp(name, RK1828_MCGRP_EVENTS))
+			return id;
+	}
+	return 0;
+}
+
+int smi_parse_ctrl(const struct nlmsghdr *nlh, struct smi_ctrl *ctrl)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)nlh;
+	const struct genlmsghdr *gh;
+	const struct nlattr *a;
+	bool ours = false;
+	int rem;
+
+	memset(ctrl, 0, sizeof(*ctrl));
+	if (!genlmsg_valid_hdr(h, 0))
+		return -EBADMSG;
+	gh = nlmsg_data(h);
+	switch (gh->cmd) {
+	case CTRL_CMD_NEWFAMILY:
+	case CTRL_CMD_DELFAMILY:
+	case CTRL_CMD_NEWMCAST_GRP:
+		break;
+	default:
+		return -ENOMSG;
+	}
+	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), rem) {
+		switch (nla_type(a)) {
+		case CTRL_ATTR_FAMILY_NAME:
+			ours = nla_len(a) > 0 && memchr(nla_data(a), '\0', nla_len(a)) &&
+			       !strcmp(nla_data(a), RK1828_FAMILY_NAME);
+			break;
+		case CTRL_ATTR_FAMILY_ID:
+			if (nla_len(a) != 2)
+				return -EBADMSG;
+			ctrl->family = nla_get_u16((struct nlattr *)a);
+			break;
+		case CTRL_ATTR_VERSION:
+			if (nla_len(a) != 4)
+				return -EBADMSG;
+			ctrl->version = nla_get_u32((struct nlattr *)a);
+			break;
+		case CTRL_ATTR_MCAST_GROUPS:
+			ctrl->events_grp = ctrl_events_group(a);
+			break;
+		}
+	}
+	if (!ours)
+		return -ENOMSG;
+	ctrl->gone = gh->cmd == CTRL_CMD_DELFAMILY;
+	return 0;
 }
