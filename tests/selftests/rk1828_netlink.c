@@ -8,16 +8,25 @@
  * requests get clean errors; a reset through debugfs and one through
  * card-reset each send exactly one reset event with its reason; a job
  * timeout sends job-timeout and a reset naming the guilty context;
- * card-reset needs CAP_NET_ADMIN; 64 threads dump while the cards are
- * reset and while one is unplugged, which sends card-remove (and the
+ * card-reset needs CAP_NET_ADMIN; a card driven over its thermal limit
+ * sends one thermal-limit event, and one more once it cooled down, which
+ * rk1828-smi events prints; 64 threads dump while the cards are reset and
+ * while one is unplugged, which sends card-remove (and, on USB, the
  * re-plug card-add).
  *
  * Runs as root in the guest with the module loaded, after rk1828_fuzz and
- * before rk1828_robust (the last test unplugs and re-plugs the last card):
- *   tools/vm-run --cards 2 -- build/tests/rk1828_netlink
+ * before rk1828_robust (the last test unplugs the last USB card and plugs
+ * it back; without USB cards it removes the last PCIe card for good
+ * through QMP device_del, on $RK1828_VM_CTL):
+ *   tools/vm-run --cards 2 --emu-args '1:--temp-limit 50' -- \
+ *	env RK1828_THERMAL=1:50 build/tests/rk1828_netlink
+ * The thermal test needs RK1828_THERMAL=N:C, card N's emulator started
+ * with --temp-limit C (tests/guest-suite's boots have it), and runs
+ * rk1828-smi from $RK1828_SMI (or build/rk1828-smi of the project).
  */
 #include <grp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -33,6 +42,39 @@
 #define RKT_DUMPERS	64
 /* nobody */
 #define RKT_NOBODY	65534
+/* The emulator's default throttle limit and hysteresis (protocol.rst, STATS). */
+#define RKT_TEMP_LIMIT_MC	95000
+#define RKT_TEMP_HYST_MC	2000
+
+/**
+ * rkt_thermal_env() - the card with a lowered thermal limit
+ * @card: output, N of RK1828_THERMAL=N:C (the emulator's index: serial
+ *	RKT_SERIAL_BASE + N)
+ * @limit_mc: output, C in millidegrees Celsius
+ *
+ * Return: 0, or -ENOENT when RK1828_THERMAL is unset or malformed.
+ */
+static int rkt_thermal_env(unsigned int *card, int *limit_mc)
+{
+	const char *env = getenv("RK1828_THERMAL");
+	int c;
+
+	if (!env || sscanf(env, "%u:%d", card, &c) != 2 || c < 1 || c > 200)
+		return -ENOENT;
+	*limit_mc = c * 1000;
+	return 0;
+}
+
+/* The throttle limit the emulator of the card with @serial was given. */
+static int rkt_expected_limit_mc(uint64_t serial)
+{
+	unsigned int card;
+	int limit_mc;
+
+	if (!rkt_thermal_env(&card, &limit_mc) && serial == RKT_SERIAL_BASE + card)
+		return limit_mc;
+	return RKT_TEMP_LIMIT_MC;
+}
 
 /**
  * rkt_dbg_path() - /sys/kernel/debug/accel/<dev>/<name>
@@ -200,7 +242,7 @@ FIXTURE_TEARDOWN(nl)
  * state and protocol agree with GET_PARAM on its node; a new file is one
  * more context and a new card BO is less free memory, in both; the card's
  * telemetry is there and plausible (the emulator's thermal model idles
- * at 42 C under a 95 C limit).
+ * at 42 C under a 95 C limit, or the limit of RK1828_THERMAL).
  */
 TEST_F_TIMEOUT(nl, dump_agrees_with_get_param, 120)
 {
@@ -245,7 +287,7 @@ TEST_F_TIMEOUT(nl, dump_agrees_with_get_param, 120)
 		EXPECT_TRUE(c->seen & (1ull << RK1828_A_CARD_TEMPERATURE));
 		EXPECT_LT(20000, c->temp_mc);
 		EXPECT_GT(120000, c->temp_mc);
-		EXPECT_EQ(95000, c->temp_limit_mc);
+		EXPECT_EQ(rkt_expected_limit_mc(c->serial), c->temp_limit_mc);
 		EXPECT_EQ(0, c->throttled);
 		EXPECT_LE(2000, c->power_mw);
 		EXPECT_LT(0, c->uptime_ns);
@@ -526,6 +568,226 @@ TEST_F_TIMEOUT(nl, card_reset_needs_cap_net_admin, 120)
 }
 
 /**
+ * struct rkt_smi - rk1828-smi events running in the background
+ * @pid: its process
+ * @out: its standard output (one line per event)
+ * @err: its standard error ("listening ..." once subscribed)
+ */
+struct rkt_smi {
+	pid_t pid;
+	char out[32], err[32];
+};
+
+/*
+ * Start `rk1828-smi events` (@smi) with its output in temporary files and
+ * wait until it listens. Return: 0, or -errno / -ETIMEDOUT.
+ */
+static int rkt_smi_events_start(const char *smi, struct rkt_smi *r)
+{
+	char buf[512];
+	int fo, fe, i;
+
+	snprintf(r->out, sizeof(r->out), "/tmp/rk1828-smi-out.XXXXXX");
+	snprintf(r->err, sizeof(r->err), "/tmp/rk1828-smi-err.XXXXXX");
+	fo = mkstemp(r->out);
+	fe = mkstemp(r->err);
+	if (fo < 0 || fe < 0)
+		return -errno;
+	r->pid = fork();
+	if (r->pid < 0)
+		return -errno;
+	if (!r->pid) {
+		dup2(fo, 1);
+		dup2(fe, 2);
+		/* -t: it ends by itself should the test stop half-way */
+		execl(smi, smi, "events", "-t", "300", NULL);
+		_exit(127);
+	}
+	close(fo);
+	close(fe);
+	for (i = 0; i < 200; i++) {
+		if (!rkt_slurp(r->err, buf, sizeof(buf)) && strstr(buf, "listening"))
+			return 0;
+		rkt_sleep_ms(50);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * Stop it with SIGINT (it exits 0) and read its output into @buf.
+ * Return: its exit status, or -1 when it did not exit normally.
+ */
+static int rkt_smi_events_stop(struct rkt_smi *r, char *buf, size_t n)
+{
+	int status;
+
+	kill(r->pid, SIGINT);
+	if (waitpid(r->pid, &status, 0) != r->pid)
+		return -1;
+	if (rkt_slurp(r->out, buf, n))
+		buf[0] = '\0';
+	unlink(r->out);
+	unlink(r->err);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The " card N thermal-limit ..." line rk1828-smi prints for @e. */
+static void rkt_smi_thermal_line(char *buf, size_t n, const struct rkt_nl_event *e)
+{
+	snprintf(buf, n, " card %u thermal-limit throttled=%u temperature=%.1fC limit=%.1fC\n",
+		 e->index, e->throttled, e->temp_mc / 1000.0, e->temp_limit_mc / 1000.0);
+}
+
+/*
+ * Take the thermal-limit events that arrive within @ms: those of card
+ * @index go to @up (throttled) and @down (cooled), counted in @n_up and
+ * @n_down; those of other cards are counted in @n_other. Return early
+ * once an event of card @index with throttled == @until arrived (-1: wait
+ * the whole time).
+ */
+static void rkt_thermal_collect(struct rkt_nl *ev, uint32_t index, int ms, int until,
+				struct rkt_nl_event *up, int *n_up,
+				struct rkt_nl_event *down, int *n_down, int *n_other)
+{
+	int64_t end = rkt_now_ns() + ms * RKT_MS;
+	struct rkt_nl_event e;
+
+	for (;;) {
+		int64_t left = (end - rkt_now_ns()) / RKT_MS;
+
+		if (left <= 0 || rkt_nl_event(ev, &e, (int)left))
+			return;
+		if (e.cmd != RK1828_CMD_THERMAL_LIMIT)
+			continue;
+		if (e.index != index) {
+			(*n_other)++;
+			continue;
+		}
+		if (e.throttled) {
+			if (!(*n_up)++)
+				*up = e;
+		} else if (!(*n_down)++) {
+			*down = e;
+		}
+		if (e.throttled == until)
+			return;
+	}
+}
+
+/*
+ * A card driven over its thermal limit (RK1828_THERMAL=N:C, the card's
+ * emulator started with --temp-limit C; the emulator's thermal model,
+ * protocol.rst "STATS", heats a busy compute queue towards 90 C) sends
+ * exactly one thermal-limit event naming the card, throttled, with a
+ * temperature at or just above the limit, and card-get shows it
+ * throttled; idle again, it cools and sends exactly one more event once
+ * it is 2 C below the limit (the card's hysteresis). No other card sends
+ * one, and rk1828-smi events prints both events with the same values.
+ */
+TEST_F_TIMEOUT(nl, thermal_limit_event, 180)
+{
+	struct rkt_nl_event up = { 0 }, down = { 0 };
+	int n_up = 0, n_down = 0, n_other = 0, limit_mc, fd, round, st, rc;
+	char smi[PATH_MAX], line[160], *out = NULL;
+	struct rkt_nl_card *c = NULL, now;
+	struct rkt_smi r = { .pid = 0 };
+	bool have_smi;
+	unsigned int card;
+	struct rkt_bo prog;
+	const char *p;
+	int i;
+
+	if (rkt_thermal_env(&card, &limit_mc))
+		SKIP(return, "RK1828_THERMAL=N:C not set (card N's emulator started with --temp-limit C: tools/vm-run --emu-args 'N:--temp-limit C')");
+	for (i = 0; i < self->cards.n; i++)
+		if (self->cards.c[i].serial == RKT_SERIAL_BASE + card)
+			c = &self->cards.c[i];
+	ASSERT_NE(NULL, c) {
+		TH_LOG("no card with serial %#llx (RK1828_THERMAL names emulator %u)",
+		       RKT_SERIAL_BASE + card, card);
+	}
+	ASSERT_EQ(limit_mc, c->temp_limit_mc);
+	ASSERT_EQ(0, c->throttled);
+	ASSERT_GT(limit_mc - 3000, c->temp_mc) {
+		TH_LOG("card %u is too warm to start: %d mC, limit %d mC",
+		       c->index, c->temp_mc, limit_mc);
+	}
+	rkt_project_path("RK1828_SMI", "build/rk1828-smi", smi);
+	have_smi = access(smi, X_OK) == 0;
+	/* under tools/vm-run the project's rk1828-smi must be there */
+	if (getenv("RK1828_VM"))
+		ASSERT_TRUE(have_smi) {
+			TH_LOG("no %s (set RK1828_SMI)", smi);
+		}
+	if (have_smi)
+		ASSERT_EQ(0, rkt_smi_events_start(smi, &r));
+	rkt_drain(&self->ev);
+	fd = rkt_open_card(c->minor);
+	ASSERT_LE(0, fd);
+
+	/* heat: back-to-back 2 s DELAY jobs on the compute queue */
+	for (round = 0; round < 20 && !n_up; round++) {
+		ASSERT_EQ(0, rkt_delay_job(fd, 2000, &prog, 0));
+		rkt_thermal_collect(&self->ev, c->index, 2000, -1, &up, &n_up,
+				    &down, &n_down, &n_other);
+		ASSERT_EQ(0, rkt_bo_wait(fd, prog.handle, rkt_now_ns() + 30 * RKT_NS, &st));
+		EXPECT_EQ(0, st);
+		rkt_gem_close(fd, &prog);
+	}
+	ASSERT_EQ(0, rkt_nl_get(&self->nl, c->index, &now));
+	TH_LOG("card %u: %d mC -> thermal-limit after %d s of DELAY jobs at %d mC; now %d mC",
+	       c->index, c->temp_mc, 2 * round, up.temp_mc, now.temp_mc);
+	ASSERT_EQ(1, n_up);
+	EXPECT_EQ(c->index, up.index);
+	EXPECT_TRUE(up.seen & (1ull << RK1828_A_EVENT_TEMPERATURE));
+	EXPECT_EQ(limit_mc, up.temp_limit_mc);
+	EXPECT_LE(limit_mc, up.temp_mc);
+	EXPECT_GT(limit_mc + 5000, up.temp_mc);
+	EXPECT_EQ(1, now.throttled);
+	EXPECT_LE(limit_mc, now.temp_mc);
+
+	/* idle: it cools, and says so once 2 C below the limit */
+	rkt_thermal_collect(&self->ev, c->index, 90000, 0, &up, &n_up,
+			    &down, &n_down, &n_other);
+	rkt_thermal_collect(&self->ev, c->index, 1500, -1, &up, &n_up,
+			    &down, &n_down, &n_other);
+	ASSERT_EQ(0, rkt_nl_get(&self->nl, c->index, &now));
+	close(fd);
+	TH_LOG("cooled: thermal-limit at %d mC; now %d mC", down.temp_mc, now.temp_mc);
+	EXPECT_EQ(1, n_up);
+	EXPECT_EQ(1, n_down);
+	EXPECT_EQ(0, n_other);
+	EXPECT_EQ(c->index, down.index);
+	EXPECT_EQ(limit_mc, down.temp_limit_mc);
+	EXPECT_GT(limit_mc - RKT_TEMP_HYST_MC, down.temp_mc);
+	EXPECT_LT(limit_mc - RKT_TEMP_HYST_MC - 1500, down.temp_mc);
+	EXPECT_EQ(0, now.throttled);
+
+	if (!have_smi)
+		return;
+	out = malloc(65536);
+	ASSERT_NE(NULL, out);
+	rc = rkt_smi_events_stop(&r, out, 65536);
+	EXPECT_EQ(0, rc);
+	/* exactly these two thermal-limit lines, in this order */
+	rkt_smi_thermal_line(line, sizeof(line), &up);
+	p = strstr(out, line);
+	EXPECT_NE(NULL, p) {
+		TH_LOG("rk1828-smi events printed no%s in:\n%s", line, out);
+	}
+	if (p) {
+		rkt_smi_thermal_line(line, sizeof(line), &down);
+		EXPECT_NE(NULL, strstr(p, line)) {
+			TH_LOG("rk1828-smi events printed no%s after the first:\n%s", line, out);
+		}
+	}
+	for (i = 0, p = out; (p = strstr(p, " thermal-limit ")); p++)
+		i++;
+	EXPECT_EQ(2, i);
+	free(out);
+}
+
+/**
  * struct dumper - one thread that dumps the cards until told to stop
  * @stop: set by the test
  * @min_cards: fewest cards a dump may show
@@ -685,21 +947,46 @@ static int rkt_wait_card_event(struct rkt_nl *ev, uint8_t cmd, uint64_t serial,
 }
 
 /*
- * Unplugging a USB card (authorized = 0) while 64 threads dump sends
- * card-remove with its index, device and serial; the index is gone from
- * card-get and the dumps; no dump fails. Re-plugging it sends card-add
- * with the driver's state of the card.
+ * Unplug the card @gone: a USB card through @auth (authorized = 0), else
+ * the PCIe card through QMP device_del on the vm-run control channel.
+ * Return: 0, or -errno (the control channel's answer is logged).
+ */
+static int rkt_unplug(struct __test_metadata *_metadata,
+		      const struct rkt_nl_card *gone, const char *auth)
+{
+	char req[64], answer[128];
+	int ret;
+
+	if (auth)
+		return rkt_put(auth, "0");
+	snprintf(req, sizeof(req), "device_del card%llu",
+		 (unsigned long long)(gone->serial - RKT_SERIAL_BASE));
+	ret = rkt_ctl(req, answer);
+	if (ret)
+		TH_LOG("vm-ctl %s: %s (%d)", req, answer, ret);
+	return ret;
+}
+
+/*
+ * Unplugging a card while 64 threads dump sends card-remove with its
+ * index, device and serial; the index is gone from card-get and the
+ * dumps; no dump fails. A USB card (the last one) is unplugged with
+ * authorized = 0 and plugged back, which sends card-add with the driver's
+ * state of the card; without USB cards the last PCIe card is removed for
+ * good the way an operator does (QMP device_del through $RK1828_VM_CTL,
+ * tools/vm-ctl), and QEMU reports it deleted.
  */
 TEST_F_TIMEOUT(nl, unplug_sends_card_remove, 300)
 {
 	struct rkt_nl_card gone, one;
-	char usbdev[PATH_MAX], auth[PATH_MAX + 16];
+	char usbdev[PATH_MAX], auth[PATH_MAX + 16], req[64], answer[128];
 	pthread_t th[RKT_DUMPERS];
 	struct dumper d[RKT_DUMPERS];
 	struct rkt_nl_cards after;
 	struct rkt_nl_event e;
 	volatile int stop = 0;
-	int i, dumps, errors, first_err, ret;
+	int i, dumps, errors, first_err, ret, idx[RKT_MAX_CARDS];
+	bool usb;
 
 	if (self->cards.n < 2)
 		SKIP(return, "needs two cards (found %d)", self->cards.n);
@@ -707,16 +994,26 @@ TEST_F_TIMEOUT(nl, unplug_sends_card_remove, 300)
 	for (i = self->cards.n - 1; i >= 0; i--)
 		if (!rkt_usb_dev(self->cards.c[i].minor, usbdev))
 			break;
-	if (i < 0)
-		SKIP(return, "no card on USB");
+	usb = i >= 0;
+	if (!usb) {
+		if (!getenv("RK1828_VM_CTL"))
+			SKIP(return, "no card on USB and no control channel for PCIe ($RK1828_VM_CTL, tools/vm-run)");
+		for (i = self->cards.n - 1; i >= 0; i--)
+			if (self->cards.c[i].link_type == RK1828_LINK_TYPE_PCIE)
+				break;
+		ASSERT_LE(0, i) {
+			TH_LOG("no card on USB or PCIe");
+		}
+	}
 	gone = self->cards.c[i];
 	snprintf(auth, sizeof(auth), "%s/authorized", usbdev);
 	rkt_drain(&self->ev);
 	ASSERT_EQ(0, dumpers_start(th, d, &stop, self->cards.n - 1, self->cards.n));
 	rkt_sleep_ms(500);
 
-	TH_LOG("unplugging card %u (accel%u, %s)", gone.index, gone.minor, usbdev);
-	ASSERT_EQ(0, rkt_put(auth, "0"));
+	TH_LOG("unplugging card %u (accel%u, %s, %s)", gone.index, gone.minor,
+	       gone.dev_name, usb ? usbdev : "PCIe: QMP device_del");
+	ASSERT_EQ(0, rkt_unplug(_metadata, &gone, usb ? auth : NULL));
 	ret = rkt_wait_card_event(&self->ev, RK1828_CMD_CARD_REMOVE, gone.serial,
 				  &e, 20000);
 	EXPECT_EQ(0, ret);
@@ -725,12 +1022,31 @@ TEST_F_TIMEOUT(nl, unplug_sends_card_remove, 300)
 		EXPECT_EQ(gone.minor, e.card.minor);
 		EXPECT_STREQ(gone.dev_name, e.card.dev_name);
 	}
+	if (!usb) {
+		snprintf(req, sizeof(req), "wait_deleted card%llu",
+			 (unsigned long long)(gone.serial - RKT_SERIAL_BASE));
+		EXPECT_EQ(0, rkt_ctl(req, answer)) {
+			TH_LOG("QEMU did not finish removing the card: %s", answer);
+		}
+	}
 	rkt_sleep_ms(500);
 	EXPECT_EQ(-ENODEV, rkt_nl_get(&self->nl, gone.index, &one));
 	ASSERT_EQ(0, rkt_nl_dump(&self->nl, &after));
 	EXPECT_EQ(self->cards.n - 1, after.n);
 	for (i = 0; i < after.n; i++)
 		EXPECT_NE(gone.serial, after.c[i].serial);
+	EXPECT_EQ(self->cards.n - 1, rkt_card_indices(idx));
+
+	if (!usb) {
+		/* removed for good: the dumps never saw a bad card count */
+		dumpers_stop(th, d, &stop, &dumps, &errors, &first_err);
+		TH_LOG("%d dumps by %d threads across the removal", dumps, RKT_DUMPERS);
+		EXPECT_EQ(0, errors) {
+			TH_LOG("%d dumps failed, the first with %d", errors, first_err);
+		}
+		EXPECT_LE(RKT_DUMPERS, dumps);
+		return;
+	}
 
 	/* back: card-add with the state of the card */
 	ASSERT_EQ(0, rkt_put(auth, "1"));

@@ -126,6 +126,9 @@ struct rkt_nl_card {
  * @resets: successful resets so far
  * @queue: RK1828_QUEUE_*
  * @timeout_ms: job timeout
+ * @temp_mc: thermal-limit: the card's temperature, millidegrees Celsius
+ * @temp_limit_mc: thermal-limit: its throttle limit, millidegrees Celsius
+ * @throttled: thermal-limit: 1 reached the limit, 0 cooled below it
  * @card: card-add and card-remove: the card attributes
  */
 struct rkt_nl_event {
@@ -135,6 +138,8 @@ struct rkt_nl_event {
 	int32_t result;
 	uint64_t resets;
 	uint32_t queue, timeout_ms;
+	int32_t temp_mc, temp_limit_mc;
+	uint8_t throttled;
 	struct rkt_nl_card card;
 };
 
@@ -690,6 +695,15 @@ static inline int rkt_nl_event(struct rkt_nl *nl, struct rkt_nl_event *ev,
 			break;
 		case RK1828_A_EVENT_TIMEOUT_MS:
 			ev->timeout_ms = rkt_nla_u32(a);
+			break;
+		case RK1828_A_EVENT_TEMPERATURE:
+			ev->temp_mc = (int32_t)rkt_nla_u32(a);
+			break;
+		case RK1828_A_EVENT_TEMP_LIMIT:
+			ev->temp_limit_mc = (int32_t)rkt_nla_u32(a);
+			break;
+		case RK1828_A_EVENT_THROTTLED:
+			ev->throttled = *((const uint8_t *)a + NLA_HDRLEN);
 			break;
 		}
 	}

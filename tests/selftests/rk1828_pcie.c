@@ -47,9 +47,6 @@
 #define RKT_QUEUE_COMPUTE	1
 #define RKT_QUEUE_COPY		2
 
-/* Serial numbers tools/vm-run gives the emulators: 0x18280000 + card index. */
-#define RKT_SERIAL_BASE	0x18280000ULL
-
 /**
  * struct rkt_pcard - a PCIe card as the tests see it
  * @minor: accel minor
@@ -523,70 +520,6 @@ TEST_F_TIMEOUT(pcie, bad_completion_fails_only_that_job, 120)
 }
 
 /* ------------------------------------------------ hot removal (last) */
-
-/**
- * rkt_ctl() - one request on the vm-run control channel
- * @req: request line without newline
- * @answer: output, 128 bytes
- *
- * Return: 0 when the answer is "ok", -EIO otherwise, -ENOENT without a
- * channel.
- */
-static int rkt_ctl(const char *req, char *answer)
-{
-	const char *path = getenv("RK1828_VM_CTL");
-	char line[160];
-	int fd, n = 0;
-
-	answer[0] = '\0';
-	if (!path || !*path)
-		return -ENOENT;
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	snprintf(line, sizeof(line), "%s\n", req);
-	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
-		close(fd);
-		return -EIO;
-	}
-	while (n < 127) {
-		ssize_t r = read(fd, answer + n, 1);
-
-		if (r <= 0 || answer[n] == '\n')
-			break;
-		n++;
-	}
-	answer[n] = '\0';
-	close(fd);
-	return strcmp(answer, "ok") ? -EIO : 0;
-}
-
-/**
- * rkt_project_path() - a file of the project: from the environment, or
- *	relative to the project directory
- * @env: environment variable that names the file (RK1828_LLM, ...)
- * @rel: path relative to the project directory, e.g. "build/rk1828-llm"
- * @out: output, PATH_MAX bytes
- *
- * Without @env this binary is taken to be build/tests/rk1828_pcie of the
- * project; installed into a kernel tree it is not, so tests/guest-suite
- * sets RK1828_LLM, RK1828_KO and RK1828_MODEL.
- */
-static void rkt_project_path(const char *env, const char *rel, char *out)
-{
-	const char *val = getenv(env);
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (val && *val) {
-		snprintf(out, PATH_MAX, "%s", val);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	/* build/tests/rk1828_pcie -> the project directory */
-	snprintf(out, PATH_MAX, "%s/../../%s", dirname(exe), rel);
-}
 
 static int rkt_insmod(const char *path, const char *params)
 {

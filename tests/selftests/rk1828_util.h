@@ -2,7 +2,8 @@
 /*
  * Copyright (C) 2026 The rk1828 authors
  *
- * Helpers shared by the rk1828 kselftests (rk1828_uapi.c, rk1828_robust.c).
+ * Helpers shared by the rk1828 kselftests (rk1828_uapi.c, rk1828_robust.c,
+ * rk1828_netlink.c, rk1828_pcie.c).
  *
  * Every helper talks to the driver through raw ioctls (drmIoctl) so that
  * the tests exercise the ABI of uapi/drm/rk1828_accel.h itself, not a
@@ -15,6 +16,7 @@
 #define RK1828_SELFTEST_UTIL_H
 
 #include <dirent.h>
+#include <libgen.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -630,6 +632,73 @@ static inline int rkt_sync_file_status(int sfd, int ms, int *status)
 		return -errno;
 	*status = info.status;
 	return 0;
+}
+
+/* Serial numbers tools/vm-run gives the emulators: 0x18280000 + card index. */
+#define RKT_SERIAL_BASE	0x18280000ULL
+
+/**
+ * rkt_ctl() - one request on the vm-run control channel
+ * @req: request line without newline
+ * @answer: output, 128 bytes
+ *
+ * Return: 0 when the answer is "ok", -EIO otherwise, -ENOENT without a
+ * channel.
+ */
+static inline int rkt_ctl(const char *req, char *answer)
+{
+	const char *path = getenv("RK1828_VM_CTL");
+	char line[160];
+	int fd, n = 0;
+
+	answer[0] = '\0';
+	if (!path || !*path)
+		return -ENOENT;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(line, sizeof(line), "%s\n", req);
+	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+		close(fd);
+		return -EIO;
+	}
+	while (n < 127) {
+		ssize_t r = read(fd, answer + n, 1);
+
+		if (r <= 0 || answer[n] == '\n')
+			break;
+		n++;
+	}
+	answer[n] = '\0';
+	close(fd);
+	return strcmp(answer, "ok") ? -EIO : 0;
+}
+
+/**
+ * rkt_project_path() - a file of the project: from the environment, or
+ *	relative to the project directory
+ * @env: environment variable that names the file (RK1828_LLM, ...)
+ * @rel: path relative to the project directory, e.g. "build/rk1828-llm"
+ * @out: output, PATH_MAX bytes
+ *
+ * Without @env this binary is taken to be build/tests/<test> of the
+ * project; installed into a kernel tree it is not, so tests/guest-suite
+ * sets RK1828_LLM, RK1828_SMI, RK1828_KO and RK1828_MODEL.
+ */
+static inline void rkt_project_path(const char *env, const char *rel, char *out)
+{
+	const char *val = getenv(env);
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (val && *val) {
+		snprintf(out, PATH_MAX, "%s", val);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	/* build/tests/<test> -> the project directory */
+	snprintf(out, PATH_MAX, "%s/../../%s", dirname(exe), rel);
 }
 
 #endif /* RK1828_SELFTEST_UTIL_H */
