@@ -345,11 +345,11 @@ static int64_t hash_lookup(const uint32_t *tab, uint64_t mask, const char *s,
 	return -1;
 }
 
-static bool parse_kv(struct cur *c, struct gguf_priv *p, uint64_t idx)
+/* The key of kv[@idx]: 1..GGUF_MAX_KEY_LEN bytes, not seen before. */
+static bool parse_kv_key(struct cur *c, struct gguf_priv *p, uint64_t idx)
 {
 	struct gguf_kv *kv = &p->pub.kv[idx];
 	char q[80];
-	uint32_t t;
 	uint64_t dup;
 
 	set_field(c, "kv[%" PRIu64 "]", idx);
@@ -368,6 +368,117 @@ static bool parse_kv(struct cur *c, struct gguf_priv *p, uint64_t idx)
 		fail(c, "duplicate key (also kv[%" PRIu64 "])", dup);
 		return false;
 	}
+	return true;
+}
+
+/* A scalar value of type @t (not a string or array). */
+static bool parse_kv_scalar(struct cur *c, struct gguf_kv *kv, uint32_t t)
+{
+	uint64_t sz = gguf_vtype_size(t);
+
+	if (!need(c, sz, "value"))
+		return false;
+	if (t == GGUF_VT_BOOL && c->base[c->pos] > 1) {
+		fail(c, "bool value %u is not 0 or 1", c->base[c->pos]);
+		return false;
+	}
+	decode_scalar(kv, t, c->base + c->pos);
+	c->pos += sz;
+	return true;
+}
+
+/* The @n elements of an array of fixed-size type @et, skipped (bools checked). */
+static bool parse_kv_array_fixed(struct cur *c, uint32_t et, uint64_t n)
+{
+	uint64_t esz = gguf_vtype_size(et);
+	uint64_t i;
+
+	if (n > remain(c) / esz) {
+		fail(c, "array of %" PRIu64 " x %" PRIu64
+		     "-byte elements at offset %" PRIu64
+		     " runs past end of file (size %" PRIu64 ")",
+		     n, esz, c->pos, c->size);
+		return false;
+	}
+	if (et == GGUF_VT_BOOL) {
+		for (i = 0; i < n; i++) {
+			if (c->base[c->pos + i] > 1) {
+				fail(c, "element %" PRIu64 ": bool value %u is not 0 or 1",
+				     i, c->base[c->pos + i]);
+				return false;
+			}
+		}
+	}
+	c->pos += n * esz;
+	return true;
+}
+
+/* The @n strings of kv[@idx]'s array: their offsets go to str_index[@idx]. */
+static bool parse_kv_array_strings(struct cur *c, struct gguf_priv *p, uint64_t idx,
+				   uint64_t n)
+{
+	struct gguf_kv *kv = &p->pub.kv[idx];
+	uint64_t i;
+
+	/* Each string takes at least its 8-byte length. */
+	if (n > remain(c) / 8) {
+		fail(c, "array of %" PRIu64 " strings at offset %" PRIu64
+		     " cannot fit in the file (size %" PRIu64 ")",
+		     n, c->pos, c->size);
+		return false;
+	}
+	p->str_index[idx] = malloc((n ? n : 1) * sizeof(uint64_t));
+	if (!p->str_index[idx]) {
+		fail(c, "out of memory for %" PRIu64 " strings", n);
+		return false;
+	}
+	kv->v.u = (uint64_t)(uintptr_t)p->str_index[idx];
+	for (i = 0; i < n; i++) {
+		struct gguf_str s;
+		char what[48];
+
+		p->str_index[idx][i] = c->pos;
+		snprintf(what, sizeof(what), "element %" PRIu64, i);
+		if (!get_str(c, what, &s))
+			return false;
+	}
+	return true;
+}
+
+/* The array value of kv[@idx]: element type, count, then the elements. */
+static bool parse_kv_array(struct cur *c, struct gguf_priv *p, uint64_t idx)
+{
+	struct gguf_kv *kv = &p->pub.kv[idx];
+	uint32_t et;
+	uint64_t n;
+
+	if (!get_u32(c, "array element type", &et))
+		return false;
+	if (et == GGUF_VT_ARRAY) {
+		fail(c, "nested arrays are not supported");
+		return false;
+	}
+	if (!vtype_known(et)) {
+		fail(c, "unknown array element type %" PRIu32, et);
+		return false;
+	}
+	if (!get_u64(c, "array count", &n))
+		return false;
+	kv->arr_type = et;
+	kv->arr_n = n;
+	kv->arr_data = c->base + c->pos;
+	if (et != GGUF_VT_STRING)
+		return parse_kv_array_fixed(c, et, n);
+	return parse_kv_array_strings(c, p, idx, n);
+}
+
+static bool parse_kv(struct cur *c, struct gguf_priv *p, uint64_t idx)
+{
+	struct gguf_kv *kv = &p->pub.kv[idx];
+	uint32_t t;
+
+	if (!parse_kv_key(c, p, idx))
+		return false;
 	if (!get_u32(c, "value type", &t))
 		return false;
 	if (!vtype_known(t)) {
@@ -377,89 +488,10 @@ static bool parse_kv(struct cur *c, struct gguf_priv *p, uint64_t idx)
 	kv->type = t;
 	if (t == GGUF_VT_STRING)
 		return get_str(c, "string value", &kv->v.str);
-
-	if (t != GGUF_VT_ARRAY) {
-		uint64_t sz = gguf_vtype_size(t);
-
-		if (!need(c, sz, "value"))
-			return false;
-		if (t == GGUF_VT_BOOL && c->base[c->pos] > 1) {
-			fail(c, "bool value %u is not 0 or 1", c->base[c->pos]);
-			return false;
-		}
-		decode_scalar(kv, t, c->base + c->pos);
-		c->pos += sz;
-		return true;
-	}
-
-	/* Array. */
-	{
-		uint32_t et;
-		uint64_t n, i;
-
-		if (!get_u32(c, "array element type", &et))
-			return false;
-		if (et == GGUF_VT_ARRAY) {
-			fail(c, "nested arrays are not supported");
-			return false;
-		}
-		if (!vtype_known(et)) {
-			fail(c, "unknown array element type %" PRIu32, et);
-			return false;
-		}
-		if (!get_u64(c, "array count", &n))
-			return false;
-		kv->arr_type = et;
-		kv->arr_n = n;
-		kv->arr_data = c->base + c->pos;
-		if (et != GGUF_VT_STRING) {
-			uint64_t esz = gguf_vtype_size(et);
-
-			if (n > remain(c) / esz) {
-				fail(c, "array of %" PRIu64 " x %" PRIu64
-				     "-byte elements at offset %" PRIu64
-				     " runs past end of file (size %" PRIu64 ")",
-				     n, esz, c->pos, c->size);
-				return false;
-			}
-			if (et == GGUF_VT_BOOL) {
-				for (i = 0; i < n; i++) {
-					if (c->base[c->pos + i] > 1) {
-						fail(c, "element %" PRIu64 ": bool value %u is not 0 or 1",
-						     i, c->base[c->pos + i]);
-						return false;
-					}
-				}
-			}
-			c->pos += n * esz;
-			return true;
-		}
-		/* Each string takes at least its 8-byte length. */
-		if (n > remain(c) / 8) {
-			fail(c, "array of %" PRIu64 " strings at offset %" PRIu64
-			     " cannot fit in the file (size %" PRIu64 ")",
-			     n, c->pos, c->size);
-			return false;
-		}
-		p->str_index[idx] = malloc((n ? n : 1) * sizeof(uint64_t));
-		if (!p->str_index[idx]) {
-			fail(c, "out of memory for %" PRIu64 " strings", n);
-			return false;
-		}
-		kv->v.u = (uint64_t)(uintptr_t)p->str_index[idx];
-		for (i = 0; i < n; i++) {
-			struct gguf_str s;
-			char what[48];
-
-			p->str_index[idx][i] = c->pos;
-			snprintf(what, sizeof(what), "element %" PRIu64, i);
-			if (!get_str(c, what, &s))
-				return false;
-		}
-		return true;
-	}
+	if (t != GGUF_VT_ARRAY)
+		return parse_kv_scalar(c, kv, t);
+	return parse_kv_array(c, p, idx);
 }
-
 
 static bool parse_tensor_info(struct cur *c, struct gguf_priv *p, uint64_t idx)
 {
@@ -563,11 +595,9 @@ static bool place_tensor(struct cur *c, struct gguf_priv *p, uint64_t idx)
 	return true;
 }
 
-static bool parse(struct cur *c, struct gguf_priv *p)
+/* Magic, version and the two counts, each checked against the file's size. */
+static bool parse_header(struct cur *c, struct gguf_file *f)
 {
-	struct gguf_file *f = &p->pub;
-	const struct gguf_kv *akv;
-	uint64_t i, pad;
 	uint32_t ver;
 
 	set_field(c, "header");
@@ -609,6 +639,14 @@ static bool parse(struct cur *c, struct gguf_priv *p)
 		     " bytes after the header", f->n_tensors, remain(c));
 		return false;
 	}
+	return true;
+}
+
+/* The kv and tensor arrays and their hash tables, for the header's counts. */
+static bool alloc_tables(struct cur *c, struct gguf_priv *p)
+{
+	struct gguf_file *f = &p->pub;
+
 	f->kv = calloc(f->n_kv ? f->n_kv : 1, sizeof(*f->kv));
 	p->str_index = calloc(f->n_kv ? f->n_kv : 1, sizeof(*p->str_index));
 	p->kv_hmask = table_size(f->n_kv) - 1;
@@ -623,26 +661,43 @@ static bool parse(struct cur *c, struct gguf_priv *p)
 		     " tensors", f->n_kv, f->n_tensors);
 		return false;
 	}
+	return true;
+}
 
-	for (i = 0; i < f->n_kv; i++)
-		if (!parse_kv(c, p, i))
-			return false;
+/* general.alignment: a u32 power of two, GGUF_DEFAULT_ALIGN when absent. */
+static bool parse_alignment(struct cur *c, struct gguf_file *f)
+{
+	const struct gguf_kv *akv;
 
 	f->alignment = GGUF_DEFAULT_ALIGN;
 	akv = gguf_find_kv(f, "general.alignment");
-	if (akv) {
-		set_field(c, "general.alignment");
-		if (akv->type != GGUF_VT_U32) {
-			fail(c, "value type %d is not u32 (%d)", akv->type, GGUF_VT_U32);
-			return false;
-		}
-		if (akv->v.u == 0 || (akv->v.u & (akv->v.u - 1))) {
-			fail(c, "%" PRIu64 " is not a power of two", akv->v.u);
-			return false;
-		}
-		f->alignment = akv->v.u;
+	if (!akv)
+		return true;
+	set_field(c, "general.alignment");
+	if (akv->type != GGUF_VT_U32) {
+		fail(c, "value type %d is not u32 (%d)", akv->type, GGUF_VT_U32);
+		return false;
 	}
+	if (akv->v.u == 0 || (akv->v.u & (akv->v.u - 1))) {
+		fail(c, "%" PRIu64 " is not a power of two", akv->v.u);
+		return false;
+	}
+	f->alignment = akv->v.u;
+	return true;
+}
 
+static bool parse(struct cur *c, struct gguf_priv *p)
+{
+	struct gguf_file *f = &p->pub;
+	uint64_t i, pad;
+
+	if (!parse_header(c, f) || !alloc_tables(c, p))
+		return false;
+	for (i = 0; i < f->n_kv; i++)
+		if (!parse_kv(c, p, i))
+			return false;
+	if (!parse_alignment(c, f))
+		return false;
 	for (i = 0; i < f->n_tensors; i++)
 		if (!parse_tensor_info(c, p, i))
 			return false;
