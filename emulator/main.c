@@ -135,6 +135,99 @@ static int load_timing(struct emu_opts *o, const char *name)
 	return 0;
 }
 
+/* What the command line said beyond @o, for the defaults that depend on it. */
+struct opt_seen {
+	const char *timing;	/* --timing PROFILE */
+	bool serial, link;	/* --serial, --link given */
+};
+
+/*
+ * One of the card's options with a checked value (--mem-size, --serial,
+ * --index, --threads, --temp-limit, --link): 0, or 2 with the message
+ * printed.
+ */
+static int parse_card_opt(int opt, const char *arg, struct emu_card_config *cfg,
+			  struct opt_seen *seen)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'm':
+		if (util_parse_size(arg, &cfg->mem_size) || cfg->mem_size < 4096) {
+			fprintf(stderr, "rk1828-emu: bad --mem-size '%s' (e.g. 5G, 512M; at least 4K)\n",
+				arg);
+			return 2;
+		}
+		break;
+	case 'S':
+		if (parse_u64(arg, &cfg->serial)) {
+			fprintf(stderr, "rk1828-emu: bad --serial '%s'\n", arg);
+			return 2;
+		}
+		seen->serial = true;
+		break;
+	case 'i':
+		if (parse_u64(arg, &v) || v > 255) {
+			fprintf(stderr, "rk1828-emu: bad --index '%s' (0..255)\n", arg);
+			return 2;
+		}
+		cfg->index = (unsigned int)v;
+		break;
+	case 't':
+		if (parse_u64(arg, &v) || v > 1024) {
+			fprintf(stderr, "rk1828-emu: bad --threads '%s' (0..1024)\n", arg);
+			return 2;
+		}
+		cfg->threads = (int)v;
+		break;
+	case 'H':
+		if (parse_u64(arg, &v) || v < 1 || v > 200) {
+			fprintf(stderr, "rk1828-emu: bad --temp-limit '%s' (1..200 Celsius)\n",
+				arg);
+			return 2;
+		}
+		cfg->temp_limit_mc = (int32_t)v * 1000;
+		break;
+	case 'L':
+		if (cost_link_parse(arg, &cfg->link)) {
+			fprintf(stderr, "rk1828-emu: bad --link '%s' (usb or pcie)\n", arg);
+			return 2;
+		}
+		seen->link = true;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * After the options: no operands, a socket, and the defaults that depend
+ * on other options (the serial on --index, the link on --pcie), then the
+ * timing profile. -1 to go on, or 2 with the message printed.
+ */
+static int finish_options(int argc, char **argv, struct emu_opts *o,
+			  const struct opt_seen *seen)
+{
+	struct emu_card_config *cfg = &o->cfg;
+
+	if (optind < argc) {
+		fprintf(stderr, "rk1828-emu: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (!o->sock_path) {
+		fprintf(stderr, "rk1828-emu: --socket PATH is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (!seen->serial)
+		cfg->serial = UINT64_C(0x18280000) + cfg->index;
+	if (!seen->link && o->pcie)
+		cfg->link = COST_LINK_PCIE;
+	if ((seen->timing || cfg->timing_only) && load_timing(o, seen->timing))
+		return 2;
+	return -1;
+}
+
 /*
  * parse_options() - fill @o from the command line.
  * Return: -1 to go on, or the exit status (0 for --help, 2 for a usage
@@ -157,10 +250,8 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 		{ "link", required_argument, NULL, 'L' },
 		{ 0 }
 	};
-	const char *timing = NULL;
 	struct emu_card_config *cfg = &o->cfg;
-	bool have_serial = false, have_link = false;
-	uint64_t v;
+	struct opt_seen seen = { 0 };
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -172,57 +263,22 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 			o->sock_path = optarg;
 			break;
 		case 'm':
-			if (util_parse_size(optarg, &cfg->mem_size) ||
-			    cfg->mem_size < 4096) {
-				fprintf(stderr, "rk1828-emu: bad --mem-size '%s' (e.g. 5G, 512M; at least 4K)\n",
-					optarg);
-				return 2;
-			}
-			break;
 		case 'S':
-			if (parse_u64(optarg, &cfg->serial)) {
-				fprintf(stderr, "rk1828-emu: bad --serial '%s'\n", optarg);
-				return 2;
-			}
-			have_serial = true;
-			break;
 		case 'i':
-			if (parse_u64(optarg, &v) || v > 255) {
-				fprintf(stderr, "rk1828-emu: bad --index '%s' (0..255)\n", optarg);
-				return 2;
-			}
-			cfg->index = (unsigned int)v;
-			break;
 		case 't':
-			if (parse_u64(optarg, &v) || v > 1024) {
-				fprintf(stderr, "rk1828-emu: bad --threads '%s' (0..1024)\n", optarg);
-				return 2;
-			}
-			cfg->threads = (int)v;
-			break;
 		case 'H':
-			if (parse_u64(optarg, &v) || v < 1 || v > 200) {
-				fprintf(stderr, "rk1828-emu: bad --temp-limit '%s' (1..200 Celsius)\n",
-					optarg);
+		case 'L':
+			if (parse_card_opt(opt, optarg, cfg, &seen))
 				return 2;
-			}
-			cfg->temp_limit_mc = (int32_t)v * 1000;
 			break;
 		case 'v':
 			cfg->verbose = 1;
 			break;
 		case 'T':
-			timing = optarg;
+			seen.timing = optarg;
 			break;
 		case 'O':
 			cfg->timing_only = true;
-			break;
-		case 'L':
-			if (cost_link_parse(optarg, &cfg->link)) {
-				fprintf(stderr, "rk1828-emu: bad --link '%s' (usb or pcie)\n", optarg);
-				return 2;
-			}
-			have_link = true;
 			break;
 		case 'P':
 			o->pcie = true;
@@ -235,23 +291,7 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "rk1828-emu: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	if (!o->sock_path) {
-		fprintf(stderr, "rk1828-emu: --socket PATH is required\n");
-		usage(stderr);
-		return 2;
-	}
-	if (!have_serial)
-		cfg->serial = UINT64_C(0x18280000) + cfg->index;
-	if (!have_link && o->pcie)
-		cfg->link = COST_LINK_PCIE;
-	if ((timing || cfg->timing_only) && load_timing(o, timing))
-		return 2;
-	return -1;
+	return finish_options(argc, argv, o, &seen);
 }
 
 /*
