@@ -317,17 +317,11 @@ static int load_qwen35(struct llm_model *m, bool **recurrent, char *err, size_t 
 	return 0;
 }
 
-int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
-		   char *err, size_t errlen)
+/* general.architecture: one of LLM_SUPPORTED_ARCHS. */
+static int load_arch(struct llm_model *m, const struct gguf_file *gf, char *err, size_t errlen)
 {
 	struct gguf_str s;
-	char key[128];
-	const char *a;
-	bool *recurrent = NULL;
-	uint32_t l;
 
-	memset(m, 0, sizeof(*m));
-	m->gf = gf;
 	if (!gguf_get_str(gf, "general.architecture", &s))
 		return fail(err, errlen, gf, "missing metadata key general.architecture");
 	if (s.len == 5 && !memcmp(s.s, "llama", 5))
@@ -344,8 +338,16 @@ int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
 			    (int)(s.len > 32 ? 32 : s.len), s.s);
 	memcpy(m->arch_name, s.s, s.len);
 	m->arch_name[s.len] = '\0';
-	a = m->arch_name;
 	m->rope_neox = m->arch != LLM_ARCH_LLAMA;
+	return 0;
+}
+
+/* The hyperparameters ARCH.* and their consistency (heads, head size, RoPE). */
+static int load_hparams(struct llm_model *m, const struct gguf_file *gf, char *err,
+			size_t errlen)
+{
+	const char *a = m->arch_name;
+	char key[128];
 
 	if (get_u32(gf, a, "block_count", &m->n_layers, true, 0, err, errlen) ||
 	    get_u32(gf, a, "embedding_length", &m->dim, true, 0, err, errlen) ||
@@ -379,7 +381,13 @@ int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
 		return fail(err, errlen, gf,
 			    "%s.rope.dimension_count %u must be even and at most the head size %u",
 			    a, m->rope_dim, m->head_dim);
+	return 0;
+}
 
+/* The embedding (which gives n_vocab), the final norm and the output (or tied). */
+static int load_globals(struct llm_model *m, const struct gguf_file *gf, char *err,
+			size_t errlen)
+{
 	m->token_embd = gguf_find_tensor(gf, "token_embd.weight");
 	if (!m->token_embd)
 		return fail(err, errlen, gf, "missing tensor token_embd.weight");
@@ -398,6 +406,15 @@ int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
 		m->output = m->token_embd;
 		m->tied = true;
 	}
+	return 0;
+}
+
+/* The decoder blocks (qwen35: which are Gated DeltaNet); frees @m on failure. */
+static int load_layers(struct llm_model *m, const struct gguf_file *gf, char *err,
+		       size_t errlen)
+{
+	bool *recurrent = NULL;
+	uint32_t l;
 
 	if (m->arch == LLM_ARCH_QWEN35 && load_qwen35(m, &recurrent, err, errlen)) {
 		free(recurrent);
@@ -417,6 +434,17 @@ int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
 	}
 	free(recurrent);
 	return 0;
+}
+
+int llm_model_load(struct llm_model *m, const struct gguf_file *gf,
+		   char *err, size_t errlen)
+{
+	memset(m, 0, sizeof(*m));
+	m->gf = gf;
+	if (load_arch(m, gf, err, errlen) || load_hparams(m, gf, err, errlen) ||
+	    load_globals(m, gf, err, errlen))
+		return -1;
+	return load_layers(m, gf, err, errlen);
 }
 
 void llm_model_free(struct llm_model *m)
