@@ -310,6 +310,85 @@ void pipe_destroy(struct pipeline *p)
 	free(p);
 }
 
+/*
+ * Stage @k's BOs: weights (@wsize bytes), KV cache / recurrent states
+ * (@state_bytes), and per slot the card input and output and their host
+ * side; @act is one bucket's activations in bytes.
+ */
+static int stage_alloc_bos(struct pipeline *p, int k, uint64_t wsize, uint64_t state_bytes,
+			   uint64_t act, char *err, size_t errlen)
+{
+	struct stage *st = &p->st[k];
+	int s;
+
+#define MK(bo, size, kind, what)						\
+	do {									\
+		if (rk_bo_create(st->card, size, kind, bo)) {			\
+			pipe_err(err, errlen, st, "allocating %s: %s", what, rk_error()); \
+			return -1;						\
+		}								\
+	} while (0)
+	MK(&st->weights, wsize, RK_BO_CARD, "weights");
+	MK(&st->kv, state_bytes ? state_bytes : 4096, RK_BO_CARD,
+	   p->hybrid ? "KV caches and recurrent states" : "KV cache");
+	for (s = 0; s < p->nslot; s++) {
+		MK(&st->in_card[s], st->prog_size + act, RK_BO_CARD,
+		   "program + input activations");
+		MK(&st->out_card[s], st->last ? st->out_bytes : act, RK_BO_CARD,
+		   "output activations");
+		MK(&st->out_host[s], st->out_bytes, RK_BO_HOST, "host output");
+		if (k == 0)
+			MK(&st->in_host[s], st->prog_size + act, RK_BO_HOST, "host input");
+	}
+#undef MK
+	return 0;
+}
+
+/* Map stage @k's host BOs and create each slot's three syncobjs. */
+static int stage_map_sync(struct pipeline *p, int k, char *err, size_t errlen)
+{
+	struct stage *st = &p->st[k];
+	int s;
+
+	for (s = 0; s < p->nslot; s++) {
+		if ((k == 0 && rk_bo_mmap(st->card, &st->in_host[s])) ||
+		    rk_bo_mmap(st->card, &st->out_host[s]))
+			return pipe_err(err, errlen, st, "%s", rk_error());
+		if (k == 0)
+			st->in_map[s] = st->in_host[s].map;
+		if (rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_exec[s]) ||
+		    rk_syncobj_create(st->card, true, &st->sy_out[s]))
+			return pipe_err(err, errlen, st, "%s", rk_error());
+		st->checked[s] = true;
+	}
+	return 0;
+}
+
+/* Card addresses into the template @h (layers @ly) of stage @st. */
+static void stage_rebase(struct pipeline *p, struct stage *st, struct rk1828_program *h,
+			 struct rk1828_prog_layer *ly)
+{
+	int i;
+
+	if (p->hybrid) {
+		pipe_hybrid_rebase(p, st, h);
+		return;
+	}
+	for (i = 0; i < st->count; i++) {
+		struct rk1828_prog_layer *d = &ly[i];
+		struct rk1828_prog_tensor *t = &d->attn_norm;
+		size_t j;
+
+		for (j = 0; j < 14; j++)
+			pipe_rebase(&t[j], st->weights.card_addr);
+		d->k_cache = htole64(st->kv.card_addr + (2 * i) * st->kv_region);
+		d->v_cache = htole64(st->kv.card_addr + (2 * i + 1) * st->kv_region);
+	}
+	pipe_rebase(&h->output_norm, st->weights.card_addr);
+	pipe_rebase(&h->output, st->weights.card_addr);
+}
+
 /* Allocate stage @k's BOs and syncobjs, upload its weights, build its template. */
 static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 {
@@ -319,7 +398,7 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	struct rk1828_prog_layer *ly;
 	struct pipe_layout L = { 0 };
 	uint64_t act = (uint64_t)p->o.bucket * m->dim * sizeof(float), state_bytes = 0;
-	int i, s, ret = -1;
+	int ret = -1;
 
 	/* Stage k+1's program travels in front of the hidden states. */
 	st->out_bytes = st->last ? (uint64_t)p->max_rows * m->n_vocab * sizeof(float) :
@@ -336,61 +415,10 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	}
 	if (!p->hybrid)
 		state_bytes = 2 * st->kv_region * st->count;
-
-#define MK(bo, size, kind, what)						\
-	do {									\
-		if (rk_bo_create(st->card, size, kind, bo)) {			\
-			pipe_err(err, errlen, st, "allocating %s: %s", what, rk_error()); \
-			goto out;						\
-		}								\
-	} while (0)
-	MK(&st->weights, L.size, RK_BO_CARD, "weights");
-	MK(&st->kv, state_bytes ? state_bytes : 4096, RK_BO_CARD,
-	   p->hybrid ? "KV caches and recurrent states" : "KV cache");
-	for (s = 0; s < p->nslot; s++) {
-		MK(&st->in_card[s], st->prog_size + act, RK_BO_CARD,
-		   "program + input activations");
-		MK(&st->out_card[s], st->last ? st->out_bytes : act, RK_BO_CARD,
-		   "output activations");
-		MK(&st->out_host[s], st->out_bytes, RK_BO_HOST, "host output");
-		if (k == 0)
-			MK(&st->in_host[s], st->prog_size + act, RK_BO_HOST, "host input");
-	}
-#undef MK
-	for (s = 0; s < p->nslot; s++) {
-		if ((k == 0 && rk_bo_mmap(st->card, &st->in_host[s])) ||
-		    rk_bo_mmap(st->card, &st->out_host[s])) {
-			pipe_err(err, errlen, st, "%s", rk_error());
-			goto out;
-		}
-		if (k == 0)
-			st->in_map[s] = st->in_host[s].map;
-		if (rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
-		    rk_syncobj_create(st->card, true, &st->sy_exec[s]) ||
-		    rk_syncobj_create(st->card, true, &st->sy_out[s])) {
-			pipe_err(err, errlen, st, "%s", rk_error());
-			goto out;
-		}
-		st->checked[s] = true;
-	}
-
-	/* Card addresses into the template. */
-	if (p->hybrid)
-		pipe_hybrid_rebase(p, st, h);
-	for (i = 0; !p->hybrid && i < st->count; i++) {
-		struct rk1828_prog_layer *d = &ly[i];
-		struct rk1828_prog_tensor *t = &d->attn_norm;
-		size_t j;
-
-		for (j = 0; j < 14; j++)
-			pipe_rebase(&t[j], st->weights.card_addr);
-		d->k_cache = htole64(st->kv.card_addr + (2 * i) * st->kv_region);
-		d->v_cache = htole64(st->kv.card_addr + (2 * i + 1) * st->kv_region);
-	}
-	if (!p->hybrid) {
-		pipe_rebase(&h->output_norm, st->weights.card_addr);
-		pipe_rebase(&h->output, st->weights.card_addr);
-	}
+	if (stage_alloc_bos(p, k, L.size, state_bytes, act, err, errlen) ||
+	    stage_map_sync(p, k, err, errlen))
+		goto out;
+	stage_rebase(p, st, h, ly);
 
 	if (p->o.verbose)
 		fprintf(stderr, "card%d: blk %d-%d%s: weights %.2f MiB, KV %.2f MiB, program %llu B\n",
