@@ -61,28 +61,85 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 	return 0;
 }
 
+enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_ALIAS,
+       O_QUEUE, O_NOUI };
+
+static const struct option srv_long_opts[] = {
+	{ "model", required_argument, NULL, 'm' },
+	{ "host", required_argument, NULL, O_HOST },
+	{ "port", required_argument, NULL, O_PORT },
+	{ "cards", required_argument, NULL, O_CARDS },
+	{ "parallel", required_argument, NULL, O_PARALLEL },
+	{ "ctx", required_argument, NULL, O_CTX },
+	{ "bucket", required_argument, NULL, O_BUCKET },
+	{ "api-key", required_argument, NULL, O_KEY },
+	{ "alias", required_argument, NULL, O_ALIAS },
+	{ "queue", required_argument, NULL, O_QUEUE },
+	{ "no-ui", no_argument, NULL, O_NOUI },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option @c with @arg into @o: 0, or -1 with the message printed (-h exits 0). */
+static int parse_opt(int c, const char *arg, struct srv_opts *o)
+{
+	long v;
+
+	switch (c) {
+	case 'm': o->model = arg; break;
+	case O_HOST: o->host = arg; break;
+	case O_PORT:
+		if (parse_int(arg, "--port", 0, 65535, &v))
+			return -1;
+		o->port = (int)v;
+		break;
+	case O_CARDS: o->cards = arg; break;
+	case O_PARALLEL:
+		if (parse_int(arg, "--parallel", 1, 64, &v))
+			return -1;
+		o->n_slots = (int)v;
+		break;
+	case O_CTX:
+		if (parse_int(arg, "--ctx", 1, 1 << 24, &v))
+			return -1;
+		o->n_ctx = (uint32_t)v;
+		break;
+	case O_BUCKET:
+		if (parse_int(arg, "--bucket", 1, 1 << 16, &v))
+			return -1;
+		o->bucket = (uint32_t)v;
+		break;
+	case O_KEY:
+		if (!*arg) {
+			fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
+			return -1;
+		}
+		o->api_key = arg;
+		break;
+	case O_ALIAS:
+		if (!*arg || strlen(arg) > 200) {
+			fprintf(stderr, "rk1828-llm: --alias: 1..200 characters\n");
+			return -1;
+		}
+		o->alias = arg;
+		break;
+	case O_QUEUE:
+		if (parse_int(arg, "--queue", 0, 4096, &v))
+			return -1;
+		o->queue_max = (int)v;
+		break;
+	case O_NOUI: o->no_ui = true; break;
+	case 'v': o->verbose++; break;
+	case 'h': usage(stdout); exit(0);
+	default: usage(stderr); return -1;
+	}
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct srv_opts *o)
 {
-	enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_ALIAS,
-	       O_QUEUE, O_NOUI };
-	static const struct option opts[] = {
-		{ "model", required_argument, NULL, 'm' },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "port", required_argument, NULL, O_PORT },
-		{ "cards", required_argument, NULL, O_CARDS },
-		{ "parallel", required_argument, NULL, O_PARALLEL },
-		{ "ctx", required_argument, NULL, O_CTX },
-		{ "bucket", required_argument, NULL, O_BUCKET },
-		{ "api-key", required_argument, NULL, O_KEY },
-		{ "alias", required_argument, NULL, O_ALIAS },
-		{ "queue", required_argument, NULL, O_QUEUE },
-		{ "no-ui", no_argument, NULL, O_NOUI },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char err[160];
-	long v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -92,55 +149,9 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 	o->queue_max = DEFAULT_QUEUE;
 	o->body_limit = SRV_BODY_LIMIT;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'm': o->model = optarg; break;
-		case O_HOST: o->host = optarg; break;
-		case O_PORT:
-			if (parse_int(optarg, "--port", 0, 65535, &v))
-				return -1;
-			o->port = (int)v;
-			break;
-		case O_CARDS: o->cards = optarg; break;
-		case O_PARALLEL:
-			if (parse_int(optarg, "--parallel", 1, 64, &v))
-				return -1;
-			o->n_slots = (int)v;
-			break;
-		case O_CTX:
-			if (parse_int(optarg, "--ctx", 1, 1 << 24, &v))
-				return -1;
-			o->n_ctx = (uint32_t)v;
-			break;
-		case O_BUCKET:
-			if (parse_int(optarg, "--bucket", 1, 1 << 16, &v))
-				return -1;
-			o->bucket = (uint32_t)v;
-			break;
-		case O_KEY:
-			if (!*optarg) {
-				fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
-				return -1;
-			}
-			o->api_key = optarg;
-			break;
-		case O_ALIAS:
-			if (!*optarg || strlen(optarg) > 200) {
-				fprintf(stderr, "rk1828-llm: --alias: 1..200 characters\n");
-				return -1;
-			}
-			o->alias = optarg;
-			break;
-		case O_QUEUE:
-			if (parse_int(optarg, "--queue", 0, 4096, &v))
-				return -1;
-			o->queue_max = (int)v;
-			break;
-		case O_NOUI: o->no_ui = true; break;
-		case 'v': o->verbose++; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
-		}
+	while ((c = getopt_long(argc, argv, "m:vh", srv_long_opts, NULL)) != -1) {
+		if (parse_opt(c, optarg, o))
+			return -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rk1828-llm: serve: unexpected argument \"%s\"\n", argv[optind]);
