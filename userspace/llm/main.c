@@ -520,30 +520,39 @@ static void session_sizes(const struct args *a, const struct llm_model *m,
 	sz->n_seq = a->parallel ? a->parallel : 1;
 }
 
-int session_open(struct session *S, const struct args *a, bool simulate)
-{
-	uint64_t free_b[PLAN_MAX_CARDS];
-	int ids[PLAN_MAX_CARDS];
-	char err[96 * PLAN_MAX_CARDS + 256];
-	int i;
+/* The planner's message buffer: a line per card and the rest. */
+#define SESSION_ERR_LEN (96 * PLAN_MAX_CARDS + 256)
 
-	memset(S, 0, sizeof(*S));
+/* Open and load @a->model into @S; -1 printed. */
+static int session_load(struct session *S, const struct args *a, char *err, size_t errlen)
+{
 	if (!a->model) {
 		fprintf(stderr, "rk1828-llm: no model given (-m MODEL)\n");
 		return -1;
 	}
-	S->gf = gguf_open(a->model, err, sizeof(err));
+	S->gf = gguf_open(a->model, err, errlen);
 	if (!S->gf) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		return -1;
 	}
-	if (llm_model_load(&S->m, S->gf, err, sizeof(err))) {
+	if (llm_model_load(&S->m, S->gf, err, errlen)) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		return -1;
 	}
 	if (S->m.note[0])
 		fprintf(stderr, "rk1828-llm: note: %s\n", S->m.note);
-	session_sizes(a, &S->m, &S->sizes);
+	return 0;
+}
+
+/*
+ * The cards to plan on, in pipeline order: their free bytes in @free_b and
+ * indices in @ids (simulated cards of --card-mem bytes with @simulate, else
+ * the cards --cards selects, opened and refreshed); -1 printed.
+ */
+static int session_cards(struct session *S, const struct args *a, bool simulate,
+			 uint64_t *free_b, int *ids, char *err, size_t errlen)
+{
+	int i;
 
 	if (simulate) {
 		/* cmd_plan() refused a list; all: one card. */
@@ -555,30 +564,56 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 			free_b[i] = a->card_mem;
 			ids[i] = i;
 		}
-	} else {
-		if (rk_open_all(&S->cards, &S->n_cards)) {
+		return 0;
+	}
+	if (rk_open_all(&S->cards, &S->n_cards)) {
+		fprintf(stderr, "rk1828-llm: %s\n", rk_error());
+		return -1;
+	}
+	if (cards_spec_select(&a->cs, S->n_cards, S->sel, &S->n_sel, err, errlen)) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	for (i = 0; i < S->n_sel; i++) {
+		struct rk_card *c = &S->cards[S->sel[i]];
+
+		if (rk_card_refresh(c)) {
 			fprintf(stderr, "rk1828-llm: %s\n", rk_error());
 			return -1;
 		}
-		if (cards_spec_select(&a->cs, S->n_cards, S->sel, &S->n_sel, err, sizeof(err))) {
-			fprintf(stderr, "rk1828-llm: %s\n", err);
-			return -1;
-		}
-		for (i = 0; i < S->n_sel; i++) {
-			struct rk_card *c = &S->cards[S->sel[i]];
-
-			if (rk_card_refresh(c)) {
-				fprintf(stderr, "rk1828-llm: %s\n", rk_error());
-				return -1;
-			}
-			free_b[i] = c->mem_free;
-			ids[i] = S->sel[i];
-		}
+		free_b[i] = c->mem_free;
+		ids[i] = S->sel[i];
 	}
+	return 0;
+}
+
+/* Why the model does not fit and what would make it fit. */
+static void session_nofit_hint(const struct session *S)
+{
+	char kv[32];
+
+	/* Only full-attention blocks have a KV cache. */
+	util_fmt_bytes(kv, sizeof(kv),
+		       util_mul_u64(llm_kv_bytes(&S->m, 1024),
+				    S->m.n_layers - S->m.n_deltanet, NULL));
+	fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s\n",
+		S->sizes.n_ctx, kv,
+		S->sizes.n_seq > 1 ? ", fewer sessions (--parallel)" : "",
+		S->sizes.bucket > 1 ? " or a smaller --bucket" : "");
+}
+
+/*
+ * Plan the model on the cards of session_cards(); an implicit bucket
+ * shrinks until the activations fit. -1 printed.
+ */
+static int session_plan(struct session *S, const struct args *a, const uint64_t *free_b,
+			const int *ids, char *err, size_t errlen)
+{
+	int i;
 
 	for (;;) {
 		int ret = plan_model(&S->m, &S->sizes, S->n_sel, free_b, ids, &S->plan, err,
-				     sizeof(err));
+				     errlen);
 
 		if (!ret)
 			break;
@@ -588,18 +623,8 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 			continue;
 		}
 		fprintf(stderr, "rk1828-llm: %s: %s\n", a->model, err);
-		if (ret == PLAN_NOFIT) {
-			char kv[32];
-
-			/* Only full-attention blocks have a KV cache. */
-			util_fmt_bytes(kv, sizeof(kv),
-				       util_mul_u64(llm_kv_bytes(&S->m, 1024),
-						    S->m.n_layers - S->m.n_deltanet, NULL));
-			fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s\n",
-				S->sizes.n_ctx, kv,
-				S->sizes.n_seq > 1 ? ", fewer sessions (--parallel)" : "",
-				S->sizes.bucket > 1 ? " or a smaller --bucket" : "");
-		}
+		if (ret == PLAN_NOFIT)
+			session_nofit_hint(S);
 		return -1;
 	}
 	for (i = 0; i < S->plan.n_segs; i++)	/* plan indices -> S->sel */
@@ -608,6 +633,21 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 	if (S->plan.note[0])
 		fprintf(stderr, "rk1828-llm: note: %s\n", S->plan.note);
 	return 0;
+}
+
+int session_open(struct session *S, const struct args *a, bool simulate)
+{
+	uint64_t free_b[PLAN_MAX_CARDS];
+	int ids[PLAN_MAX_CARDS];
+	char err[SESSION_ERR_LEN];
+
+	memset(S, 0, sizeof(*S));
+	if (session_load(S, a, err, sizeof(err)))
+		return -1;
+	session_sizes(a, &S->m, &S->sizes);
+	if (session_cards(S, a, simulate, free_b, ids, err, sizeof(err)))
+		return -1;
+	return session_plan(S, a, free_b, ids, err, sizeof(err));
 }
 
 /*
