@@ -44,33 +44,54 @@ static void in_drained_locked(struct emu_queue *q)
 	}
 }
 
-/* Drop all input. Caller holds q->lock; the worker is idle. */
-void card_in_drop_locked(struct emu_queue *q)
+/* Unlink and free the first input chunk (the byte count is the caller's). */
+static void in_pop_locked(struct emu_queue *q)
 {
 	struct in_chunk *c = q->in_head;
 
-	while (c) {
-		struct in_chunk *next = c->next;
+	q->in_head = c->next;
+	if (!q->in_head)
+		q->in_tail = NULL;
+	in_chunk_free(c);
+}
 
-		in_chunk_free(c);
-		c = next;
-	}
-	q->in_head = q->in_tail = NULL;
+static void out_pop_locked(struct emu_queue *q)
+{
+	struct out_chunk *c = q->out_head;
+
+	q->out_head = c->next;
+	if (!q->out_head)
+		q->out_tail = NULL;
+	free(c);
+}
+
+/*
+ * @take bytes (at most the rest of it) of the first input chunk were
+ * consumed; the chunk goes once it is used up. Holds q->lock.
+ */
+static void in_advance_locked(struct emu_queue *q, size_t take)
+{
+	struct in_chunk *c = q->in_head;
+
+	c->off += take;
+	q->in_bytes -= take;
+	if (c->off == c->len)
+		in_pop_locked(q);
+}
+
+/* Drop all input. Caller holds q->lock; the worker is idle. */
+void card_in_drop_locked(struct emu_queue *q)
+{
+	while (q->in_head)
+		in_pop_locked(q);
 	q->in_bytes = 0;
 	in_drained_locked(q);
 }
 
 void card_out_drop_locked(struct emu_queue *q)
 {
-	struct out_chunk *c = q->out_head;
-
-	while (c) {
-		struct out_chunk *next = c->next;
-
-		free(c);
-		c = next;
-	}
-	q->out_head = q->out_tail = NULL;
+	while (q->out_head)
+		out_pop_locked(q);
 	q->out_bytes = 0;
 }
 
@@ -86,16 +107,9 @@ void card_in_take_locked(struct emu_queue *q, void *dst, size_t n)
 		if (take > n)
 			take = n;
 		memcpy(d, c->data + c->off, take);
-		c->off += take;
+		in_advance_locked(q, take);
 		d += take;
 		n -= take;
-		q->in_bytes -= take;
-		if (c->off == c->len) {
-			q->in_head = c->next;
-			if (!q->in_head)
-				q->in_tail = NULL;
-			in_chunk_free(c);
-		}
 	}
 	in_drained_locked(q);
 }
@@ -141,15 +155,8 @@ int card_in_consume(struct emu_queue *q, uint64_t n, card_sink_fn sink, void *ar
 			sink(arg, done, p, take);
 			pthread_mutex_lock(&q->lock);
 		}
-		c->off += take;
-		q->in_bytes -= take;
+		in_advance_locked(q, take);
 		done += take;
-		if (c->off == c->len) {
-			q->in_head = c->next;
-			if (!q->in_head)
-				q->in_tail = NULL;
-			in_chunk_free(c);
-		}
 		in_drained_locked(q);
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -396,12 +403,8 @@ size_t emu_card_read(struct emu_card *card, unsigned int q_idx, void *buf,
 		memcpy(d + done, c->data + c->off, take);
 		c->off += take;
 		done += take;
-		if (c->off == c->len) {
-			q->out_head = c->next;
-			if (!q->out_head)
-				q->out_tail = NULL;
-			free(c);
-		}
+		if (c->off == c->len)
+			out_pop_locked(q);
 	}
 	q->out_bytes -= done;
 	q->stats.bytes_out += done;
