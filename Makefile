@@ -62,7 +62,7 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all help deps module userspace tests selftests selftests-install check \
+.PHONY: all help deps deps-base module userspace tests selftests selftests-install check \
 	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
@@ -84,9 +84,13 @@ help:
 	@echo "make dkms-install  install the module with DKMS and the udev rule (real machines)"
 	@echo "make udev-install  only the udev rule: accel nodes in group rk1828, mode 0660"
 
-deps:
+# deps-base is what building and the demo need; deps adds what the test
+# suite needs on top (tokenizer vocabularies, npm packages, our QEMU).
+deps-base:
 	@tools/install-deps
 	@tools/unpack-kernel-tools $(B)/linux-src
+
+deps: deps-base
 	@if [ -x tools/fetch-vocab ]; then tools/fetch-vocab $(B)/vocab; fi
 	@tools/npm-deps $(B)/node
 	@tools/build-qemu >/dev/null
@@ -264,7 +268,7 @@ udev-install:
 
 # The model file is checked before booting; the prompt is printed first
 # (rk1828-llm prints only the continuation) so the story reads whole.
-demo: deps all
+demo: deps-base all
 	@test -r "$(MODEL)" || { echo "demo: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
 	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
 	@printf '%s' "$(PROMPT)"
