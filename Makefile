@@ -159,6 +159,11 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(NL_LIBS) $(LDLIBS)
 
+# The server's request parser has its own unit test, which needs libserver.
+$(B)/tests/test_api: $(B)/obj/tests/unit/test_api.o $(B)/libtest.a $(B)/libserver.a $(B)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 # Guest (kselftest) tests: tests/selftests is a kselftest directory on
 # lib.mk (tools/testing/selftests/drivers/accel/rk1828 in a kernel tree),
 # built here with the kselftest files unpacked into $(B)/linux-src and our

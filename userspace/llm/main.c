@@ -71,7 +71,7 @@ static void usage(FILE *f)
 		"  --temp T         temperature, 0 = greedy (default 0.8)\n"
 		"  --top-k K        top-k (default 40, 0 = off)\n"
 		"  --top-p P        nucleus sampling, 0 < P <= 1 (default 0.95, 1 = off)\n"
-		"  --seed S         sampler seed, an integer >= 0 (default: time based)\n"
+		"  --seed S         sampler seed, an integer >= 0; -1 or none: time based\n"
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
 		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
@@ -187,18 +187,27 @@ static const struct option cli_opts[] = {
 /* The option handlers: 0 taken, -1 bad value (printed), 1 not this group's. */
 #define OPT_NOT_MINE 1
 
-/* --seed S: an integer 0..2^64-1; strtoull() alone would take "-1" as 2^64 - 1. */
-static int parse_seed(const char *s, uint64_t *out)
+/*
+ * --seed S: an integer 0..2^64-1, or -1 for a time-based seed (llama.cpp's
+ * -s -1, and what the server's "seed": -1 means); strtoull() alone would
+ * take "-1" as 2^64 - 1. *@have is false for -1.
+ */
+static int parse_seed(const char *s, uint64_t *out, bool *have)
 {
 	char *end;
 
+	if (!strcmp(s, "-1")) {
+		*have = false;
+		return 0;
+	}
 	errno = 0;
 	*out = strtoull(s, &end, 10);
 	if (s[0] < '0' || s[0] > '9' || errno || *end) {
-		fprintf(stderr, "rk1828-llm: --seed: bad value \"%s\" (an integer 0..%llu)\n",
+		fprintf(stderr, "rk1828-llm: --seed: bad value \"%s\" (an integer 0..%llu, or -1 for a time-based seed)\n",
 			s, (unsigned long long)UINT64_MAX);
 		return -1;
 	}
+	*have = true;
 	return 0;
 }
 
@@ -224,10 +233,7 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 	case O_TOPP:
 		return parse_float(arg, "--top-p", 0.0f, true, 1.0f, &a->top_p) ? -1 : 0;
 	case O_SEED:
-		if (parse_seed(arg, &a->seed))
-			return -1;
-		a->have_seed = true;
-		return 0;
+		return parse_seed(arg, &a->seed, &a->have_seed) ? -1 : 0;
 	}
 	return OPT_NOT_MINE;
 }

@@ -183,7 +183,8 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	have = false;
 	if (get_int(o, "seed", INT64_MIN, INT64_MAX, &v, &have, e))
 		return -1;
-	if (have) {
+	/* -1 asks for a random seed, as in llama-server (LLAMA_DEFAULT_SEED). */
+	if (have && v != -1) {
 		p->s.seed = (uint64_t)v;
 		p->s.have_seed = true;
 	}

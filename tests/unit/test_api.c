@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * OpenAI request parsing tests (userspace/server/api.c, the rules of
+ * userspace/doc/server.rst): the sampling fields land in struct
+ * engine_sampling with their values; "seed": -1 asks for a random seed as
+ * in llama-server, any other integer is that seed; a wrong type or range
+ * is a 400 naming the field, and max_tokens is checked next to
+ * max_completion_tokens. Output: TAP.
+ */
+#include "api.h"
+
+#include <string.h>
+
+#include "tap.h"
+
+/* Parse @body as a chat completion; 0 or -1 as api_parse(). */
+static int chat(const char *body, struct api_params *p, struct api_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	return api_parse(API_CHAT, body, strlen(body), p, e);
+}
+
+#define MSGS "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]"
+
+static void test_seed(void)
+{
+	struct api_params p;
+	struct api_error e;
+	int rc;
+
+	rc = chat("{" MSGS ",\"seed\":42}", &p, &e);
+	tap_ok(rc == 0 && p.s.have_seed && p.s.seed == 42, "seed 42 is seed 42");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"seed\":-1}", &p, &e);
+	tap_ok(rc == 0 && !p.s.have_seed, "seed -1 asks for a random seed (no fixed seed)");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS "}", &p, &e);
+	tap_ok(rc == 0 && !p.s.have_seed, "no seed: a random seed");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"seed\":-2}", &p, &e);
+	tap_ok(rc == 0 && p.s.have_seed && p.s.seed == (uint64_t)-2,
+	       "another negative seed is a fixed seed (its 64-bit pattern)");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"seed\":\"7\"}", &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "seed"),
+	       "a string seed is a 400 naming 'seed' (got %d, param '%s')", e.status, e.param);
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"seed\":1.5}", &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "seed"),
+	       "a fractional seed is a 400 naming 'seed'");
+	api_params_free(&p);
+}
+
+static void test_sampling(void)
+{
+	struct api_params p;
+	struct api_error e;
+	int rc;
+
+	rc = chat("{" MSGS ",\"temperature\":0.5,\"top_p\":0.25,\"top_k\":7,\"max_tokens\":9}",
+		  &p, &e);
+	tap_ok(rc == 0 && p.s.temperature == 0.5f && p.s.top_p == 0.25f && p.s.top_k == 7 &&
+	       p.max_tokens == 9, "temperature, top_p, top_k and max_tokens carry their values");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"max_completion_tokens\":5,\"max_tokens\":-3}", &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "max_tokens"),
+	       "a bad max_tokens is a 400 even next to max_completion_tokens (param '%s')",
+	       e.param);
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"max_completion_tokens\":5,\"max_tokens\":8}", &p, &e);
+	tap_ok(rc == 0 && p.max_tokens == 5, "max_completion_tokens wins over max_tokens");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"temperature\":\"hot\"}", &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "temperature") &&
+	       !strcmp(e.type, "invalid_request_error"),
+	       "a string temperature is an invalid_request_error naming 'temperature'");
+	api_params_free(&p);
+}
+
+int main(void)
+{
+	test_seed();
+	test_sampling();
+	return tap_done();
+}
