@@ -5,7 +5,7 @@
  * `plan` and `run` forever in open()), --card-mem refuses negative and
  * overflowing sizes (-1 was taken as 2^64-1 bytes, 17179869185G wrapped to
  * 1 GiB), and the plan line of a 40-card plan is printed whole (it was cut
- * at 511 characters). Runs build/rk1828-llm (or $RK1828_LLM) under
+ * at 511 characters), --seed -1 is a time-based seed and -2 is refused. Runs build/rk1828-llm (or $RK1828_LLM) under
  * timeout(1), so a hang fails instead of stalling the suite. Prints TAP.
  */
 #include <stdio.h>
@@ -106,6 +106,22 @@ static void test_long_plan(const char *model)
 	       end && end - line > 24 ? end - 24 : "");
 }
 
+/* --seed -1 is a time-based seed (as llama.cpp's -s -1); -2 is refused. */
+static void test_seed(const char *model)
+{
+	char args[256], out[4096];
+	int rc;
+
+	snprintf(args, sizeof(args), "run -m %s -p x -n 1 --seed -1", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc != 2 && !strstr(out, "--seed"),
+	       "--seed -1 is taken (status %d: the run itself needs cards)", rc);
+	snprintf(args, sizeof(args), "run -m %s -p x -n 1 --seed -2", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "--seed: bad value \"-2\""),
+	       "--seed -2 is refused naming the option (status %d)", rc);
+}
+
 int main(void)
 {
 	struct synth_model s = {
@@ -133,6 +149,7 @@ int main(void)
 	test_not_regular();
 	test_card_mem(model);
 	test_long_plan(model);
+	test_seed(model);
 	unlink(model);
 	return tap_done();
 }
