@@ -209,7 +209,7 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libs
 # Benchmark helpers (tests/run-bench): build/bench/{mkmodel,latency,cpucal,engine_bench}.
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
-$(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(LDLIBS)
 
