@@ -4,7 +4,9 @@
 # bench.sh: rk1828-llm bench on two real (emulated) cards in the guest:
 # the table has a row per test (pp16, pp40, tg8, tg8 x2) with measured
 # and predicted figures (TTFT of the longer prompt above the shorter one,
-# rate = tokens / time), the host-time and resident-set notes, and --trace
+# rate = tokens / time) on the link of the cards (rk1828-llm info's, the
+# prediction's link when no --link is given), the host-time and
+# resident-set notes, and --trace
 # writes a Chrome trace-event JSON with a named process per card and the
 # host, three jobs (input COPY, EXEC, output COPY) per micro-batch and
 # card, no two EXECs of one card overlapping, every job within its
@@ -20,9 +22,11 @@ trap 'rm -rf "$tmp"' EXIT
 	-p 16,40 -n 8 -r 2 --sessions 2 --trace "$tmp/trace.json" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 sed 's/^/# /' "$tmp/out"
-python3 - "$tmp" "$rc" <<'PYEOF'
+# The links of the two cards bench ran on, "usb", "pcie" or "pcie usb".
+links=$("$root/build/rk1828-llm" info | head -n 2 | grep -o 'link [a-z]*' | cut -d' ' -f2 | sort -u | tr '\n' ' ')
+python3 - "$tmp" "$rc" "$links" <<'PYEOF'
 import json, re, sys
-d, rc = sys.argv[1], int(sys.argv[2])
+d, rc, links = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 out = open(d + '/out').read()
 n = 0
 fails = 0
@@ -50,6 +54,9 @@ try:
     ok = ok and abs(num(rows['pp40'][8]) * num(rows['pp40'][6]) / 1000 - 40) < 1
 except (ValueError, IndexError, KeyError):
     ok = False
+want_link = 'usb' if 'usb' in links else 'pcie'
+t('the prediction is on the cards\' link (%s: %s)' % (' '.join(links), want_link),
+  len(links) > 0 and len(rows) > 0 and all(c[3] == want_link for c in rows.values()))
 t('measured and predicted figures are positive, consistent, longer prompts take longer', ok)
 t('notes: host time per decode step, overlap, peak resident set',
   re.search(r'^host time per decode step \(runtime \+ driver, measured\): \d+ us = [\d.]+ % of the modelled card time', out, re.M) is not None and

@@ -52,7 +52,8 @@ struct args {
 	uint64_t card_mem;	/* plan only: simulated cards of this size */
 	uint32_t parallel;	/* plan only: sessions whose KV caches the cards hold */
 	bool predict, cards_auto;	/* plan --predict, --cards auto */
-	enum cost_link link;	/* plan --link */
+	enum cost_link link;	/* plan/bench --link */
+	bool link_set;		/* --link given (bench: else the cards' own link) */
 	const char *profile;	/* plan/bench --profile FILE, NULL: the built-in one */
 	const char *trace;	/* bench --trace FILE */
 	int sessions, reps;	/* bench --sessions S, -r N (0: unset) */

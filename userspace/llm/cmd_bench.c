@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "profile.h"
+#include "rk1828.h"
 
 /* -p: a comma separated list of prompt lengths. */
 static int parse_prompts(const char *s, struct bench_opts *bo)
@@ -38,8 +39,39 @@ static int parse_prompts(const char *s, struct bench_opts *bo)
 	return 0;
 }
 
+/*
+ * The link of the prediction: --link, else the link of the cards the plan
+ * uses (the slower, USB, when they are on both: the prediction has one
+ * link, see predict.h; said in @why).
+ */
+static enum cost_link bench_link(const struct args *a, const struct session *S,
+				 const char **why)
+{
+	bool usb = false, pcie = false;
+	int i;
+
+	*why = "--link";
+	if (a->link_set)
+		return a->link;
+	for (i = 0; i < S->n_sel; i++) {
+		usb |= S->cards[S->sel[i]].link_type == RK_LINK_USB;
+		pcie |= S->cards[S->sel[i]].link_type == RK_LINK_PCIE;
+	}
+	if (usb && pcie) {
+		*why = "the cards are on usb and pcie: the slower";
+		return COST_LINK_USB;
+	}
+	if (usb || pcie) {
+		*why = "the cards' link";
+		return usb ? COST_LINK_USB : COST_LINK_PCIE;
+	}
+	*why = "the cards' link unknown: the default";
+	return a->link;
+}
+
 int cmd_bench(const struct args *a)
 {
+	const char *link_why;
 	struct bench_opts bo = { 0 };
 	struct card_profile prof;
 	struct tokenizer *tok = NULL;
@@ -88,10 +120,10 @@ int cmd_bench(const struct args *a)
 	bo.reps = a->reps ? a->reps : 3;
 	bo.trace = a->trace;
 	bo.prof = &prof;
-	bo.link = a->link;
+	bo.link = bench_link(a, &S, &link_why);
 	bo.out = stdout;
-	fprintf(stderr, "rk1828-llm: bench: plan %s; prediction on profile %s, link %s\n",
-		S.plan_str, prof.name, cost_link_name(a->link));
+	fprintf(stderr, "rk1828-llm: bench: plan %s; prediction on profile %s, link %s (%s)\n",
+		S.plan_str, prof.name, cost_link_name(bo.link), link_why);
 	if (bench_run(&bo, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: bench: %s\n", err);
 		goto out;

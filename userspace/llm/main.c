@@ -90,7 +90,8 @@ static void usage(FILE *f)
 		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
 		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
 		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
-		"  --link L         plan --predict: usb or pcie (default pcie)\n"
+		"  --link L         plan --predict, bench: the link predicted, usb or pcie\n"
+		"                   (default: plan pcie, bench the link of the cards used)\n"
 		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
 		"  --json           plan: print one JSON object (the plan, and the prediction)\n"
 		"  --parallel S     plan: for S concurrent sessions' KV caches, as\n"
@@ -254,6 +255,7 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 			fprintf(stderr, "rk1828-llm: --link: bad value \"%s\" (usb or pcie)\n", arg);
 			return -1;
 		}
+		a->link_set = true;
 		return 0;
 	case O_PROFILE: a->profile = arg; return 0;
 	case O_PARALLEL:
