@@ -131,6 +131,38 @@ static void test_does_not_fit_several(void)
 	   strstr(err, "card6 needs"), "all cards short: all three named");
 }
 
+/* One block on a card reads "blk 3" everywhere, never "blk 3-3". */
+static void test_one_block_names(void)
+{
+	uint64_t blocks[2] = { 3 * GB, 3 * GB };
+	uint64_t free[2] = { 2 * GB, 2 * GB };
+	int ids[2] = { 0, 1 };
+	struct plan_input in = {
+		.n_blocks = 2, .block_bytes = blocks, .head_bytes = GB,
+		.card_overhead = 0, .n_cards = 2, .card_free = free, .card_ids = ids,
+	};
+	struct plan_seg seg = { .first = 7, .count = 1, .output = 1 };
+	struct plan p;
+	char err[512] = "", b[PLAN_BLK_MAX];
+
+	tap_ok(plan_make(&in, &p, err, sizeof(err)) == PLAN_NOFIT &&
+	       strstr(err, "card0 needs 3.00 GiB (blk 0) but has 2.00 GiB free") &&
+	       strstr(err, "card1 needs 4.00 GiB (blk 1 + output) but has 2.00 GiB free") &&
+	       !strstr(err, "0-0") && !strstr(err, "1-1"),
+	       "does not fit, one block per card: \"blk 0\", \"blk 1 + output\" (%s)", err);
+	plan_seg_blocks(&seg, b, sizeof(b));
+	tap_ok(!strcmp(b, "blk 7 + output"), "plan_seg_blocks one block: \"%s\"", b);
+	seg.count = 3;
+	seg.output = 0;
+	plan_seg_blocks(&seg, b, sizeof(b));
+	tap_ok(!strcmp(b, "blk 7-9"), "plan_seg_blocks three blocks: \"%s\"", b);
+	seg.first = -2147483647 - 1;	/* "blk -2147483648--2147483647 + output" */
+	seg.count = 2;
+	seg.output = 1;
+	tap_ok(plan_seg_blocks(&seg, b, sizeof(b)) < PLAN_BLK_MAX,
+	       "plan_seg_blocks: the longest name fits PLAN_BLK_MAX");
+}
+
 static void test_vendor_rule(void)
 {
 	/* 32 equal blocks of 100 MiB, LM head 500 MiB, 2 cards of 4.9 GiB. */
@@ -283,6 +315,7 @@ int main(void)
 	test_uneven();
 	test_does_not_fit();
 	test_does_not_fit_several();
+	test_one_block_names();
 	test_vendor_rule();
 	test_bad_input();
 	test_format_limits();

@@ -242,12 +242,12 @@ static int write_trace(const struct trace *t, const char *path, const char *cons
 	fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
 	for (k = 0; k < t->n_stages; k++) {
 		const struct rk_card *c = &o->cards[o->card_idx[k]];
+		char blk[PLAN_BLK_MAX];
 
+		plan_seg_blocks(&o->plan->seg[k], blk, sizeof(blk));
 		fprintf(f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
-			"\"args\":{\"name\":\"card%d (%s): blk %d-%d%s\"}}", first ? "" : ",", k,
-			c->index, c->node, o->plan->seg[k].first,
-			o->plan->seg[k].first + o->plan->seg[k].count - 1,
-			o->plan->seg[k].output ? " + output" : "");
+			"\"args\":{\"name\":\"card%d (%s): %s\"}}", first ? "" : ",", k,
+			c->index, c->node, blk);
 		first = false;
 		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,"
 			"\"args\":{\"name\":\"compute queue\"}}", k);

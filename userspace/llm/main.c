@@ -730,16 +730,13 @@ static void print_plan(const struct args *a, const struct session *S)
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
 		const struct plan_seg *s = &S->plan.seg[i];
-		char need[32], fr[32], blk[32];
+		char need[32], fr[32], blk[PLAN_BLK_MAX];
 
 		util_fmt_bytes(need, sizeof(need), s->bytes);
 		util_fmt_bytes(fr, sizeof(fr), s->free);
-		if (s->count == 1)
-			snprintf(blk, sizeof(blk), "%d", s->first);
-		else
-			snprintf(blk, sizeof(blk), "%d-%d", s->first, s->first + s->count - 1);
-		printf("card%d: blk %s%s: %s of %s free (%llu bytes)\n", s->card_id, blk,
-		       s->output ? " + output" : "", need, fr, (unsigned long long)s->bytes);
+		plan_seg_blocks(s, blk, sizeof(blk));
+		printf("card%d: %s: %s of %s free (%llu bytes)\n", s->card_id, blk, need, fr,
+		       (unsigned long long)s->bytes);
 	}
 }
 

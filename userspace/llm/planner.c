@@ -201,7 +201,7 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 	} else {
 		struct plan tmp;
 		/* Room to name every card. */
-		char msg[96 * PLAN_MAX_CARDS], need[32], have[32];
+		char msg[96 * PLAN_MAX_CARDS], need[32], have[32], blk[PLAN_BLK_MAX];
 		int len = snprintf(msg, sizeof(msg), "model does not fit on %d card%s:",
 				   n, n == 1 ? "" : "s");
 		int j, first = 1;
@@ -214,11 +214,10 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 				continue;
 			util_fmt_bytes(need, sizeof(need), s->bytes);
 			util_fmt_bytes(have, sizeof(have), s->free);
+			plan_seg_blocks(s, blk, sizeof(blk));
 			len += snprintf(msg + len, sizeof(msg) - len,
-					"%s card%d needs %s (blk %d-%d%s) but has %s free",
-					first ? "" : ";", s->card_id, need, s->first,
-					s->first + s->count - 1,
-					s->output ? " + output" : "", have);
+					"%s card%d needs %s (%s) but has %s free",
+					first ? "" : ";", s->card_id, need, blk, have);
 			first = 0;
 			if (len >= (int)sizeof(msg))
 				break;
@@ -237,6 +236,15 @@ out:
 	return ret;
 }
 
+int plan_seg_blocks(const struct plan_seg *s, char *buf, size_t size)
+{
+	const char *out = s->output ? " + output" : "";
+
+	if (s->count == 1)
+		return snprintf(buf, size, "blk %d%s", s->first, out);
+	return snprintf(buf, size, "blk %d-%d%s", s->first, s->first + s->count - 1, out);
+}
+
 int plan_format(const struct plan *p, char *buf, size_t size)
 {
 	int i, len = 0;
@@ -248,16 +256,10 @@ int plan_format(const struct plan *p, char *buf, size_t size)
 		/* Past the end of @buf only count: never form buf + len there. */
 		char *at = (size_t)len < size ? buf + len : NULL;
 		size_t room = at ? size - (size_t)len : 0;
+		char blk[PLAN_BLK_MAX];
 
-		if (s->count == 1)
-			len += snprintf(at, room, "%scard%d: blk %d%s",
-					i ? ", " : "", s->card_id, s->first,
-					s->output ? " + output" : "");
-		else
-			len += snprintf(at, room, "%scard%d: blk %d-%d%s",
-					i ? ", " : "", s->card_id, s->first,
-					s->first + s->count - 1,
-					s->output ? " + output" : "");
+		plan_seg_blocks(s, blk, sizeof(blk));
+		len += snprintf(at, room, "%scard%d: %s", i ? ", " : "", s->card_id, blk);
 	}
 	return len;
 }

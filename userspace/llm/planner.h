@@ -102,6 +102,19 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
  */
 #define PLAN_STR_MAX	(PLAN_MAX_CARDS * 64 + 1)
 
+/*
+ * PLAN_BLK_MAX - a buffer this size holds plan_seg_blocks() of any
+ * segment ("blk <int>-<int> + output" and the NUL).
+ */
+#define PLAN_BLK_MAX	40
+
+/**
+ * plan_seg_blocks() - the blocks of @s as every message names them: "blk 3",
+ * "blk 0-19" or "blk 20-35 + output" (one block is never "blk 3-3")
+ * Return: the string length (snprintf semantics).
+ */
+int plan_seg_blocks(const struct plan_seg *s, char *buf, size_t size);
+
 /**
  * plan_format() - "card0: blk 0-2, card1: blk 3-4 + output"
  * Return: the string length (snprintf semantics).
