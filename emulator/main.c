@@ -46,7 +46,7 @@ static void usage(FILE *f)
 		"      --pcie           be a PCIe card (registers, rings, DMA) for\n"
 		"                       -device rk1828-pci,socket=PATH\n"
 		"  -m, --mem-size SIZE  card memory, bytes with optional K/M/G/T\n"
-		"                       suffix (powers of 1024); default 5G\n"
+		"                       suffix (powers of 1024, decimals: 1.5G); default 5G\n"
 		"      --serial N       serial number (default 0x18280000 + index)\n"
 		"      --index N        card index, for log messages (default 0)\n"
 		"  -t, --threads N      EXEC compute threads (0 = one per CPU)\n"
@@ -154,7 +154,8 @@ static int parse_card_opt(int opt, const char *arg, struct emu_card_config *cfg,
 	switch (opt) {
 	case 'm':
 		if (util_parse_size(arg, &cfg->mem_size) || cfg->mem_size < 4096) {
-			fprintf(stderr, "rk1828-emu: bad --mem-size '%s' (e.g. 5G, 512M; at least 4K)\n",
+			fprintf(stderr, "rk1828-emu: bad --mem-size '%s': give " UTIL_SIZE_HELP
+				"; at least 4K\n",
 				arg);
 			return 2;
 		}

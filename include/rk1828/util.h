@@ -94,10 +94,19 @@ static inline size_t util_argmax(const float *v, size_t n)
 	return best;
 }
 
+/*
+ * UTIL_SIZE_HELP - what util_parse_size() accepts, for error messages.
+ */
+#define UTIL_SIZE_HELP "bytes, or a number with K, M, G or T (powers of 1024, " \
+	"up to 6 decimals), e.g. 4.9G, 512M, 5GiB"
+
 /**
- * util_parse_size() - parse a byte count such as "4096", "512M" or "5GiB"
- * @s: decimal digits, optionally followed by K, M, G or T (powers of
- *	1024, either case), optionally followed by "iB" or "B"
+ * util_parse_size() - parse a byte count such as "4096", "512M", "4.9G" or
+ * "5GiB"
+ * @s: decimal digits, optionally a '.' and up to 6 more digits, optionally
+ *	followed by K, M, G or T (powers of 1024, either case), optionally
+ *	followed by "iB" or "B"; a fraction needs a suffix (no fraction of a
+ *	byte) and is rounded down to a whole byte (4.9G = 5261334937)
  * @out: the byte count on success, untouched on failure
  *
  * No sign, blanks or other suffix is accepted; a value that does not fit
@@ -107,7 +116,7 @@ static inline size_t util_argmax(const float *v, size_t n)
  */
 static inline int util_parse_size(const char *s, uint64_t *out)
 {
-	uint64_t v = 0;
+	uint64_t v = 0, frac = 0, den = 1, whole, part;
 	unsigned int shift = 0;
 	const char *p = s;
 
@@ -117,6 +126,16 @@ static inline int util_parse_size(const char *s, uint64_t *out)
 		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
 			return -1;
 		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return -1;
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			if (den == 1000000)
+				return -1;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			den *= 10;
+		}
 	}
 	switch (*p) {
 	case 'k': case 'K': shift = 10; break;
@@ -132,9 +151,14 @@ static inline int util_parse_size(const char *s, uint64_t *out)
 		else if (p[0] == 'B')
 			p++;
 	}
-	if (*p || (shift && v > (UINT64_MAX >> shift)))
+	if (*p || (den > 1 && !shift) || (shift && v > (UINT64_MAX >> shift)))
 		return -1;
-	*out = v << shift;
+	/* frac < 10^6 < 2^20 and shift <= 40: frac << shift fits. */
+	whole = v << shift;
+	part = (frac << shift) / den;
+	if (whole > UINT64_MAX - part)
+		return -1;
+	*out = whole + part;
 	return 0;
 }
 
@@ -186,9 +210,11 @@ static inline uint64_t util_add_u64(uint64_t a, uint64_t b, bool *ok)
 }
 
 /**
- * util_fmt_bytes() - "1.50 GiB", "12.00 MiB" or "3.0 KiB"
+ * util_fmt_bytes() - "1.50 GiB", "12.00 MiB", "3.0 KiB" or "512 B": the
+ * largest binary unit the value reaches, so a small size never prints as
+ * "0.00 GiB" or "0.0 KiB"
  * @buf: output
- * @n: size of @buf (16 bytes always suffice below 10^13 GiB)
+ * @n: size of @buf (24 bytes always suffice)
  * @b: byte count
  */
 static inline void util_fmt_bytes(char *buf, size_t n, uint64_t b)
@@ -197,8 +223,10 @@ static inline void util_fmt_bytes(char *buf, size_t n, uint64_t b)
 		snprintf(buf, n, "%.2f GiB", (double)b / (1ULL << 30));
 	else if (b >= (1ULL << 20))
 		snprintf(buf, n, "%.2f MiB", (double)b / (1ULL << 20));
-	else
+	else if (b >= 1024)
 		snprintf(buf, n, "%.1f KiB", (double)b / 1024);
+	else
+		snprintf(buf, n, "%u B", (unsigned int)b);
 }
 
 #endif /* RK1828_UTIL_H */

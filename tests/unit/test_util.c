@@ -23,9 +23,15 @@ static void test_parse_size(void)
 		{ "5G", 5ULL << 30 }, { "5GiB", 5ULL << 30 }, { "5GB", 5ULL << 30 },
 		{ "2T", 2ULL << 40 }, { "16777215T", 16777215ULL << 40 },
 		{ "18446744073709551615", UINT64_MAX },
+		{ "4.9G", 5261334937ULL },	/* 4.9 * 2^30 = 5261334937.6, rounded down */
+		{ "0.5K", 512 }, { "1.25MiB", 1310720 }, { "1.000001K", 1024 },
+		{ "2.5t", 5ULL << 39 }, { "0.0G", 0 },
+		{ "16777215.999999T", (16777215ULL << 40) + (999999ULL << 40) / 1000000 },
 	};
 	static const char *const bad[] = {
 		"", "-1", "+1", " 1", "1 ", "0x10", "1X", "5Gi", "5iB", "G",
+		"4.9",				/* a fraction of a byte */
+		"4.G", ".5G", "4..9G", "4.9.1G", "4,9G", "1.0000001G",	/* 7 decimals */
 		"17179869185G",			/* 2^34 + 1 GiB: wrapped to 1 GiB */
 		"16777216T",			/* 2^64 exactly */
 		"18446744073709551616",		/* 2^64 */
@@ -52,7 +58,15 @@ static void test_fmt_bytes(void)
 	char b[32];
 
 	util_fmt_bytes(b, sizeof(b), 512);
-	tap_ok(!strcmp(b, "0.5 KiB"), "fmt_bytes 512 = \"%s\"", b);
+	tap_ok(!strcmp(b, "512 B"), "fmt_bytes 512 = \"%s\"", b);
+	util_fmt_bytes(b, sizeof(b), 0);
+	tap_ok(!strcmp(b, "0 B"), "fmt_bytes 0 = \"%s\"", b);
+	util_fmt_bytes(b, sizeof(b), 1023);
+	tap_ok(!strcmp(b, "1023 B"), "fmt_bytes 1023 = \"%s\"", b);
+	util_fmt_bytes(b, sizeof(b), 1024 + 512);
+	tap_ok(!strcmp(b, "1.5 KiB"), "fmt_bytes 1536 = \"%s\"", b);
+	util_fmt_bytes(b, sizeof(b), UINT64_MAX);
+	tap_ok(!strcmp(b, "17179869184.00 GiB"), "fmt_bytes 2^64-1 = \"%s\"", b);
 	util_fmt_bytes(b, sizeof(b), 3ULL << 20);
 	tap_ok(!strcmp(b, "3.00 MiB"), "fmt_bytes 3 MiB = \"%s\"", b);
 	util_fmt_bytes(b, sizeof(b), (5ULL << 30) + (1ULL << 29));

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
-		"                       [--card-mem BYTES[K|M|G]] [--predict] [--link usb|pcie]\n"
+		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
 		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
 		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
@@ -86,7 +86,9 @@ static void usage(FILE *f)
 		"  -s, --system S   system message (run --chat, chat)\n"
 		"  --think, --no-think  reasoning on/off where the template has a switch (Qwen3)\n"
 		"  --ids            tokenize: print the ids only, as [1, 2, 3]\n"
-		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each\n"
+		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each (bytes,\n"
+		"                   or 4.9G, 512M: K, M, G, T are powers of 1024; default:\n"
+		"                   the card profile's usable memory)\n"
 		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
 		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
 		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
@@ -245,7 +247,8 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 	switch (c) {
 	case O_CARDMEM:
 		if (util_parse_size(arg, &a->card_mem) || !a->card_mem) {
-			fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\"\n", arg);
+			fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\": give " UTIL_SIZE_HELP
+				"; more than 0\n", arg);
 			return -1;
 		}
 		return 0;
