@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 	};
 	struct model_shape sh;
 	struct card_profile prof;
-	struct predict_opts po = { .link = COST_LINK_PCIE, .bucket = 128, .n_ctx = 4096 + 128 };
+	struct predict_opts po = { .link = COST_LINK_PCIE, .bucket = 128, .n_ctx = PREDICT_PROMPT + PREDICT_GEN };
 	struct cost_layer *layers;
 	struct cost_head head;
 	struct plan_input in = { 0 };

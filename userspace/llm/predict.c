@@ -310,7 +310,17 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 		psim_destroy(s);
 	}
 
-	/* The vendor's conditions: a PREDICT_PROMPT prompt, PREDICT_GEN tokens. */
+	/*
+	 * The vendor's conditions: a PREDICT_PROMPT prompt, PREDICT_GEN tokens,
+	 * each figure only where its tokens fit the context (else NAN).
+	 */
+	out->prefill_tok_s = out->tpot_ms = out->decode_tok_s = NAN;
+	for (k = 0; k < plan->n_segs; k++)
+		out->card_busy[k] = NAN;
+	for (i = 0; i < PREDICT_N_SESSIONS; i++)
+		out->aggregate_tok_s[i] = NAN;
+	if (PREDICT_PROMPT > o->n_ctx)
+		return 0;
 	s = psim_create(layers, n_layers, head, plan, o);
 	if (!s)
 		goto oom;
@@ -318,12 +328,14 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 	out->prefill_tok_s = PREDICT_PROMPT / (t / 1e9);
 	for (k = 0; k < plan->n_segs; k++)
 		out->card_busy[k] = psim_busy_ns(s, k) / t;
-	t = psim_decode(s, t, PREDICT_PROMPT, PREDICT_GEN);
-	out->tpot_ms = (t - t0) / PREDICT_GEN / 1e6;
-	out->decode_tok_s = 1000.0 / out->tpot_ms;
+	if (PREDICT_PROMPT + PREDICT_GEN <= o->n_ctx) {
+		t = psim_decode(s, t, PREDICT_PROMPT, PREDICT_GEN);
+		out->tpot_ms = (t - t0) / PREDICT_GEN / 1e6;
+		out->decode_tok_s = 1000.0 / out->tpot_ms;
+	}
 	psim_destroy(s);
 
-	for (i = 0; i < PREDICT_N_SESSIONS; i++) {
+	for (i = 0; i < PREDICT_N_SESSIONS && PREDICT_PROMPT + PREDICT_GEN <= o->n_ctx; i++) {
 		s = psim_create(layers, n_layers, head, plan, o);
 		if (!s)
 			goto oom;
@@ -431,16 +443,31 @@ void predict_print(FILE *f, const struct plan *plan, const struct prediction *pr
 			fprintf(f, "%s %u tokens %.0f ms", i ? "," : "", predict_ttft_prompt(i),
 				pr->ttft_ms[i]);
 	}
-	fprintf(f, "\n  prefill %.1f tok/s, decode %.2f tok/s (TPOT %.2f ms) with a %d-token "
-		"prompt and %d generated\n", pr->prefill_tok_s, pr->decode_tok_s, pr->tpot_ms,
-		PREDICT_PROMPT, PREDICT_GEN);
-	fprintf(f, "  aggregate decode:");
+	if (isnan(pr->prefill_tok_s))
+		fprintf(f, "\n  prefill -, decode -");
+	else if (isnan(pr->decode_tok_s))
+		fprintf(f, "\n  prefill %.1f tok/s, decode -", pr->prefill_tok_s);
+	else
+		fprintf(f, "\n  prefill %.1f tok/s, decode %.2f tok/s (TPOT %.2f ms)",
+			pr->prefill_tok_s, pr->decode_tok_s, pr->tpot_ms);
+	fprintf(f, " with a %d-token prompt and %d generated", PREDICT_PROMPT, PREDICT_GEN);
+	if (isnan(pr->decode_tok_s))
+		fprintf(f, ": - is over --ctx %u (--ctx %d or more predicts them)", o->n_ctx,
+			PREDICT_PROMPT + PREDICT_GEN);
+	fprintf(f, "\n  aggregate decode:");
 	for (i = 0; i < PREDICT_N_SESSIONS; i++)
-		fprintf(f, "%s %u session%s %.1f tok/s", i ? "," : "", predict_sessions(i),
-			predict_sessions(i) == 1 ? "" : "s", pr->aggregate_tok_s[i]);
+		if (isnan(pr->aggregate_tok_s[i]))
+			fprintf(f, "%s %u session%s -", i ? "," : "", predict_sessions(i),
+				predict_sessions(i) == 1 ? "" : "s");
+		else
+			fprintf(f, "%s %u session%s %.1f tok/s", i ? "," : "", predict_sessions(i),
+				predict_sessions(i) == 1 ? "" : "s", pr->aggregate_tok_s[i]);
 	fprintf(f, "\n  NPU busy during that prefill:");
 	for (i = 0; i < plan->n_segs; i++)
-		fprintf(f, "%s card%d %.0f %%", i ? "," : "", plan->seg[i].card_id,
-			100 * pr->card_busy[i]);
+		if (isnan(pr->card_busy[i]))
+			fprintf(f, "%s card%d -", i ? "," : "", plan->seg[i].card_id);
+		else
+			fprintf(f, "%s card%d %.0f %%", i ? "," : "", plan->seg[i].card_id,
+				100 * pr->card_busy[i]);
 	fprintf(f, "\n");
 }

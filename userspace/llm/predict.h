@@ -45,7 +45,8 @@ uint32_t predict_sessions(int i);
  * @prof: card profile
  * @link: host link of every card
  * @bucket: prefill bucket, tokens (the pipeline's micro-batch limit)
- * @n_ctx: context; a TTFT at a prompt longer than this is not predicted
+ * @n_ctx: context, tokens; a figure whose tokens do not fit it is not
+ *	predicted (NAN), never extrapolated past the KV cache the plan holds
  */
 struct predict_opts {
 	const struct card_profile *prof;
@@ -57,15 +58,17 @@ struct predict_opts {
 /**
  * struct prediction - the predicted figures
  * @ttft_ms: time to first token at predict_ttft_prompt(i) prompt tokens
- *	(a prompt that fills the context: NAN)
+ *	(NAN for a prompt longer than the context)
  * @prefill_tok_s: prompt tokens per second of a PREDICT_PROMPT prompt
+ *	(NAN when PREDICT_PROMPT is over the context)
  * @tpot_ms: mean time per output token of PREDICT_GEN tokens after it
- * @decode_tok_s: 1000 / @tpot_ms
+ *	(NAN when PREDICT_PROMPT + PREDICT_GEN are over the context)
+ * @decode_tok_s: 1000 / @tpot_ms (NAN with it)
  * @aggregate_tok_s: decode tokens per second over all sessions with
  *	predict_sessions(i) sessions decoding at once (after PREDICT_PROMPT
- *	each)
+ *	each; NAN with @tpot_ms)
  * @card_busy: per stage, fraction of the PREDICT_PROMPT prefill during
- *	which its NPU runs
+ *	which its NPU runs (NAN with @prefill_tok_s)
  */
 struct prediction {
 	double ttft_ms[PREDICT_N_TTFT];
@@ -116,7 +119,7 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
  * "bytes":N},...], "ttft_ms":{"1024":x,"4096":x,"8192":x},
  * "prefill_tok_s":x, "decode_tok_s":x, "tpot_ms":x,
  * "aggregate_decode_tok_s":{"1":x,"2":x,"4":x}}; a figure that is not
- * predicted (a prompt over the context) is null; "card" is the device
+ * predicted (its tokens over the context) is null; "card" is the device
  * index
  * Return: a malloc()ed NUL-terminated string, or NULL (out of memory).
  */
