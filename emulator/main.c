@@ -410,6 +410,7 @@ int main(int argc, char **argv)
 	struct emu_card *card;
 	int lfd, cfd, sfd, ret;
 
+	argv[0] = (char *)"rk1828-emu";	/* getopt's messages: the name, not the path */
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		return ret;

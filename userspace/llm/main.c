@@ -836,9 +836,16 @@ int main(int argc, char **argv)
 {
 	struct args a;
 
+	/*
+	 * getopt's messages ("unrecognized option") name the program by
+	 * argv[0]: the name, as every other message, not the path it was run by.
+	 */
+	argv[0] = (char *)"rk1828-llm";
 	/* `serve` has its own options (userspace/server/serve.c). */
-	if (argc >= 2 && !strcmp(argv[1], "serve"))
+	if (argc >= 2 && !strcmp(argv[1], "serve")) {
+		argv[1] = argv[0];
 		return serve_main(argc - 1, argv + 1);
+	}
 	if (parse_args(argc, argv, &a))
 		return EXIT_USAGE;
 	if (!strcmp(a.cmd, "info"))

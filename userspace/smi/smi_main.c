@@ -359,6 +359,7 @@ int main(int argc, char **argv)
 	struct smi *s;
 	int err, rc;
 
+	argv[0] = (char *)"rk1828-smi";	/* getopt's messages: the name, not the path */
 	if (argc > 1 && (!strcmp(argv[1], "events") || !strcmp(argv[1], "reset"))) {
 		cmd = argv[1];
 		argv[1] = argv[0];	/* getopt's messages name the program */
