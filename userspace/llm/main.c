@@ -656,6 +656,8 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 	if (session_load(S, a, err, sizeof(err)))
 		return -1;
 	session_sizes(a, &S->m, &S->sizes);
+	if (llm_ctx_warning(&S->m, S->sizes.n_ctx, err, sizeof(err)))
+		fprintf(stderr, "rk1828-llm: warning: %s\n", err);
 	if (session_cards(S, a, simulate, free_b, ids, err, sizeof(err)))
 		return -1;
 	return session_plan(S, a, free_b, ids, err, sizeof(err));

@@ -500,6 +500,17 @@ uint64_t llm_layer_weight_bytes(const struct llm_model *m, uint32_t l)
 	       llm_tensor_card_bytes(L->ffn_down, false);
 }
 
+bool llm_ctx_warning(const struct llm_model *m, uint32_t n_ctx, char *buf, size_t n)
+{
+	if (n)
+		buf[0] = '\0';
+	if (n_ctx <= m->n_ctx_train)
+		return false;
+	snprintf(buf, n, "--ctx %u is over the %u tokens the model was trained on (%s.context_length): positions past them may give degraded output",
+		 n_ctx, m->n_ctx_train, m->arch_name);
+	return true;
+}
+
 uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx)
 {
 	/* Saturating (util_mul_u64()): the factors come from the file and --ctx. */

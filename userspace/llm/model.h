@@ -169,6 +169,18 @@ uint64_t llm_tensor_card_bytes(const struct gguf_tensor *t, bool as_f32);
 uint64_t llm_layer_weight_bytes(const struct llm_model *m, uint32_t l);
 
 /**
+ * llm_ctx_warning() - the warning for a context longer than @m was
+ * trained on (<arch>.context_length), as llama.cpp warns of a training
+ * context overflow: the positions past it are RoPE extrapolation and the
+ * output may degrade. plan, run, chat, bench and serve print it alike.
+ * @m: the model
+ * @n_ctx: the context asked for (--ctx), tokens per session
+ * @buf, @n: the warning, "" when @n_ctx is within the trained context
+ * Return: true when @n_ctx is over it.
+ */
+bool llm_ctx_warning(const struct llm_model *m, uint32_t n_ctx, char *buf, size_t n);
+
+/**
  * llm_kv_bytes() - card bytes of one attention block's K and V caches for
  * @n_ctx rows of one sequence (F32); DeltaNet blocks have none
  * (llm_state_bytes()).

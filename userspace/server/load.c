@@ -55,6 +55,8 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 		return -1;
 	}
 	L.have_m = true;
+	if (llm_ctx_warning(&L.m, s->o.n_ctx, e2, sizeof(e2)))
+		fprintf(stderr, "rk1828-llm: warning: %s\n", e2);
 	s->tok = tok_load(s->gf, err, errlen);
 	if (!s->tok)
 		return -1;
