@@ -42,7 +42,6 @@
 
 #define DEFAULT_CTX	4096
 #define DEFAULT_BUCKET	128
-#define DEFAULT_CARD_MEM (5ULL << 30)
 
 static void usage(FILE *f)
 {
@@ -614,30 +613,42 @@ static void session_nofit_hint(const struct session *S)
 }
 
 /*
- * Plan the model on the cards of session_cards(); an implicit bucket
- * shrinks until the activations fit. -1 printed.
+ * plan_fit() - plan_model() of @m on @n cards of @free_b bytes at @sz,
+ * where an implicit bucket (!@bucket_set) halves until the activations
+ * fit; run, plan --cards N and --cards auto all plan through this, so
+ * they agree. Return: plan_model()'s; @sz->bucket is the bucket tried last.
  */
+static int plan_fit(const struct llm_model *m, struct plan_sizes *sz, bool bucket_set, int n,
+		    const uint64_t *free_b, const int *ids, struct plan *p, char *err,
+		    size_t errlen)
+{
+	for (;;) {
+		int ret = plan_model(m, sz, n, free_b, ids, p, err, errlen);
+
+		if (ret != PLAN_NOFIT || bucket_set || sz->bucket <= 1)
+			return ret;
+		sz->bucket /= 2;
+	}
+}
+
+/* Plan the model on the cards of session_cards() (plan_fit()); -1 printed. */
 static int session_plan(struct session *S, const struct args *a, const uint64_t *free_b,
 			const int *ids, char *err, size_t errlen)
 {
-	int i;
+	uint32_t bucket0 = S->sizes.bucket;
+	int i, ret;
 
-	for (;;) {
-		int ret = plan_model(&S->m, &S->sizes, S->n_sel, free_b, ids, &S->plan, err,
-				     errlen);
-
-		if (!ret)
-			break;
-		/* An implicit bucket shrinks until the activations fit. */
-		if (ret == PLAN_NOFIT && !a->bucket_set && S->sizes.bucket > 1) {
-			S->sizes.bucket /= 2;
-			continue;
-		}
+	ret = plan_fit(&S->m, &S->sizes, a->bucket_set, S->n_sel, free_b, ids, &S->plan, err,
+		       errlen);
+	if (ret) {
 		fprintf(stderr, "rk1828-llm: %s: %s\n", a->model, err);
 		if (ret == PLAN_NOFIT)
 			session_nofit_hint(S);
 		return -1;
 	}
+	if (S->sizes.bucket < bucket0)
+		fprintf(stderr, "rk1828-llm: note: bucket lowered from %u to %u to fit the cards' memory (--bucket to choose)\n",
+			bucket0, S->sizes.bucket);
 	for (i = 0; i < S->plan.n_segs; i++)	/* plan indices -> S->sel */
 		S->plan.seg[i].card = S->sel[S->plan.seg[i].card];
 	plan_format(&S->plan, S->plan_str, sizeof(S->plan_str));
@@ -674,8 +685,9 @@ static int plan_auto(const struct args *a, uint64_t mem, char *why, size_t whyle
 	static char err[96 * PLAN_MAX_CARDS + 256], last[96 * PLAN_MAX_CARDS + 256];
 	struct gguf_file *gf;
 	struct llm_model m;
-	struct plan_sizes sz;
+	struct plan_sizes sz0, sz;
 	struct plan p;
+	char bk[64] = "";
 	int n, ret = 0, max;
 
 	gf = gguf_open(a->model, err, sizeof(err));
@@ -685,14 +697,15 @@ static int plan_auto(const struct args *a, uint64_t mem, char *why, size_t whyle
 			gguf_close(gf);
 		return 0;
 	}
-	session_sizes(a, &m, &sz);
+	session_sizes(a, &m, &sz0);
 	max = m.n_layers < PLAN_MAX_CARDS ? (int)m.n_layers : PLAN_MAX_CARDS;
 	last[0] = '\0';
 	for (n = 1; n <= max && !ret; n++) {
 		int r;
 
 		free_b[n - 1] = mem;
-		r = plan_model(&m, &sz, n, free_b, NULL, &p, err, sizeof(err));
+		sz = sz0;
+		r = plan_fit(&m, &sz, a->bucket_set, n, free_b, NULL, &p, err, sizeof(err));
 		if (r == 0)
 			ret = n;
 		else if (r == PLAN_NOFIT)
@@ -700,13 +713,16 @@ static int plan_auto(const struct args *a, uint64_t mem, char *why, size_t whyle
 		else
 			break;
 	}
+	if (ret && sz.bucket < sz0.bucket)
+		snprintf(bk, sizeof(bk), " with bucket %u (%u does not fit)", sz.bucket,
+			 sz0.bucket);
 	if (!ret)
 		fprintf(stderr, "rk1828-llm: %s: --cards auto: %s\n", a->model,
 			last[0] ? last : err);
 	else if (ret == 1)
-		snprintf(why, whylen, "the model fits on one card");
+		snprintf(why, whylen, "the model fits on one card%s", bk);
 	else
-		snprintf(why, whylen, "the fewest that fit; on %d: %s", ret - 1, last);
+		snprintf(why, whylen, "the fewest that fit%s; on %d: %s", bk, ret - 1, last);
 	llm_model_free(&m);
 	gguf_close(gf);
 	return ret;
@@ -779,10 +795,11 @@ static int cmd_plan(const struct args *a)
 	struct session S;
 	struct args sim = *a;
 	bool simulate = a->card_mem != 0;
-	char why[96 * PLAN_MAX_CARDS + 320];
+	char why[96 * PLAN_MAX_CARDS + 320], mem[32];
 	int ret;
 
-	if ((a->predict || a->cards_auto) && load_profile(a, &prof))
+	/* The profile's usable memory is the simulated cards' (--card-mem aside). */
+	if (load_profile(a, &prof))
 		return EXIT_RUNTIME;
 	if (simulate && a->cs.kind == CARDS_LIST) {
 		fprintf(stderr, "rk1828-llm: --cards %s: a list of card indices needs real cards; with --card-mem give a count (--cards N)\n",
@@ -797,16 +814,14 @@ static int cmd_plan(const struct args *a)
 		sim.cs.n = plan_auto(a, sim.card_mem, why, sizeof(why));
 		if (!sim.cs.n)
 			return EXIT_RUNTIME;
-		fprintf(stderr, "rk1828-llm: --cards auto: %d card%s of %.2f GiB: %s\n", sim.cs.n,
-			sim.cs.n == 1 ? "" : "s", sim.card_mem / 1073741824.0, why);
+		util_fmt_bytes(mem, sizeof(mem), sim.card_mem);
+		fprintf(stderr, "rk1828-llm: --cards auto: %d card%s of %s: %s\n", sim.cs.n,
+			sim.cs.n == 1 ? "" : "s", mem, why);
 	} else if (!simulate) {
 		struct rk_card *cards;
 		int n;
 
-		/*
-		 * No cards here: plan for simulated cards (the emulator's 5 GiB, or
-		 * with --predict the profile's usable memory).
-		 */
+		/* No cards here: plan for simulated cards of the profile's usable memory. */
 		if (rk_open_all(&cards, &n) == -ENOENT) {
 			if (a->cs.kind == CARDS_LIST) {
 				fprintf(stderr, "rk1828-llm: no cards found: a list of card indices (--cards %s) cannot be used without real cards; give a count (--cards N) to plan for simulated cards\n",
@@ -814,13 +829,14 @@ static int cmd_plan(const struct args *a)
 				return EXIT_RUNTIME;
 			}
 			simulate = true;
-			sim.card_mem = a->predict ? prof.mem_usable_bytes : DEFAULT_CARD_MEM;
+			sim.card_mem = prof.mem_usable_bytes;
 			if (sim.cs.kind == CARDS_ALL) {
 				sim.cs.kind = CARDS_COUNT;
 				sim.cs.n = 1;
 			}
-			fprintf(stderr, "rk1828-llm: no cards found: planning for %d simulated card%s of %.2f GiB (--card-mem to change)\n",
-				sim.cs.n, sim.cs.n == 1 ? "" : "s", sim.card_mem / 1073741824.0);
+			util_fmt_bytes(mem, sizeof(mem), sim.card_mem);
+			fprintf(stderr, "rk1828-llm: no cards found: planning for %d simulated card%s of %s, profile %s's usable memory (--card-mem to change)\n",
+				sim.cs.n, sim.cs.n == 1 ? "" : "s", mem, prof.name);
 		} else if (n > 0) {
 			rk_close_all(cards, n);
 		}

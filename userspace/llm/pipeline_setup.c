@@ -420,11 +420,16 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 		goto out;
 	stage_rebase(p, st, h, ly);
 
-	if (p->o.verbose)
-		fprintf(stderr, "card%d: blk %d-%d%s: weights %.2f MiB, KV %.2f MiB, program %llu B\n",
-			st->card->index, st->first, st->first + st->count - 1,
-			st->last ? " + output" : "", L.size / 1048576.0,
-			st->kv.size / 1048576.0, (unsigned long long)st->prog_size);
+	if (p->o.verbose) {
+		struct plan_seg sg = { .first = st->first, .count = st->count, .output = st->last };
+		char blk[PLAN_BLK_MAX], w[32], kv[32];
+
+		plan_seg_blocks(&sg, blk, sizeof(blk));
+		util_fmt_bytes(w, sizeof(w), L.size);
+		util_fmt_bytes(kv, sizeof(kv), st->kv.size);
+		fprintf(stderr, "card%d: %s: weights %s, KV %s, program %llu B\n",
+			st->card->index, blk, w, kv, (unsigned long long)st->prog_size);
+	}
 	ret = upload(p, st, &L, err, errlen);
 out:
 	layout_free(&L);
