@@ -2,15 +2,20 @@
 /*
  * Emulator compute kernels: see nn.h.
  *
- * Matmul strategy: each worker owns a contiguous range of weight rows. It
- * dequantizes up to 4 rows into per-thread scratch (exactly the values of
- * quant_dequantize_row() in rk1828/quant_blocks.h) and then, for every
- * pair of tokens, computes the 4 x 2 dot products together (8
- * accumulators), so each activation vector is loaded once per 4 rows and
- * each weight vector once per 2 tokens. For one or two tokens (decode)
- * F16, Q8_0 and Q4_0 weights are converted in registers instead
- * (dotq4_avx2()), bit-identical to the dequantized path.
- * F32 weights are used in place.
+ * Matmul strategy: each worker owns a contiguous range of weight rows.
+ * Prefill (3 or more tokens) takes them in panels of 16 rows and chunks of
+ * 256 columns (mm_panels()): the panel's chunk is dequantized once into
+ * per-thread scratch (exactly the values of quant_dequantize_row() in
+ * rk1828/quant_blocks.h; F32 is used in place, 16 KiB that stay in L1),
+ * then every token runs through it, 4 rows x 3 tokens at a time (12
+ * accumulators, enough to hide the FMA latency; kept in memory between
+ * chunks), reading the activations packed by chunk (mm_pack_x()), so
+ * their chunk is reused from L2 by 16 rows. Decode (one or two tokens)
+ * converts F16, Q8_0 and Q4_0 weights in registers (dotq4_avx2()), BF16 256
+ * elements at a time through an L1 buffer, and the other types whole rows
+ * through scratch (as prefill did before panels). Every path does the same
+ * fused multiply-adds per output in the same order, so decode, prefill and
+ * the tail tiles give the same bits.
  */
 #include "nn.h"
 
@@ -30,6 +35,8 @@
 #endif
 
 #define MM_TILE 4
+#define MM_PANEL 16	/* prefill: rows whose chunk is dequantized together */
+#define MM_KC 256	/* prefill: columns per chunk (16 x 256 floats = 16 KiB, L1) */
 
 /* Dequantize one row of k elements into dst (k multiple of block size). */
 typedef void (*dequant_fn)(int type, const uint8_t *src, float *dst, size_t k);
@@ -49,11 +56,20 @@ typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
 typedef bool (*dotq4_fn)(int type, const uint8_t *const *w, const float *x, size_t k,
 			 float *out);
 
+/*
+ * Prefill tile: 4 rows' chunk of n elements (n % 8 == 0) times n_tok
+ * tokens at stride ldx, vector accumulators in acc between chunks (see
+ * tile4_avx2()).
+ */
+typedef void (*tile4_fn)(const float *const *rows, const float *x, size_t ldx, size_t n,
+			 size_t n_tok, float *acc, bool first, bool last, float *y, size_t ldy);
+
 struct nn_impl {
 	dequant_fn dequant;
 	dotn_fn dotn;
 	dot4x2_fn dot4x2;	/* NULL: use dotn per token */
 	dotq4_fn dotq4;		/* NULL: always dequantize first */
+	tile4_fn tile4;		/* NULL: prefill dequantizes whole rows */
 	dot_fn dot;
 	axpy_fn axpy;
 };
@@ -466,6 +482,49 @@ static AVX2 inline __m256 fma8(__m256 w, const float *x, __m256 acc)
 	return _mm256_fmadd_ps(w, _mm256_loadu_ps(x), acc);
 }
 
+/*
+ * BF16: each row's next 256 elements are converted by dequant_avx2() into
+ * a 4 KiB buffer that stays in L1, then multiplied as dotn_avx2() would
+ * (the same fused multiply-adds in the same order, so the same bits as
+ * converting whole rows first, without their 64 KiB round trip through
+ * L2). It serves any type, but measured (make bench, section 10) it only
+ * pays for BF16: for Q4_1..Q6_K the block decoders dominate and whole-row
+ * dequantization was as fast or faster. False when k is not a multiple
+ * of 8 (dotn's scalar tail).
+ */
+#define DQ_CHUNK 256
+
+static AVX2 bool dotq_blocks_avx2(int type, const uint8_t *const *w, const float *x, size_t k,
+				  __m256 *a0, __m256 *a1, __m256 *a2, __m256 *a3)
+{
+	float buf[4][DQ_CHUNK] __attribute__((aligned(32)));
+	size_t bs = quant_block_size(type), bb = quant_block_bytes(type), ch, i, e, n, r;
+
+	__m256 c0 = *a0, c1 = *a1, c2 = *a2, c3 = *a3;	/* in registers, not through the pointers */
+
+	if (!bs || !bb || k % 8 || bs > DQ_CHUNK)
+		return false;
+	ch = DQ_CHUNK / bs * bs;
+	for (i = 0; i < k; i += n) {
+		n = k - i < ch ? k - i : ch;
+		for (r = 0; r < 4; r++)
+			dequant_avx2(type, w[r] + i / bs * bb, buf[r], n);
+		for (e = 0; e < n; e += 8) {
+			__m256 xv = _mm256_loadu_ps(x + i + e);
+
+			c0 = _mm256_fmadd_ps(_mm256_load_ps(buf[0] + e), xv, c0);
+			c1 = _mm256_fmadd_ps(_mm256_load_ps(buf[1] + e), xv, c1);
+			c2 = _mm256_fmadd_ps(_mm256_load_ps(buf[2] + e), xv, c2);
+			c3 = _mm256_fmadd_ps(_mm256_load_ps(buf[3] + e), xv, c3);
+		}
+	}
+	*a0 = c0;
+	*a1 = c1;
+	*a2 = c2;
+	*a3 = c3;
+	return true;
+}
+
 static AVX2 bool dotq4_avx2(int type, const uint8_t *const *w, const float *x, size_t k,
 			    float *out)
 {
@@ -532,6 +591,10 @@ static AVX2 bool dotq4_avx2(int type, const uint8_t *const *w, const float *x, s
 		}
 		break;
 	}
+	case QUANT_TYPE_BF16:
+		if (!dotq_blocks_avx2(type, w, x, k, &a0, &a1, &a2, &a3))
+			return false;
+		break;
 	default:
 		return false;
 	}
@@ -540,6 +603,107 @@ static AVX2 bool dotq4_avx2(int type, const uint8_t *const *w, const float *x, s
 	out[2] = hsum_avx2(a2);
 	out[3] = hsum_avx2(a3);
 	return true;
+}
+
+/*
+ * Prefill: 4 weight rows' chunk of @n elements (@n % 8 == 0) times every
+ * token (x + t * @ldx), accumulated into @acc (@n_tok x 4 vectors of 8:
+ * the accumulators of dot4x2_avx2() / dotn_avx2(), kept in memory between
+ * chunks). The multiply-adds per accumulator are theirs, in the same order,
+ * so chunking the rows changes no bit. @first starts from zero; @last
+ * writes y[t * @ldy + i] = the horizontal sum, as they do.
+ */
+static AVX2 void tile4_avx2(const float *const *rows, const float *x, size_t ldx, size_t n,
+			    size_t n_tok, float *acc, bool first, bool last, float *y,
+			    size_t ldy)
+{
+	const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+	size_t t = 0, i;
+
+	/* 4 rows x 3 tokens: 12 accumulators, enough to cover the FMA latency */
+	for (; t + 3 <= n_tok; t += 3) {
+		const float *x0 = x + t * ldx, *x1 = x0 + ldx, *x2 = x1 + ldx;
+		float *c = acc + t * 32;
+		__m256 a[12];
+		int q;
+
+		for (q = 0; q < 12; q++)
+			a[q] = first ? _mm256_setzero_ps() : _mm256_load_ps(c + 8 * q);
+		for (i = 0; i < n; i += 8) {
+			__m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
+			__m256 z = _mm256_loadu_ps(x2 + i), wv;
+
+#define ROW3(r, rp) do { \
+				wv = _mm256_loadu_ps(rp + i); \
+				a[r] = _mm256_fmadd_ps(wv, u, a[r]); \
+				a[r + 4] = _mm256_fmadd_ps(wv, v, a[r + 4]); \
+				a[r + 8] = _mm256_fmadd_ps(wv, z, a[r + 8]); \
+			} while (0)
+			ROW3(0, r0);
+			ROW3(1, r1);
+			ROW3(2, r2);
+			ROW3(3, r3);
+#undef ROW3
+		}
+		for (q = 0; q < 12; q++) {
+			if (last)
+				y[(t + (size_t)(q / 4)) * ldy + (size_t)(q % 4)] = hsum_avx2(a[q]);
+			else
+				_mm256_store_ps(c + 8 * q, a[q]);
+		}
+	}
+	for (; t + 2 <= n_tok; t += 2) {
+		const float *x0 = x + t * ldx, *x1 = x0 + ldx;
+		float *c = acc + t * 32;
+		__m256 a[8];
+		int q;
+
+		for (q = 0; q < 8; q++)
+			a[q] = first ? _mm256_setzero_ps() : _mm256_load_ps(c + 8 * q);
+		for (i = 0; i < n; i += 8) {
+			__m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
+			__m256 w0 = _mm256_loadu_ps(r0 + i), w1 = _mm256_loadu_ps(r1 + i);
+			__m256 w2 = _mm256_loadu_ps(r2 + i), w3 = _mm256_loadu_ps(r3 + i);
+
+			a[0] = _mm256_fmadd_ps(w0, u, a[0]);
+			a[1] = _mm256_fmadd_ps(w1, u, a[1]);
+			a[2] = _mm256_fmadd_ps(w2, u, a[2]);
+			a[3] = _mm256_fmadd_ps(w3, u, a[3]);
+			a[4] = _mm256_fmadd_ps(w0, v, a[4]);
+			a[5] = _mm256_fmadd_ps(w1, v, a[5]);
+			a[6] = _mm256_fmadd_ps(w2, v, a[6]);
+			a[7] = _mm256_fmadd_ps(w3, v, a[7]);
+		}
+		for (q = 0; q < 8; q++) {
+			if (last)
+				y[(t + (size_t)(q / 4)) * ldy + (size_t)(q % 4)] = hsum_avx2(a[q]);
+			else
+				_mm256_store_ps(c + 8 * q, a[q]);
+		}
+	}
+	for (; t < n_tok; t++) {
+		const float *x0 = x + t * ldx;
+		float *c = acc + t * 32;
+		__m256 a[4];
+		int q;
+
+		for (q = 0; q < 4; q++)
+			a[q] = first ? _mm256_setzero_ps() : _mm256_load_ps(c + 8 * q);
+		for (i = 0; i < n; i += 8) {
+			__m256 u = _mm256_loadu_ps(x0 + i);
+
+			a[0] = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + i), u, a[0]);
+			a[1] = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + i), u, a[1]);
+			a[2] = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + i), u, a[2]);
+			a[3] = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + i), u, a[3]);
+		}
+		for (q = 0; q < 4; q++) {
+			if (last)
+				y[t * ldy + (size_t)q] = hsum_avx2(a[q]);
+			else
+				_mm256_store_ps(c + 8 * q, a[q]);
+		}
+	}
 }
 
 static AVX2 void axpy_avx2(float *y, float s, const float *x, size_t n)
@@ -559,6 +723,7 @@ static const struct nn_impl ops_avx2 = {
 	.dotn = dotn_avx2,
 	.dot4x2 = dot4x2_avx2,
 	.dotq4 = dotq4_avx2,
+	.tile4 = tile4_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
 };
@@ -633,30 +798,96 @@ struct mm_job {
 	const uint8_t *w;
 	size_t row_bytes;
 	const float *x;
+	const float *xp;	/* prefill: x by chunks, [k / MM_KC][n_tok][MM_KC], or NULL */
 	float *y;
 	size_t n_rows, k, n_tok;
 	volatile int failed;
 };
 
+/*
+ * Prefill of rows [@r, @r1) in panels of up to MM_PANEL rows (whole 4-row
+ * tiles): for each chunk of MM_KC columns the panel's chunk is
+ * dequantized once into @wbuf (F32 rows are used in place: @wbuf NULL)
+ * and every token runs through it, 4 rows at a time (tile4), the partial
+ * sums kept in @acc (MM_PANEL * n_tok vectors of 8). The weights' chunk
+ * stays in L1 and the activations' in L2 across the panel, instead of 4
+ * whole dequantized rows (64 KiB at k = 4096) and all activations
+ * streaming once per 4 rows. Same bits as the whole-row path.
+ * Returns the first row not done (fewer than MM_TILE remain).
+ */
+static size_t mm_panels(struct mm_job *j, size_t r, size_t r1, float *wbuf, float *acc)
+{
+	const struct nn_impl *o = j->o;
+	size_t bs = quant_block_size(j->wtype), bb = quant_block_bytes(j->wtype);
+
+	while (r1 - r >= MM_TILE) {
+		size_t np = r1 - r >= MM_PANEL ? MM_PANEL : (r1 - r) / MM_TILE * MM_TILE;
+		const float *rows[MM_PANEL];
+		size_t c, n, i, t;
+
+		for (c = 0; c < j->k; c += n) {
+			n = j->k - c < MM_KC ? j->k - c : MM_KC;
+			for (i = 0; i < np; i++) {
+				const uint8_t *src = j->w + (r + i) * j->row_bytes;
+
+				if (wbuf) {
+					o->dequant(j->wtype, src + c / bs * bb, wbuf + i * MM_KC, n);
+					rows[i] = wbuf + i * MM_KC;
+				} else {
+					rows[i] = (const float *)src + c;
+				}
+			}
+			for (t = 0; t < np; t += MM_TILE)
+				o->tile4(rows + t, j->xp ? j->xp + c * j->n_tok : j->x + c,
+					 j->xp ? MM_KC : j->k, n, j->n_tok,
+					 acc + t * j->n_tok * 8, c == 0, c + n == j->k,
+					 j->y + r + t, j->n_rows);
+		}
+		r += np;
+	}
+	return r;
+}
+
+/* Per-thread scratch of @bytes, 64-byte aligned: the pool's, or malloc'd into *@own. */
+static float *mm_scratch(struct mm_job *j, int tid, size_t bytes, int slot, float **own)
+{
+	bytes = (bytes + 63) / 64 * 64;
+	if (j->pool)
+		return tp_scratch(j->pool, tid, bytes, slot);
+	*own = aligned_alloc(64, bytes);
+	return *own;
+}
+
 static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 {
 	struct mm_job *j = arg;
 	const struct nn_impl *o = j->o;
-	float *buf = NULL, *own = NULL;
+	float *buf = NULL, *own = NULL, *own_acc = NULL;
 	const float *rows[MM_TILE];
 	float out[MM_TILE];
-	size_t r, i, t;
+	size_t r = r0, i, t;
 
 	if (j->wtype != QUANT_TYPE_F32) {
-		size_t bytes = MM_TILE * j->k * sizeof(float);
+		size_t n = MM_TILE * j->k > MM_PANEL * MM_KC ? MM_TILE * j->k : MM_PANEL * MM_KC;
 
-		buf = j->pool ? tp_scratch(j->pool, tid, bytes, 0) : (own = malloc(bytes));
+		buf = mm_scratch(j, tid, n * sizeof(float), 0, &own);
 		if (!buf) {
 			j->failed = 1;
 			return;
 		}
 	}
-	for (r = r0; r < r1; r += MM_TILE) {
+	if (o->tile4 && j->n_tok > 2 && j->k % 8 == 0) {
+		float *acc = mm_scratch(j, tid, MM_PANEL * j->n_tok * 8 * sizeof(float), 1,
+					&own_acc);
+
+		if (!acc) {
+			free(own);
+			j->failed = 1;
+			return;
+		}
+		r = mm_panels(j, r0, r1, buf, acc);
+	}
+	for (; r < r1; r += MM_TILE) {
 		size_t nr = r1 - r < MM_TILE ? r1 - r : MM_TILE;
 
 		/*
@@ -708,6 +939,29 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 		}
 	}
 	free(own);
+	free(own_acc);
+}
+
+/*
+ * The activations of a prefill by column chunks: chunk c holds every
+ * token's MM_KC columns contiguously, so a panel's pass over the tokens
+ * reads one dense 128 KiB block (at 128 tokens) instead of 1 KiB pieces
+ * at the row stride, which with k = 4096 (16 KiB) all fall into the same
+ * cache sets. NULL when out of memory (mm_panels() then reads x itself).
+ */
+static float *mm_pack_x(const float *x, size_t k, size_t n_tok)
+{
+	size_t nc = (k + MM_KC - 1) / MM_KC, c, t, n;
+	float *xp = aligned_alloc(64, nc * n_tok * MM_KC * sizeof(float));
+
+	if (!xp)
+		return NULL;
+	for (c = 0; c < k; c += MM_KC) {
+		n = k - c < MM_KC ? k - c : MM_KC;
+		for (t = 0; t < n_tok; t++)
+			memcpy(xp + c * n_tok + t * MM_KC, x + t * k + c, n * sizeof(float));
+	}
+	return xp;
 }
 
 int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
@@ -730,7 +984,10 @@ int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		return -1;
 	if (n_rows == 0 || n_tok == 0)
 		return 0;
+	if (j.o->tile4 && n_tok > 2 && k % 8 == 0)
+		j.xp = mm_pack_x(x, k, n_tok);
 	tp_parallel_for(pool, n_rows, MM_TILE, mm_worker, &j);
+	free((void *)j.xp);
 	return j.failed ? -1 : 0;
 }
 

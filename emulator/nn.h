@@ -57,9 +57,11 @@ const char *nn_isa_name(enum nn_isa isa);
  * @n_rows: output features (weight rows)
  * @k: input features (row length), a multiple of the block size
  * @n_tok: tokens; every weight row is dequantized once and reused for all
+ *	(decode, 1 or 2 tokens, and prefill give the same bits per token)
  *
  * Return: 0; -1 on an unsupported type or @k, or when per-thread scratch
- * (4 * @k floats per worker) cannot be allocated; @y is then undefined.
+ * (max(4 * @k, 4096) floats, and 128 * @n_tok floats for 3 or more tokens,
+ * per worker) cannot be allocated; @y is then undefined.
  */
 int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		float *y, size_t n_rows, size_t k, size_t n_tok);

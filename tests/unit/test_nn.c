@@ -416,22 +416,33 @@ static void test_matmul(void)
 }
 
 /*
- * Decode (1 or 2 tokens) converts F16, Q8_0 and Q4_0 weights in registers
- * (emulator/nn.c dotq4_avx2()); more tokens dequantize a tile first. Both
- * must give the same bits: each token of a 3-token matmul (dequantized
- * path) equals the 1-token matmul of that token alone (fused path).
+ * Decode (1 or 2 tokens) converts F16, Q8_0 and Q4_0 weights in registers,
+ * BF16 256 elements at a time through L1 (emulator/nn.c dotq4_avx2()) and
+ * the other types whole rows through scratch; prefill (more tokens) runs panels of 16
+ * rows in chunks of 256 columns (mm_panels()), with the rows left over
+ * (fewer than 16, or than 4) in tiles of whole rows. All must give the
+ * same bits: each token of a T-token matmul equals the 1-token matmul of
+ * that token alone, and the 2-token one. 37 rows (two panels, a tile, a
+ * remainder of 1), 768 columns (three chunks), on 1 and 3 threads.
  */
 static void test_decode_fused(void)
 {
-	enum { R = 10, K = 96, T = 3 };
-	static const int types[] = { QUANT_TYPE_F16, QUANT_TYPE_Q8_0, QUANT_TYPE_Q4_0 };
-	static uint8_t w[R * K * 2];
-	float row[K], x[T * K], y3[T * R], y1[R];
-	size_t ti;
+	enum { R = 37, K = 768, TMAX = 7 };
+	static const int types[] = {
+		QUANT_TYPE_F32, QUANT_TYPE_F16, QUANT_TYPE_BF16, QUANT_TYPE_Q8_0,
+		QUANT_TYPE_Q4_0, QUANT_TYPE_Q4_1, QUANT_TYPE_Q5_0, QUANT_TYPE_Q5_1,
+		QUANT_TYPE_Q4_K, QUANT_TYPE_Q5_K, QUANT_TYPE_Q6_K,
+	};
+	static const size_t toks[] = { 3, 7 };
+	static uint8_t w[R * K * 4];
+	static float row[K], x[TMAX * K], yt[TMAX * R], y1[R], y2[2 * R];
+	struct tpool *pool = tp_create(3);
+	size_t ti, tk;
 	int i, t;
 
 	if (!nn_isa_supported(NN_ISA_AVX2)) {
 		printf("ok - # SKIP no AVX2: no fused decode path\n");
+		tp_destroy(pool);
 		return;
 	}
 	nn_set_isa(NN_ISA_AVX2);
@@ -443,22 +454,29 @@ static void test_decode_fused(void)
 			int j;
 
 			for (j = 0; j < K; j++)
-				row[j] = frand();
+				row[j] = frand() * (1.0f + (float)(i % 5));
 			quant_quantize_row(types[ti], row, w + (size_t)i * rb, K);
 		}
-		for (i = 0; i < T * K; i++)
+		for (i = 0; i < TMAX * K; i++)
 			x[i] = frand();
-		nn_matmul(NULL, types[ti], w, x, y3, R, K, T);
-		for (t = 0; t < T; t++) {
-			nn_matmul(NULL, types[ti], w, x + t * K, y1, R, K, 1);
-			same &= !memcmp(y1, y3 + t * R, sizeof(y1));
-			for (i = 0; i < R; i++)
-				nonzero += y1[i] != 0.0f;
+		for (tk = 0; tk < sizeof(toks) / sizeof(toks[0]); tk++) {
+			struct tpool *p = tk ? pool : NULL;
+
+			nn_matmul(p, types[ti], w, x, yt, R, K, toks[tk]);
+			nn_matmul(p, types[ti], w, x, y2, R, K, 2);
+			same &= !memcmp(y2, yt, sizeof(y2));
+			for (t = 0; t < (int)toks[tk]; t++) {
+				nn_matmul(p, types[ti], w, x + t * K, y1, R, K, 1);
+				same &= !memcmp(y1, yt + t * R, sizeof(y1));
+				for (i = 0; i < R; i++)
+					nonzero += y1[i] != 0.0f;
+			}
 		}
-		tap_ok(same && nonzero > T * R / 2,
-		       "%s decode in registers is bit-identical to the dequantized path (%d x %d, 3 tokens)",
-		       quant_type_name(types[ti]), R, K);
+		tap_ok(same && nonzero > 10 * R / 2,
+		       "%s decode (1, 2 tokens) and prefill panels (3, 7 tokens) give the same bits "
+		       "(%d x %d)", quant_type_name(types[ti]), R, K);
 	}
+	tp_destroy(pool);
 }
 
 /* ------------------------------------------------------------ elementwise */
