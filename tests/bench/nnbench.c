@@ -22,7 +22,8 @@
  * through one layer, tokens/s.
  *
  * Threads: worker i of both our pool and ggml's is pinned to the i-th CPU
- * of the process's affinity mask (-t, default: all of them). Each
+ * of the process's affinity mask (-t, default 0: all of them;
+ * tests/bench/nn-vs-llama runs -t 1 unless told otherwise). Each
  * repetition runs both sides back to back, in alternating order, and the
  * ratio is ours / llama.cpp's speed in that repetition; the figures are
  * medians over repetitions, with the ratios' spread (min-max).
