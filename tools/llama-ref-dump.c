@@ -4,6 +4,8 @@
  * reference vectors (tests/vectors/qwen/FORMAT.md describes the format).
  *
  *   llama-ref-dump MODEL.gguf CASES.txt FORCED.txt N_GEN > OUT.ref
+ *   llama-ref-dump --template MODEL.gguf DIR
+ *   llama-ref-dump --chat MODEL.gguf PROMPT.txt N_GEN
  *
  * Built only by tools/gen-ref-vectors, against the public API of the
  * llama.cpp it builds (include/llama.h); never part of `make`.
@@ -28,6 +30,15 @@
  * Logits are written as a fixed sample (REF_SAMPLES ids i * n_vocab /
  * REF_SAMPLES) plus the REF_TOP largest (id:value), the argmax and
  * max|logit| of the whole vector, with %.9g (float round trip).
+ *
+ * --template writes the model's tokenizer.chat_template and the texts of
+ * its BOS and EOS tokens to DIR/template.jinja, DIR/bos.txt, DIR/eos.txt
+ * (the inputs of the Jinja2 rendering, tests/tools/chat-ref.py). --chat
+ * takes PROMPT.txt as it is (a rendered chat prompt; no escapes),
+ * tokenizes it with add_special and parse_special on (the template's
+ * <|im_start|> is one token, as llama.cpp's chat path does), decodes it as
+ * one batch and generates N_GEN tokens greedily, one llama_decode() per
+ * token: "chat_prompt_ids" and "chat_gen_ids" lines.
  *
  * The context is set up so that F32 weights compute in F32 end to end:
  * K and V caches in F32, flash attention off, one sequence, 2 threads.
@@ -231,9 +242,86 @@ static void greedy_path(struct llama_context *ctx, const struct llama_vocab *voc
 	}
 }
 
+static struct llama_model *load(const char *path, bool vocab_only)
+{
+	struct llama_model_params mp = llama_model_default_params();
+	struct llama_model *model;
+
+	mp.n_gpu_layers = 0;
+	mp.vocab_only = vocab_only;
+	model = llama_model_load_from_file(path, mp);
+	if (!model)
+		die("cannot load the model");
+	return model;
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f))
+		die("cannot write an output file");
+}
+
+/* The token's text as the vocabulary has it ("" for none). */
+static const char *token_text(const struct llama_vocab *vocab, llama_token id)
+{
+	return id == LLAMA_TOKEN_NULL ? "" : llama_vocab_get_text(vocab, id);
+}
+
+/* --template MODEL DIR */
+static int dump_template(const char *path, const char *dir)
+{
+	struct llama_model *model = load(path, true);
+	const struct llama_vocab *vocab = llama_model_get_vocab(model);
+	const char *tmpl = llama_model_chat_template(model, NULL);
+
+	if (!tmpl)
+		die("the model has no tokenizer.chat_template");
+	write_file(dir, "template.jinja", tmpl);
+	write_file(dir, "bos.txt", token_text(vocab, llama_vocab_bos(vocab)));
+	write_file(dir, "eos.txt", token_text(vocab, llama_vocab_eos(vocab)));
+	llama_model_free(model);
+	return 0;
+}
+
+/* --chat MODEL PROMPT.txt N_GEN */
+static int dump_chat(const char *path, const char *prompt_path, int n_gen)
+{
+	static char text[65536];
+	struct llama_model *model = load(path, false);
+	const struct llama_vocab *vocab = llama_model_get_vocab(model);
+	struct llama_context *ctx = new_context(model);
+	int n_vocab = llama_vocab_n_tokens(vocab), n, i;
+	llama_token ids[MAX_TOKENS], gen[MAX_TOKENS];
+	FILE *f = fopen(prompt_path, "r");
+	size_t len;
+
+	if (!f)
+		die("cannot open PROMPT.txt");
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	n = llama_tokenize(vocab, text, (int)len, ids, MAX_TOKENS, true, true);
+	if (n < 1 || n + n_gen > MAX_TOKENS)
+		die("the chat prompt gives no tokens or too many");
+	decode(ctx, ids, n, 0, 0);
+	for (i = 0; i < n_gen; i++) {
+		gen[i] = argmax(llama_get_logits_ith(ctx, -1), n_vocab);
+		decode(ctx, &gen[i], 1, n + i, 0);
+	}
+	print_ids("chat_prompt_ids", ids, n);
+	print_ids("chat_gen_ids", gen, n_gen);
+	llama_free(ctx);
+	llama_model_free(model);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct llama_model_params mp;
 	struct llama_model *model;
 	struct llama_context *ctx;
 	const struct llama_vocab *vocab;
@@ -242,20 +330,26 @@ int main(int argc, char **argv)
 	int n_vocab, n_gen, n_case = 0;
 	FILE *f;
 
+	llama_log_set(quiet_log, NULL);
+	llama_backend_init();
+	if (argc == 4 && !strcmp(argv[1], "--template"))
+		return dump_template(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "--chat")) {
+		n_gen = atoi(argv[4]);
+		if (n_gen < 1 || n_gen > 256)
+			die("N_GEN must be in 1..256");
+		return dump_chat(argv[2], argv[3], n_gen);
+	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s MODEL.gguf CASES.txt FORCED.txt N_GEN\n", argv[0]);
+		fprintf(stderr, "usage: %s MODEL.gguf CASES.txt FORCED.txt N_GEN\n"
+			"       %s --template MODEL.gguf DIR\n"
+			"       %s --chat MODEL.gguf PROMPT.txt N_GEN\n", argv[0], argv[0], argv[0]);
 		return 2;
 	}
 	n_gen = atoi(argv[4]);
 	if (n_gen < 1 || n_gen > 256)
 		die("N_GEN must be in 1..256");
-	llama_log_set(quiet_log, NULL);
-	llama_backend_init();
-	mp = llama_model_default_params();
-	mp.n_gpu_layers = 0;
-	model = llama_model_load_from_file(argv[1], mp);
-	if (!model)
-		die("cannot load the model");
+	model = load(argv[1], false);
 	vocab = llama_model_get_vocab(model);
 	n_vocab = llama_vocab_n_tokens(vocab);
 	ctx = new_context(model);
