@@ -376,18 +376,26 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 	ASSERT_EQ(0, drmSyncobjCreate(fd, 0, &so));
 	rkt_fill(host.map, 1 << 20, 3);
 
-	/* queue ~6 s of work on both queues */
-	for (i = 0; i < 20; i++) {
-		ASSERT_EQ(0, rkt_delay_job(fd, 300, &prog, 0));
+	/*
+	 * Queue ~6 s of work on both queues: six 1 s EXECs of one program BO
+	 * (a submit, no BO create or upload each, so even a debug kernel's
+	 * slow ioctls queue it well before the first job ends) between
+	 * copies; the last EXEC signals @so.
+	 */
+	ASSERT_EQ(0, rkt_delay_job(fd, 1000, &prog, 0));
+	for (i = 1; i < 6; i++) {
 		ASSERT_EQ(0, rkt_copy(fd, host.handle, 0, card.handle, 0, 1 << 20, 0, 0));
 		ASSERT_EQ(0, rkt_copy(fd, card.handle, 0, host.handle, 0, 1 << 20, 0, 0));
+		ASSERT_EQ(0, rkt_exec(fd, prog.handle, sizeof(struct rk1828_program), NULL, 0,
+				      0, i == 5 ? so : 0));
 	}
-	ASSERT_EQ(0, rkt_delay_job(fd, 300, &prog, so));
 	ASSERT_EQ(0, drmSyncobjExportSyncFile(fd, so, &sfd));
 	w.fd = fd;
 	w.handle = prog.handle;
 	ASSERT_EQ(0, pthread_create(&th, NULL, waiter_fn, &w));
 	rkt_sleep_ms(300);
+	/* the precondition: the last job is still queued when the card goes */
+	ASSERT_EQ(-ETIME, drmSyncobjWait(fd, &so, 1, 0, 0, NULL));
 
 	t_unplug = rkt_now_ns();
 	ASSERT_EQ(0, rkt_write_file(u.off, u.off_val));
