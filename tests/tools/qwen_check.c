@@ -2,7 +2,7 @@
 /*
  * qwen_check: run a synthetic Qwen-family model on the cards and compare
  * with llama.cpp's reference vectors (tests/vectors/qwen/FORMAT.md). Runs
- * in the guest (tests/tools/qwen-vs-llama.sh); prints TAP.
+ * in the guest (tests/e2e/qwen-vs-llama.sh); prints TAP.
  *
  *   qwen_check VECTORS.ref MODEL.gguf CARDS BUCKET... [--deq DEQ]
  *              [--decode] [--forced]

@@ -6,13 +6,8 @@
 # Q6_K) run on the cards and give llama.cpp's answers: their committed
 # reference vectors (tests/vectors/qwen/*.ref, tools/gen-ref-vectors).
 #
-# Runs inside the guest, by hand for now:
-#   tools/mk-disk-image build/synth build/synth.img
-#   tools/vm-run --cards 4 --transport pcie --disk build/synth.img \
-#       --module-args job_timeout_ms=3000 -- tests/tools/qwen-vs-llama.sh
-# It is meant for tests/e2e (the guest suite's PCIe boot, tests/run-all
-# passing the disk), where it goes once a boot has measured its cost
-# (branch qwen has that change).
+# Runs inside the guest, in tests/run-all's PCIe boot (tools/vm-run --cards 4
+# --transport pcie --disk build/synth.img; tools/mk-disk-image makes it).
 # build/tests/qwen_check has the checks and their bounds:
 # - every model with a real Qwen vocabulary on 2 cards in micro-batches of
 #   7 tokens; the F32 ones (qwen2, qwen3, qwen35) with their greedy
