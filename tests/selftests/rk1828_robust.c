@@ -17,7 +17,6 @@
  * Module parameters for the reload are $RK1828_MODULE_PARAMS, or else the
  * current job_timeout_ms.
  */
-#include <libgen.h>
 #include <linux/sync_file.h>
 #include <poll.h>
 #include <pthread.h>
@@ -446,26 +445,6 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 /* ----------------------------------------------------------- unload/reload */
 
 /**
- * rkt_module_path() - where rk1828.ko is
- * @out: output, PATH_MAX bytes
- */
-static void rkt_module_path(char *out)
-{
-	char exe[PATH_MAX];
-	const char *env = getenv("RK1828_KO");
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(out, PATH_MAX, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	/* build/tests/rk1828_robust -> build/rk1828.ko */
-	snprintf(out, PATH_MAX, "%s/../rk1828.ko", dirname(exe));
-}
-
-/**
  * rkt_insmod() - load @path with @params through finit_module(2)
  * @path: module file
  * @params: parameter string
@@ -505,7 +484,7 @@ TEST_F_TIMEOUT(sys, unload_reload, 120)
 
 	if (access("/sys/module/rk1828", F_OK))
 		SKIP(return, "rk1828 is not loaded");
-	rkt_module_path(ko);
+	rkt_project_path("RK1828_KO", "build/rk1828.ko", ko);
 	if (access(ko, R_OK))
 		SKIP(return, "no module file %.200s (set RK1828_KO)", ko);
 	have_tmo = rkt_read_param_file(RKT_TIMEOUT_FILE, &tmo) == 0;
