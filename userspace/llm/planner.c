@@ -134,12 +134,68 @@ static int fail(char *err, size_t errlen, const char *msg)
 	return -1;
 }
 
+/*
+ * prefix_sums() - @prefix[i] = bytes of blocks 0..i-1 (L + 1 entries).
+ * Sizes come from file and command-line values: a total that does not fit
+ * in 64 bits (or a size that already saturated, see util_mul_u64()) is
+ * refused instead of wrapping into a small load. Return: 0, or -1 when a
+ * sum (with the head and the card's overhead) overflows.
+ */
+static int prefix_sums(const struct plan_input *in, uint64_t *prefix)
+{
+	bool ok = true;
+	int i;
+
+	for (i = 0; i < in->n_blocks; i++)
+		prefix[i + 1] = util_add_u64(prefix[i], in->block_bytes[i], &ok);
+	util_add_u64(util_add_u64(prefix[in->n_blocks], in->head_bytes, &ok),
+		     in->card_overhead, &ok);
+	return ok ? 0 : -1;
+}
+
+/*
+ * nofit_message() - the error of a model that does not fit: the balanced
+ * plan ignoring memory (@cut from min_sumsq() without the memory bound)
+ * with every card it overfills named, its need, blocks and free memory.
+ */
+static void nofit_message(const struct plan_input *in, const uint64_t *prefix, int n,
+			  const int *cut, char *err, size_t errlen)
+{
+	struct plan tmp;
+	/* Room to name every card. */
+	char msg[96 * PLAN_MAX_CARDS], need[32], have[32], blk[PLAN_BLK_MAX];
+	int len = snprintf(msg, sizeof(msg), "model does not fit on %d card%s:",
+			   n, n == 1 ? "" : "s");
+	int j, first = 1;
+
+	build_segs(in, prefix, n, cut, &tmp);
+	for (j = 0; j < n; j++) {
+		const struct plan_seg *s = &tmp.seg[j];
+
+		if (s->bytes <= s->free)
+			continue;
+		util_fmt_bytes(need, sizeof(need), s->bytes);
+		util_fmt_bytes(have, sizeof(have), s->free);
+		plan_seg_blocks(s, blk, sizeof(blk));
+		len += snprintf(msg + len, sizeof(msg) - len,
+				"%s card%d needs %s (%s) but has %s free",
+				first ? "" : ";", s->card_id, need, blk, have);
+		first = 0;
+		if (len >= (int)sizeof(msg))
+			break;
+	}
+	if (first)	/* balanced plan fits each card: unbalanced free sizes */
+		snprintf(msg + len, sizeof(msg) - len,
+			 " no contiguous split fits the cards' free memory");
+	fail(err, errlen, msg);
+}
+
 int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t errlen)
 {
 	uint64_t *prefix = NULL, *dp1 = NULL, best;
 	double *dp2 = NULL;
 	int *cut = NULL;
-	int L = in->n_blocks, n, i, ret = -1;
+	int L = in->n_blocks, n, ret = -1;
 	size_t cells;
 
 	memset(p, 0, sizeof(*p));
@@ -164,23 +220,11 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 		fail(err, errlen, "planner: out of memory");
 		goto out;
 	}
-	/*
-	 * Sizes come from file and command-line values: a total that does
-	 * not fit in 64 bits (or a size that already saturated, see
-	 * util_mul_u64()) is refused instead of wrapping into a small load.
-	 */
-	{
-		bool ok = true;
-
-		for (i = 0; i < L; i++)
-			prefix[i + 1] = util_add_u64(prefix[i], in->block_bytes[i], &ok);
-		util_add_u64(util_add_u64(prefix[L], in->head_bytes, &ok), in->card_overhead, &ok);
-		if (!ok) {
-			fail(err, errlen, "planner: the model's card memory does not fit in 64 bits "
-			     "(a --ctx, --parallel or --bucket too large for this model, or a "
-			     "corrupt size in the file)");
-			goto out;
-		}
+	if (prefix_sums(in, prefix)) {
+		fail(err, errlen, "planner: the model's card memory does not fit in 64 bits "
+		     "(a --ctx, --parallel or --bucket too large for this model, or a "
+		     "corrupt size in the file)");
+		goto out;
 	}
 
 	best = minmax(in, prefix, n, 1, dp1);
@@ -198,36 +242,9 @@ int plan_make(const struct plan_input *in, struct plan *p, char *err, size_t err
 	if (min_sumsq(in, prefix, n, best, 0, dp2, cut)) {
 		fail(err, errlen, "planner: internal error");
 		goto out;
-	} else {
-		struct plan tmp;
-		/* Room to name every card. */
-		char msg[96 * PLAN_MAX_CARDS], need[32], have[32], blk[PLAN_BLK_MAX];
-		int len = snprintf(msg, sizeof(msg), "model does not fit on %d card%s:",
-				   n, n == 1 ? "" : "s");
-		int j, first = 1;
-
-		build_segs(in, prefix, n, cut, &tmp);
-		for (j = 0; j < n; j++) {
-			const struct plan_seg *s = &tmp.seg[j];
-
-			if (s->bytes <= s->free)
-				continue;
-			util_fmt_bytes(need, sizeof(need), s->bytes);
-			util_fmt_bytes(have, sizeof(have), s->free);
-			plan_seg_blocks(s, blk, sizeof(blk));
-			len += snprintf(msg + len, sizeof(msg) - len,
-					"%s card%d needs %s (%s) but has %s free",
-					first ? "" : ";", s->card_id, need, blk, have);
-			first = 0;
-			if (len >= (int)sizeof(msg))
-				break;
-		}
-		if (first)	/* balanced plan fits each card: unbalanced free sizes */
-			snprintf(msg + len, sizeof(msg) - len,
-				 " no contiguous split fits the cards' free memory");
-		fail(err, errlen, msg);
-		ret = PLAN_NOFIT;
 	}
+	nofit_message(in, prefix, n, cut, err, errlen);
+	ret = PLAN_NOFIT;
 out:
 	free(prefix);
 	free(dp1);
