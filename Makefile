@@ -275,15 +275,16 @@ udev-install:
 # (rk1828-llm prints only the continuation) so the story reads whole.
 demo: deps-base all
 	@test -r "$(MODEL)" || { echo "demo: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
+	@test -f "$(MODEL)" || { echo "demo: model '$(MODEL)' is not a regular file (MODEL=...)"; exit 1; }
 	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
 	@printf '%s' "$(PROMPT)"
-	@tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+	@exec tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
 
 # The server in a guest with $(CARDS) cards, reachable from the host's
 # loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C (tools/vm-serve).
 PORT ?= 8080
 serve: deps userspace module
-	@tools/vm-serve "$(MODEL)" $(CARDS) $(PORT)
+	@exec tools/vm-serve "$(MODEL)" $(CARDS) $(PORT)
 
 check: deps all synth-models
 	tests/run-all

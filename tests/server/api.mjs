@@ -33,6 +33,12 @@ await check('models.list', async () => {
      'models.list: one model with owned_by, cards, plan, ctx', model);
   if (process.env.RK1828_MODEL_ID) eq(model.id, process.env.RK1828_MODEL_ID, 'models.list: id is the alias');
 });
+await check('models.retrieve', async () => {
+  const m = await c.models.retrieve(model.id);
+  ok(m.id === model.id && m.owned_by === 'rk1828', 'models.retrieve(id) is the loaded model', m);
+});
+await expectErr('404 models.retrieve of another id (NotFoundError)', OpenAI.NotFoundError, 404,
+  () => c.models.retrieve('no-such-model'), (e) => e.code === 'model_not_found');
 
 let whole;
 await check('chat non-stream', async () => {

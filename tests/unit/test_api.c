@@ -3,7 +3,8 @@
  * OpenAI request parsing tests (userspace/server/api.c, the rules of
  * userspace/doc/server.rst): the sampling fields land in struct
  * engine_sampling with their values; "seed": -1 asks for a random seed as
- * in llama-server, any other integer is that seed; a wrong type or range
+ * in llama-server, another negative one is refused as by the CLI; an empty
+ * completions prompt is refused; a wrong type or range
  * is a 400 naming the field, and max_tokens is checked next to
  * max_completion_tokens. Output: TAP.
  */
@@ -41,8 +42,8 @@ static void test_seed(void)
 	api_params_free(&p);
 
 	rc = chat("{" MSGS ",\"seed\":-2}", &p, &e);
-	tap_ok(rc == 0 && p.s.have_seed && p.s.seed == (uint64_t)-2,
-	       "another negative seed is a fixed seed (its 64-bit pattern)");
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "seed"),
+	       "another negative seed is a 400 naming 'seed', as the CLI refuses it");
 	api_params_free(&p);
 
 	rc = chat("{" MSGS ",\"seed\":\"7\"}", &p, &e);
@@ -85,8 +86,31 @@ static void test_sampling(void)
 	api_params_free(&p);
 }
 
+static void test_prompt(void)
+{
+	struct api_params p;
+	struct api_error e;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	rc = api_parse(API_COMPLETION, "{\"prompt\":\"\"}", 13, &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "prompt"),
+	       "an empty completions prompt is a 400 naming 'prompt'");
+	api_params_free(&p);
+	memset(&e, 0, sizeof(e));
+	rc = api_parse(API_COMPLETION, "{\"prompt\":[\"\"]}", 15, &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "prompt"),
+	       "an array of one empty prompt too");
+	api_params_free(&p);
+	memset(&e, 0, sizeof(e));
+	rc = api_parse(API_COMPLETION, "{\"prompt\":\"x\"}", 14, &p, &e);
+	tap_ok(rc == 0 && p.prompt && !strcmp(p.prompt, "x"), "a one-character prompt is taken");
+	api_params_free(&p);
+}
+
 int main(void)
 {
+	test_prompt();
 	test_seed();
 	test_sampling();
 	return tap_done();

@@ -184,6 +184,8 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	if (get_int(o, "seed", INT64_MIN, INT64_MAX, &v, &have, e))
 		return -1;
 	/* -1 asks for a random seed, as in llama-server (LLAMA_DEFAULT_SEED). */
+	if (have && v < -1)
+		return bad(e, "seed", "'seed' must be an integer >= 0, or -1 for a random seed");
 	if (have && v != -1) {
 		p->s.seed = (uint64_t)v;
 		p->s.have_seed = true;
@@ -349,6 +351,8 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 		pr = json_array_get(pr, 0);
 	if (!json_is_string(pr))
 		return bad(e, "prompt", "'prompt' must be a string or an array of one string");
+	if (!json_string_length(pr))
+		return bad(e, "prompt", "'prompt' must not be empty");
 	if (parse_common(o, p, "max_tokens", e) || get_bool(o, "echo", &echo, e))
 		return -1;
 	if (echo)

@@ -276,8 +276,14 @@ static json_t *model_json(struct srv *s, const char *id)
 static enum MHD_Result do_models(struct srv *s, struct MHD_Connection *c, struct hreq *h,
 				 const char *url)
 {
-	if (h->route == R_MODEL)
+	if (h->route == R_MODEL) {
+		/* One model is loaded; any other id is OpenAI's 404 model_not_found. */
+		if (strcmp(url + 11, s->model_id))
+			return fail(c, h, 404, "invalid_request_error", "model_not_found",
+				    "the model '%s' does not exist (this server has one model: "
+				    "see GET /v1/models)", url + 11);
 		return reply_json(c, h, 200, model_json(s, url + 11));
+	}
 	return reply_json(c, h, 200, json_pack("{s:s, s:[o]}", "object", "list", "data",
 					       model_json(s, NULL)));
 }
