@@ -122,6 +122,22 @@ static void test_seed(const char *model)
 	       "--seed -2 is refused naming the option (status %d)", rc);
 }
 
+/* Option errors say what is accepted. */
+static void test_option_errors(const char *model)
+{
+	char args[256], out[4096];
+	int rc;
+
+	snprintf(args, sizeof(args), "plan -m %s --ctx 0", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "--ctx: bad value \"0\" (an integer 1..2147483647)"),
+	       "--ctx 0 is refused with the accepted range (status %d)", rc);
+	snprintf(args, sizeof(args), "plan -m %s --cards abc", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "plan also takes auto"),
+	       "plan --cards abc names auto among the accepted forms (status %d)", rc);
+}
+
 int main(void)
 {
 	struct synth_model s = {
@@ -150,6 +166,7 @@ int main(void)
 	test_card_mem(model);
 	test_long_plan(model);
 	test_seed(model);
+	test_option_errors(model);
 	unlink(model);
 	return tap_done();
 }

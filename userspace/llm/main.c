@@ -118,7 +118,8 @@ static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || *end || end == s || v < min || v > 0x7fffffff) {
-		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\"\n", opt, s);
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (an integer %u..2147483647)\n",
+			opt, s, min);
 		return -1;
 	}
 	*out = (uint32_t)v;
@@ -422,7 +423,8 @@ static int resolve_cards(struct args *a)
 		return 0;
 	}
 	if (cards_spec_parse(a->cards, &a->cs, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
+		fprintf(stderr, "rk1828-llm: %s%s\n", err,
+			is_cmd(a, "plan") ? "; plan also takes auto" : "");
 		return -1;
 	}
 	return 0;
