@@ -5,7 +5,8 @@
  * `plan` and `run` forever in open()), --card-mem refuses negative and
  * overflowing sizes (-1 was taken as 2^64-1 bytes, 17179869185G wrapped to
  * 1 GiB), and the plan line of a 40-card plan is printed whole (it was cut
- * at 511 characters), --seed -1 is a time-based seed and -2 is refused. Runs build/rk1828-llm (or $RK1828_LLM) under
+ * at 511 characters), --seed -1 is a time-based seed and -2 is refused,
+ * and a bad model file's error is all plan prints. Runs build/rk1828-llm (or $RK1828_LLM) under
  * timeout(1), so a hang fails instead of stalling the suite. Prints TAP.
  */
 #include <stdio.h>
@@ -138,6 +139,42 @@ static void test_option_errors(const char *model)
 	       "plan --cards abc names auto among the accepted forms (status %d)", rc);
 }
 
+/*
+ * A bad model file's error is all plan prints, naming the file and the
+ * reason: "no cards found: planning for ... simulated cards" (and --cards
+ * auto's pick) used to come first, as if the plan had started.
+ */
+static void test_model_error_only(void)
+{
+	static const char *const how[] = { "--cards 2", "--cards auto", "" };
+	char bad[] = "/tmp/rk1828-cli-bad-XXXXXX", args[256], out[4096], want[256];
+	size_t i;
+	FILE *f;
+	int fd, rc;
+
+	fd = mkstemp(bad);
+	if (!tap_ok(fd >= 0, "temporary file"))
+		return;
+	f = fdopen(fd, "w");
+	fputs("garbage\n", f);
+	fclose(f);
+	for (i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		snprintf(args, sizeof(args), "plan -m /nonexistent/m.gguf %s", how[i]);
+		rc = run(args, out, sizeof(out));
+		tap_ok(rc == 1 && !strcmp(out, "rk1828-llm: /nonexistent/m.gguf: open: No such file or directory\n"),
+		       "plan %s of a missing model: exit %d, the error alone: \"%.*s\"",
+		       how[i][0] ? how[i] : "(no --cards)", rc, (int)strcspn(out, "\n"), out);
+		snprintf(args, sizeof(args), "plan -m %s %s", bad, how[i]);
+		snprintf(want, sizeof(want),
+			 "rk1828-llm: %s: header: file size 8 is smaller than the 24-byte header\n", bad);
+		rc = run(args, out, sizeof(out));
+		tap_ok(rc == 1 && !strcmp(out, want),
+		       "plan %s of an 8-byte file: exit %d, the error alone: \"%.*s\"",
+		       how[i][0] ? how[i] : "(no --cards)", rc, (int)strcspn(out, "\n"), out);
+	}
+	unlink(bad);
+}
+
 int main(void)
 {
 	struct synth_model s = {
@@ -167,6 +204,7 @@ int main(void)
 	test_long_plan(model);
 	test_seed(model);
 	test_option_errors(model);
+	test_model_error_only();
 	unlink(model);
 	return tap_done();
 }

@@ -659,10 +659,14 @@ static int session_plan(struct session *S, const struct args *a, const uint64_t 
 	return 0;
 }
 
-int session_open(struct session *S, const struct args *a, bool simulate)
+/*
+ * session_model() - the first half of session_open(): load @a->model into
+ * @S (zeroed first) and size its plan (session_sizes(), with the --ctx
+ * warning); -1 printed. plan calls it before it says anything about the
+ * cards, so that a bad model file's error is all it prints.
+ */
+static int session_model(struct session *S, const struct args *a)
 {
-	uint64_t free_b[PLAN_MAX_CARDS];
-	int ids[PLAN_MAX_CARDS];
 	char err[SESSION_ERR_LEN];
 
 	memset(S, 0, sizeof(*S));
@@ -671,43 +675,56 @@ int session_open(struct session *S, const struct args *a, bool simulate)
 	session_sizes(a, &S->m, &S->sizes);
 	if (llm_ctx_warning(&S->m, S->sizes.n_ctx, err, sizeof(err)))
 		fprintf(stderr, "rk1828-llm: warning: %s\n", err);
+	return 0;
+}
+
+/*
+ * session_place() - the second half: plan the model of session_model() on
+ * the cards (simulated ones with @simulate, see session_cards()); -1 printed.
+ */
+static int session_place(struct session *S, const struct args *a, bool simulate)
+{
+	uint64_t free_b[PLAN_MAX_CARDS];
+	int ids[PLAN_MAX_CARDS];
+	char err[SESSION_ERR_LEN];
+
 	if (session_cards(S, a, simulate, free_b, ids, err, sizeof(err)))
 		return -1;
 	return session_plan(S, a, free_b, ids, err, sizeof(err));
 }
 
+int session_open(struct session *S, const struct args *a, bool simulate)
+{
+	if (session_model(S, a))
+		return -1;
+	return session_place(S, a, simulate);
+}
+
 /*
- * --cards auto: the fewest cards of @mem free bytes the model fits on, with
- * the reason in @why ("fits on one card", or why one card fewer does not).
- * Return: the count, or 0 (nothing fits; the reason printed).
+ * --cards auto: the fewest cards of @mem free bytes the model @m (at @a's
+ * sizes) fits on, with the reason in @why ("fits on one card", or why one
+ * card fewer does not). Return: the count, or 0 (nothing fits; the
+ * reason printed).
  */
-static int plan_auto(const struct args *a, uint64_t mem, char *why, size_t whylen)
+static int plan_auto(const struct args *a, const struct llm_model *m, uint64_t mem,
+		     char *why, size_t whylen)
 {
 	static uint64_t free_b[PLAN_MAX_CARDS];
-	static char err[96 * PLAN_MAX_CARDS + 256], last[96 * PLAN_MAX_CARDS + 256];
-	struct gguf_file *gf;
-	struct llm_model m;
+	static char err[SESSION_ERR_LEN], last[SESSION_ERR_LEN];
 	struct plan_sizes sz0, sz;
 	struct plan p;
 	char bk[64] = "";
 	int n, ret = 0, max;
 
-	gf = gguf_open(a->model, err, sizeof(err));
-	if (!gf || llm_model_load(&m, gf, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
-		if (gf)
-			gguf_close(gf);
-		return 0;
-	}
-	session_sizes(a, &m, &sz0);
-	max = m.n_layers < PLAN_MAX_CARDS ? (int)m.n_layers : PLAN_MAX_CARDS;
+	session_sizes(a, m, &sz0);
+	max = m->n_layers < PLAN_MAX_CARDS ? (int)m->n_layers : PLAN_MAX_CARDS;
 	last[0] = '\0';
 	for (n = 1; n <= max && !ret; n++) {
 		int r;
 
 		free_b[n - 1] = mem;
 		sz = sz0;
-		r = plan_fit(&m, &sz, a->bucket_set, n, free_b, NULL, &p, err, sizeof(err));
+		r = plan_fit(m, &sz, a->bucket_set, n, free_b, NULL, &p, err, sizeof(err));
 		if (r == 0)
 			ret = n;
 		else if (r == PLAN_NOFIT)
@@ -725,8 +742,6 @@ static int plan_auto(const struct args *a, uint64_t mem, char *why, size_t whyle
 		snprintf(why, whylen, "the model fits on one card%s", bk);
 	else
 		snprintf(why, whylen, "the fewest that fit%s; on %d: %s", bk, ret - 1, last);
-	llm_model_free(&m);
-	gguf_close(gf);
 	return ret;
 }
 
@@ -791,13 +806,68 @@ static int plan_report(const struct args *a, const struct session *S,
 	return 0;
 }
 
+/*
+ * plan_cards() - the cards cmd_plan() plans on, in @sim (--cards auto:
+ * the fewest simulated cards the model of @S fits on; no cards here:
+ * simulated cards of the profile's usable memory), said on stderr;
+ * *@simulate set for simulated cards. Return: 0, or an exit status
+ * (printed).
+ */
+static int plan_cards(const struct args *a, const struct session *S,
+		      const struct card_profile *prof, struct args *sim, bool *simulate)
+{
+	char why[SESSION_ERR_LEN + 64], mem[32];
+	struct rk_card *cards;
+	int n;
+
+	if (a->cards_auto) {
+		/* Deployment planning: simulated cards of the profile's usable memory. */
+		*simulate = true;
+		if (!sim->card_mem)
+			sim->card_mem = prof->mem_usable_bytes;
+		sim->cs.n = plan_auto(a, &S->m, sim->card_mem, why, sizeof(why));
+		if (!sim->cs.n)
+			return EXIT_RUNTIME;
+		util_fmt_bytes(mem, sizeof(mem), sim->card_mem);
+		fprintf(stderr, "rk1828-llm: --cards auto: %d card%s of %s: %s\n", sim->cs.n,
+			sim->cs.n == 1 ? "" : "s", mem, why);
+		return 0;
+	}
+	if (*simulate)
+		return 0;
+	/* No cards here: plan for simulated cards of the profile's usable memory. */
+	if (rk_open_all(&cards, &n) != -ENOENT) {
+		if (n > 0)
+			rk_close_all(cards, n);
+		return 0;
+	}
+	if (a->cs.kind == CARDS_LIST) {
+		fprintf(stderr, "rk1828-llm: no cards found: a list of card indices (--cards %s) cannot be used without real cards; give a count (--cards N) to plan for simulated cards\n",
+			a->cards);
+		return EXIT_RUNTIME;
+	}
+	*simulate = true;
+	sim->card_mem = prof->mem_usable_bytes;
+	if (sim->cs.kind == CARDS_ALL) {
+		sim->cs.kind = CARDS_COUNT;
+		sim->cs.n = 1;
+	}
+	util_fmt_bytes(mem, sizeof(mem), sim->card_mem);
+	fprintf(stderr, "rk1828-llm: no cards found: planning for %d simulated card%s of %s, profile %s's usable memory (--card-mem to change)\n",
+		sim->cs.n, sim->cs.n == 1 ? "" : "s", mem, prof->name);
+	return 0;
+}
+
+/*
+ * rk1828-llm plan: the model is loaded first (a bad file's error is the
+ * only output), then the cards chosen (plan_cards()) and the plan printed.
+ */
 static int cmd_plan(const struct args *a)
 {
 	struct card_profile prof;
 	struct session S;
 	struct args sim = *a;
 	bool simulate = a->card_mem != 0;
-	char why[96 * PLAN_MAX_CARDS + 320], mem[32];
 	int ret;
 
 	/* The profile's usable memory is the simulated cards' (--card-mem aside). */
@@ -808,46 +878,13 @@ static int cmd_plan(const struct args *a)
 			a->cards);
 		return EXIT_USAGE;
 	}
-	if (a->cards_auto) {
-		/* Deployment planning: simulated cards of the profile's usable memory. */
-		simulate = true;
-		if (!sim.card_mem)
-			sim.card_mem = prof.mem_usable_bytes;
-		sim.cs.n = plan_auto(a, sim.card_mem, why, sizeof(why));
-		if (!sim.cs.n)
-			return EXIT_RUNTIME;
-		util_fmt_bytes(mem, sizeof(mem), sim.card_mem);
-		fprintf(stderr, "rk1828-llm: --cards auto: %d card%s of %s: %s\n", sim.cs.n,
-			sim.cs.n == 1 ? "" : "s", mem, why);
-	} else if (!simulate) {
-		struct rk_card *cards;
-		int n;
-
-		/* No cards here: plan for simulated cards of the profile's usable memory. */
-		if (rk_open_all(&cards, &n) == -ENOENT) {
-			if (a->cs.kind == CARDS_LIST) {
-				fprintf(stderr, "rk1828-llm: no cards found: a list of card indices (--cards %s) cannot be used without real cards; give a count (--cards N) to plan for simulated cards\n",
-					a->cards);
-				return EXIT_RUNTIME;
-			}
-			simulate = true;
-			sim.card_mem = prof.mem_usable_bytes;
-			if (sim.cs.kind == CARDS_ALL) {
-				sim.cs.kind = CARDS_COUNT;
-				sim.cs.n = 1;
-			}
-			util_fmt_bytes(mem, sizeof(mem), sim.card_mem);
-			fprintf(stderr, "rk1828-llm: no cards found: planning for %d simulated card%s of %s, profile %s's usable memory (--card-mem to change)\n",
-				sim.cs.n, sim.cs.n == 1 ? "" : "s", mem, prof.name);
-		} else if (n > 0) {
-			rk_close_all(cards, n);
-		}
-	}
-	if (session_open(&S, &sim, simulate)) {
-		session_close(&S);
-		return EXIT_RUNTIME;
-	}
-	ret = plan_report(a, &S, &prof);
+	ret = session_model(&S, a) ? EXIT_RUNTIME : 0;
+	if (!ret)
+		ret = plan_cards(a, &S, &prof, &sim, &simulate);
+	if (!ret)
+		ret = session_place(&S, &sim, simulate) ? EXIT_RUNTIME : 0;
+	if (!ret)
+		ret = plan_report(a, &S, &prof);
 	session_close(&S);
 	return ret;
 }
