@@ -406,10 +406,77 @@ static void test_forms(void)
 	       "unknown role refused: %s", err);
 	tap_ok(render(&ml, orphan, 2, NULL, &p, err) == -EINVAL && strstr(err, "tool"),
 	       "tool result without a call refused: %s", err);
-	tap_ok(render(&l3, &one, 1, tools_json, &p, err) == -EINVAL && strstr(err, "tool"),
-	       "tools with a template without a tool format refused: %s", err);
 	tap_ok(render(&ml, &one, 1, "{\"a\": 1}", &p, err) == -EINVAL && strstr(err, "array"),
 	       "tools that are not an array refused: %s", err);
+}
+
+/* Tools with templates that have no tool format: the generic route (chat_generic.c). */
+static void test_generic(void)
+{
+	static const char *const want_tools =
+		"<|start_header_id|>system<|end_header_id|>\n\nS\n\n# Tools\n\n";
+	static const char *const want_turns =
+		"<|start_header_id|>user<|end_header_id|>\n\nWeather?<|eot_id|>"
+		"<|start_header_id|>assistant<|end_header_id|>\n\nChecking.\n<tool_call>\n"
+		"{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n"
+		"</tool_call><|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+		"<tool_response>\n21 C\n</tool_response>\n<tool_response>\nsunny\n</tool_response>"
+		"<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+	struct chat_tool_call call = { .id = "c1", .name = "get_weather",
+				       .arguments = "{\"location\":\"Paris\"}" };
+	struct chat_msg conv[5] = {
+		{ .role = "system", .content = "S" },
+		{ .role = "user", .content = "Weather?" },
+		{ .role = "assistant", .content = "Checking.", .tool_calls = &call,
+		  .n_tool_calls = 1 },
+		{ .role = "tool", .content = "21 C", .tool_call_id = "c1" },
+		{ .role = "tool", .content = "sunny", .tool_call_id = "c1" },
+	};
+	struct chat_opts o = { .add_generation_prompt = true, .thinking = CHAT_THINK_DEFAULT,
+			       .tools_json = tools_json, .tool_choice = CHAT_TOOL_FUNCTION,
+			       .tool_name = "add" };
+	struct chat_template plain, l3;
+	struct chat_prompt p;
+	char err[256];
+	const char *t;
+	int ret;
+
+	chat_template_init(&plain, NULL, 0, NULL);
+	chat_template_init(&l3, "<|start_header_id|><|end_header_id|>", 36, NULL);
+	ret = render(&l3, conv, 5, tools_json, &p, err);
+	t = ret ? "" : p.text;
+	tap_ok(!ret && !strncmp(t, want_tools, strlen(want_tools)) &&
+	       strstr(t, "\n<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", "
+			 "\"description\": \"Weather for a city, \u00e9t\u00e9 included\"") &&
+	       strstr(t, "\n</tools>\n") && strstr(t, "<|eot_id|>" ) &&
+	       strlen(t) > strlen(want_turns) && !strcmp(t + strlen(t) - strlen(want_turns), want_turns),
+	       "generic tools (llama3): tool list in the system message, the call as JSON in the "
+	       "assistant's content, both results in one user message (%s)", ret ? err : "ok");
+	chat_prompt_free(&p);
+	ret = render(&l3, conv + 1, 4, NULL, &p, err);
+	tap_ok(!ret && !strstr(p.text, "# Tools") && strstr(p.text, "<tool_response>\n21 C"),
+	       "generic (llama3): a past call and its results render without tools offered (%s)",
+	       ret ? err : "ok");
+	chat_prompt_free(&p);
+	ret = chat_render(&l3, conv, 2, &o, &p, err, sizeof(err));
+	t = "<|start_header_id|>assistant<|end_header_id|>\n\n<tool_call>\n{\"name\": \"add\", \"arguments\": ";
+	tap_ok(!ret && p.len > strlen(t) && !strcmp(p.text + p.len - strlen(t), t) &&
+	       !strcmp(p.reply_prefix, "<tool_call>\n{\"name\": \"add\", \"arguments\": "),
+	       "generic (llama3): tool_choice function opens the call after the generation prompt "
+	       "and returns it as the reply prefix (%s)", ret ? err : p.reply_prefix);
+	chat_prompt_free(&p);
+	o.tool_choice = CHAT_TOOL_REQUIRED;
+	ret = chat_render(&plain, conv + 1, 1, &o, &p, err, sizeof(err));
+	tap_ok(!ret && !strncmp(p.text, "# Tools\n", 8) &&
+	       strstr(p.text, "</tool_call>\nThe results come back in <tool_response> blocks.\nWeather?\n<tool_call>\n") &&
+	       !strcmp(p.reply_prefix, "<tool_call>\n"),
+	       "generic (plain): tool prompt, the message, then the forced call's opening (%s)",
+	       ret ? err : p.text);
+	chat_prompt_free(&p);
+	o.tool_choice = CHAT_TOOL_FUNCTION;
+	o.tool_name = "nope";
+	tap_ok(chat_render(&l3, conv, 2, &o, &p, err, sizeof(err)) == -EINVAL && strstr(err, "nope"),
+	       "generic: tool_choice naming a function that is not offered refused: %s", err);
 }
 
 /* A user message that spells <|im_start|> stays text; the template's is the token. */
@@ -527,6 +594,12 @@ static const struct reply replies[] = {
 	  "", "ok", 1, { "get_weather" }, { "{\"location\": \"10001\\nline 2\"}" } },
 	{ "text that looks like a tag", "qwen2.5", false, "Use <tool_ and <b>bold</b>.",
 	  "Use <tool_ and <b>bold</b>.", "", 0, { 0 }, { 0 } },
+	{ "generic (llama3 template): content then a JSON call", "llama3", false,
+	  "I'll check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>",
+	  "I'll check.", "", 1, { "get_weather" }, { "{\"location\": \"Paris\"}" } },
+	{ "generic (no template): a JSON call", "plain", false,
+	  "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>\n",
+	  "", "", 1, { "add" }, { "{\"a\": 1, \"b\": 2}" } },
 	{ "cut off inside a call before its name", "qwen2.5", false,
 	  "Sure.\n<tool_call>\n{\"na", "Sure.\n<tool_call>\n{\"na", "", 0, { 0 }, { 0 } },
 };
@@ -536,6 +609,10 @@ static const char *tmpl_text(const char *name)
 	if (!strcmp(name, "qwen3.5"))
 		return "<|im_start|><think> {{- '<think>\\n' }} <tool_call>\\n<function= "
 		       "{{- \"# Tools\\n\\nFunctions:\\n\\n<tools>\" }} {{- \"\\n</tools>\" }}";
+	if (!strcmp(name, "llama3"))
+		return "<|start_header_id|><|end_header_id|>";
+	if (!strcmp(name, "plain"))
+		return "";
 	if (!strcmp(name, "qwen3"))
 		return "<|im_start|><think> <tool_call> {{- \"# Tools\\n\\nCall:\\n<tools>\" }} "
 		       "{{- \"\\n</tools>\\n\\nReply <tool_call></tool_call><|im_end|>\\n\" }}";
@@ -681,6 +758,7 @@ int main(void)
 	test_templates();
 	test_detect();
 	test_forms();
+	test_generic();
 	test_encode();
 	test_parser();
 	test_tool_choice();

@@ -24,6 +24,12 @@
  * A template with none of these markers falls back to generic chatml and
  * sets @fallback (the caller prints a warning).
  *
+ * Tools with a template that has no tool format of its own (@tools ==
+ * CHAT_TOOLS_NONE) take the generic route (chat_generic.c): the tool list
+ * and the JSON <tool_call> form are described in the system message, past
+ * calls and tool results are written as text the family renders, and the
+ * reply is parsed in the JSON form.
+ *
  * The renderer marks which bytes of the prompt are the template's own
  * (struct chat_prompt.special): only there do special tokens such as
  * <|im_start|> become tokens (tokenizer.h); message contents are always
@@ -209,9 +215,8 @@ struct chat_prompt {
  *
  * Return: 0; -EINVAL for an unknown role, a system message after the
  * first, a tool message without a preceding assistant call, @tools_json
- * that is not a JSON array of objects, tools with a template that has
- * no tool format (@ct->tools == CHAT_TOOLS_NONE), a forced tool choice
- * without tools or naming a function they do not have; -ENOMEM.
+ * that is not a JSON array of objects, a forced tool choice without
+ * tools or naming a function they do not have; -ENOMEM.
  */
 int chat_render(const struct chat_template *ct, const struct chat_msg *msgs, int n,
 		const struct chat_opts *o, struct chat_prompt *out, char *err, size_t errlen);
@@ -269,7 +274,9 @@ struct chat_parser;
  * @in_think: the prompt left a <think> block open (chat_prompt.reply_in_think)
  * @tools_json: the tools offered (the OpenAI array as JSON text), or NULL:
  *	then <tool_call> is plain content. With the XML style the parameter
- *	types of the tools' JSON schemas decide whether a value is a string.
+ *	types of the tools' JSON schemas decide whether a value is a string;
+ *	a template without a tool format is parsed in the JSON style (the
+ *	generic route of chat_render()).
  * @id_seed: number used in the call ids ("call_<id_seed>_<index>")
  *
  * Return: the parser, NULL when out of memory.

@@ -58,4 +58,35 @@ void chat_json_dump(struct sbuf *b, const json_t *v);
 /* Python's str() of a JSON scalar (Jinja's |string): True, None, 1.5, text. */
 void chat_json_str(struct sbuf *b, const json_t *v);
 
+/**
+ * struct chat_generic - a conversation rewritten for a template without a
+ * tool format (chat_generic.c)
+ * @m, @n: the messages: no tool calls, no "tool" role
+ * @own, @n_own: the strings made for them (freed by chat_generic_free())
+ */
+struct chat_generic {
+	struct chat_msg *m;
+	int n;
+	char **own;
+	int n_own;
+};
+
+/*
+ * chat_generic_needed() - @ct has no tool format and the conversation
+ * uses tools (@tools offered, an assistant call or a tool result).
+ */
+bool chat_generic_needed(const struct chat_template *ct, const struct chat_msg *m, int n,
+			 bool tools);
+
+/*
+ * chat_generic_rewrite() - @m[0..@n) with the tool list (@tools, a JSON
+ * array, or NULL) in the system message, calls written into the
+ * assistant's content in the JSON form and consecutive tool results
+ * merged into one user message. The other messages are shared with @m.
+ * Return: 0 or -ENOMEM (@g zeroed).
+ */
+int chat_generic_rewrite(const struct chat_msg *m, int n, const json_t *tools,
+			 struct chat_generic *g);
+void chat_generic_free(struct chat_generic *g);
+
 #endif

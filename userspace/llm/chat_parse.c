@@ -43,6 +43,7 @@ struct pcall {
 struct chat_parser {
 	const struct chat_template *ct;
 	json_t *tools;
+	bool xml;		/* calls in the XML form (else JSON) */
 	enum pstate st;
 	unsigned long seed;
 	struct sbuf hold;	/* text not yet classified */
@@ -387,7 +388,7 @@ static void scan_xml(struct chat_parser *p, struct pcall *c)
 
 static void scan_call(struct chat_parser *p, struct pcall *c)
 {
-	if (p->ct->tools == CHAT_TOOLS_XML)
+	if (p->xml)
 		scan_xml(p, c);
 	else
 		scan_json(p, c);
@@ -400,7 +401,7 @@ static void finish_call(struct chat_parser *p, struct pcall *c)
 	json_t *v, *a;
 
 	scan_call(p, c);
-	if (p->ct->tools == CHAT_TOOLS_XML) {
+	if (p->xml) {
 		xml_close(p, c);
 		return;
 	}
@@ -417,7 +418,7 @@ static void finish_call(struct chat_parser *p, struct pcall *c)
 static void abandon_call(struct chat_parser *p, struct pcall *c)
 {
 	if (c->begun) {
-		if (p->ct->tools == CHAT_TOOLS_XML)
+		if (p->xml)
 			xml_close(p, c);
 		return;
 	}
@@ -533,7 +534,9 @@ struct chat_parser *chat_parser_new(const struct chat_template *ct, bool in_thin
 	p->seed = id_seed;
 	p->st = in_think ? P_THINK : ct->think ? P_START : P_CONTENT;
 	p->skip_ws = in_think;
-	if (tools_json && ct->tools) {
+	/* Templates without a tool format use the JSON form (chat_generic.c). */
+	p->xml = ct->tools == CHAT_TOOLS_XML;
+	if (tools_json) {
 		p->tools = json_loads(tools_json, 0, &je);
 		if (p->tools && (!json_is_array(p->tools) || !json_array_size(p->tools))) {
 			json_decref(p->tools);

@@ -616,8 +616,6 @@ static int check(struct rctx *r)
 		if (!json_array_size(r->tools)) {
 			json_decref(r->tools);
 			r->tools = NULL;
-		} else if (!r->ct->tools) {
-			return fail(r, "this chat template (%s) has no tool-call format", r->ct->name);
 		}
 	}
 	if (r->o->tool_choice != CHAT_TOOL_AUTO && !r->tools)
@@ -626,6 +624,47 @@ static int check(struct rctx *r)
 		return fail(r, "tool_choice: no tool named '%.64s'",
 			    r->o->tool_name ? r->o->tool_name : "(none)");
 	return 0;
+}
+
+static int render_family(struct rctx *r)
+{
+	switch (r->ct->family) {
+	case CHAT_CHATML: return render_chatml(r);
+	case CHAT_LLAMA3: return render_llama3(r);
+	case CHAT_LLAMA2: return render_llama2(r);
+	case CHAT_MISTRAL: return render_mistral(r);
+	default: return render_plain(r);
+	}
+}
+
+/*
+ * A template without a tool format (chat_generic.c): render the rewritten
+ * conversation without tools, then open a forced call in the JSON form.
+ */
+static int render_generic(struct rctx *r)
+{
+	const struct chat_msg *m = r->m;
+	struct chat_generic g;
+	json_t *tools = r->tools;
+	int n = r->n, ret;
+
+	ret = chat_generic_rewrite(m, n, tools, &g);
+	if (ret)
+		return ret;
+	r->m = g.m;
+	r->n = g.n;
+	r->tools = NULL;
+	ret = render_family(r);
+	r->tools = tools;
+	if (!ret && !r->open_last && forced(r)) {
+		if (r->ct->family == CHAT_PLAIN)
+			sb_tmpls(&r->b, "\n");
+		ret = force_call(r);
+	}
+	r->m = m;
+	r->n = n;
+	chat_generic_free(&g);
+	return ret;
 }
 
 int chat_render(const struct chat_template *ct, const struct chat_msg *msgs, int n,
@@ -647,13 +686,7 @@ int chat_render(const struct chat_template *ct, const struct chat_msg *msgs, int
 	last = &msgs[n - 1];
 	r.open_last = role_is(last, "assistant") && !last->n_tool_calls &&
 		      ct->family != CHAT_PLAIN;
-	switch (ct->family) {
-	case CHAT_CHATML: ret = render_chatml(&r); break;
-	case CHAT_LLAMA3: ret = render_llama3(&r); break;
-	case CHAT_LLAMA2: ret = render_llama2(&r); break;
-	case CHAT_MISTRAL: ret = render_mistral(&r); break;
-	default: ret = render_plain(&r); break;
-	}
+	ret = chat_generic_needed(ct, msgs, n, r.tools) ? render_generic(&r) : render_family(&r);
 	if (!ret && r.b.oom)
 		ret = -ENOMEM;
 	if (!ret && !r.b.p)
