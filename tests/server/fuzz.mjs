@@ -50,7 +50,8 @@ const typed = {
   logprobs: ['x', 1],
   top_logprobs: [-1, 21, 'x'],
   response_format: ['text', 1, {}, { type: 'json_object' }, { type: 1 }],
-  tools: [[{ type: 'function', function: { name: 'f' } }], 'x'],
+  tools: [[{ type: 'function' }], [{ type: 'function', function: { name: 'a b' } }], [{ function: { name: 'f' } }], 'x', [1]],
+  tool_choice: ['always', 1, { type: 'function' }, 'required', { type: 'function', function: { name: 'f' } }],
 };
 for (const [k, vals] of Object.entries(typed))
   for (const v of vals)

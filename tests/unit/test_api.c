@@ -6,7 +6,8 @@
  * in llama-server, another negative one is refused as by the CLI; an empty
  * completions prompt is refused; a wrong type or range
  * is a 400 naming the field, and max_tokens is checked next to
- * max_completion_tokens. Output: TAP.
+ * max_completion_tokens; tools, tool_choice and the tool fields of
+ * messages land in struct api_params (api_tools.c). Output: TAP.
  */
 #include "api.h"
 
@@ -108,8 +109,67 @@ static void test_prompt(void)
 	api_params_free(&p);
 }
 
+#define TOOLS "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"," \
+	"\"parameters\":{\"type\":\"object\"}}},{\"type\":\"function\",\"function\":{\"name\":\"mcp.fs:read\"}}]"
+
+static void test_tools(void)
+{
+	struct api_params p;
+	struct api_error e;
+	const char *body;
+	int rc;
+
+	rc = chat("{" MSGS "," TOOLS "}", &p, &e);
+	tap_ok(rc == 0 && p.tools_json && strstr(p.tools_json, "\"name\":\"get_weather\"") &&
+	       strstr(p.tools_json, "mcp.fs:read") && p.tool_choice == API_TOOL_AUTO,
+	       "tools: kept as JSON for the template, tool_choice auto by default (%s)",
+	       p.tools_json ? p.tools_json : "none");
+	api_params_free(&p);
+	rc = chat("{" MSGS "," TOOLS ",\"tool_choice\":\"none\"}", &p, &e);
+	tap_ok(rc == 0 && !p.tools_json && p.tool_choice == API_TOOL_NONE,
+	       "tool_choice none: no tools passed on");
+	api_params_free(&p);
+	rc = chat("{" MSGS "," TOOLS ",\"tool_choice\":{\"type\":\"function\",\"function\":"
+		  "{\"name\":\"get_weather\"}}}", &p, &e);
+	tap_ok(rc == 0 && p.tool_choice == API_TOOL_FUNCTION && p.tool_name &&
+	       !strcmp(p.tool_name, "get_weather"), "tool_choice naming a function");
+	api_params_free(&p);
+	rc = chat("{\"messages\":[{\"role\":\"user\",\"content\":\"w?\"},{\"role\":\"assistant\","
+		  "\"content\":null,\"reasoning_content\":\"r\",\"tool_calls\":[{\"id\":\"c1\",\"type\":"
+		  "\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"a\\\":1}\"}},"
+		  "{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":{\"b\":2}}}]},"
+		  "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"21\"}]}", &p, &e);
+	tap_ok(rc == 0 && p.n_msgs == 3 && p.msgs[1].n_calls == 2 && !strcmp(p.msgs[1].content, "") &&
+	       !strcmp(p.msgs[1].reasoning, "r") && !strcmp(p.msgs[1].calls[0].id, "c1") &&
+	       !strcmp(p.msgs[1].calls[0].arguments, "{\"a\":1}") &&
+	       !strcmp(p.msgs[1].calls[1].arguments, "{\"b\":2}") && !strcmp(p.msgs[2].role, "tool") &&
+	       !strcmp(p.msgs[2].tool_call_id, "c1") && !strcmp(p.msgs[2].content, "21"),
+	       "an assistant's tool_calls (string and object arguments) and a tool result (%s)",
+	       rc ? e.msg : "ok");
+	api_params_free(&p);
+	rc = chat("{" MSGS ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"a\\\"b\"}}]}",
+		  &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "tools[0].function.name"),
+	       "a function name with a quote is refused, naming tools[0].function.name (%s)", e.msg);
+	api_params_free(&p);
+	rc = chat("{" MSGS "," TOOLS ",\"tool_choice\":\"required\",\"stream\":1}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "stream"), "other fields are still checked with tools");
+	api_params_free(&p);
+	rc = chat("{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]," TOOLS "}", &p, &e);
+	tap_ok(rc == 0 && !strcmp(p.msgs[0].role, "tool") && !p.msgs[0].tool_call_id,
+	       "a tool message without tool_call_id parses (the template decides; llama-server is lenient)");
+	api_params_free(&p);
+	memset(&e, 0, sizeof(e));
+	body = "{\"input\":[{\"role\":\"tool\",\"content\":\"x\"}]}";
+	rc = api_parse(API_RESPONSES, body, strlen(body), &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "input[0].role"),
+	       "/v1/responses has no tool role: 400 naming input[0].role (%s)", e.msg);
+	api_params_free(&p);
+}
+
 int main(void)
 {
+	test_tools();
 	test_prompt();
 	test_seed();
 	test_sampling();

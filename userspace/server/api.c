@@ -151,13 +151,13 @@ static int parse_stop(json_t *o, struct api_params *p, struct api_error *e)
 	return 0;
 }
 
-/* Fields shared by every endpoint: stream, sampling, stop, n, tools. */
+/* Fields shared by every endpoint: stream, sampling, stop, n. */
 static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 			struct api_error *e)
 {
 	long long v = 0;
 	bool have = false;
-	json_t *so, *t;
+	json_t *so;
 
 	if (get_bool(o, "stream", &p->stream, e))
 		return -1;
@@ -193,12 +193,21 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	v = 1;
 	if (get_int(o, "n", 1, 1, &v, NULL, e))
 		return bad(e, "n", "'n' must be 1: one choice per request is supported");
-	t = field(o, "tools");
-	if (t && (!json_is_array(t) || json_array_size(t)))
-		return bad(e, "tools", "'tools' (function calling) is not supported");
-	if (field(o, "functions"))
-		return bad(e, "functions", "'functions' (function calling) is not supported");
 	return parse_stop(o, p, e);
+}
+
+/* completions and responses: function calling is a chat completions feature. */
+static int no_tools(json_t *o, const char *endpoint, struct api_error *e)
+{
+	json_t *t = field(o, "tools");
+
+	if (t && (!json_is_array(t) || json_array_size(t)))
+		return bad(e, "tools", "'tools' (function calling) is not supported on %s: use /v1/chat/completions",
+			   endpoint);
+	if (field(o, "functions"))
+		return bad(e, "functions", "'functions' is not supported on %s: use 'tools' on /v1/chat/completions",
+			   endpoint);
+	return 0;
 }
 
 /* Chat content: a string, or an array of text parts (joined, BR-23). */
@@ -249,7 +258,8 @@ static int parse_content(json_t *c, const char *where, const char *part_type2, c
 	return 0;
 }
 
-static const char *norm_role(const char *r)
+/* The role of a message; chat (@tools) also has tool results. */
+static const char *norm_role(const char *r, bool tools)
 {
 	if (!strcmp(r, "system") || !strcmp(r, "developer"))
 		return "system";
@@ -257,13 +267,19 @@ static const char *norm_role(const char *r)
 		return "user";
 	if (!strcmp(r, "assistant"))
 		return "assistant";
+	if (tools && !strcmp(r, "tool"))
+		return "tool";
 	return NULL;
 }
 
-/* An array of {role, content} items into p->msgs (after @n_pre slots). */
+/*
+ * An array of {role, content} items into p->msgs (after @n_pre slots);
+ * chat messages (@name "messages") also carry tool calls and results.
+ */
 static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int n_pre,
 		      struct api_params *p, struct api_error *e)
 {
+	bool chat = !strcmp(name, "messages");
 	json_t *m;
 	size_t i;
 
@@ -276,25 +292,31 @@ static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int
 		json_t *role, *ty;
 		const char *r;
 
+		char at[80];
+
 		snprintf(where, sizeof(where), "%s[%zu]", name, i);
 		if (!json_is_object(m))
-			return bad(e, name, "'%s' must be an object", where);
+			return bad(e, where, "'%s' must be an object", where);
 		ty = json_object_get(m, "type");
+		snprintf(at, sizeof(at), "%s.type", where);
 		if (ty && (!json_is_string(ty) || strcmp(json_string_value(ty), "message")))
-			return bad(e, name, "'%s.type' must be \"message\": only message items are supported",
-				   where);
+			return bad(e, at, "'%s' must be \"message\": only message items are supported",
+				   at);
 		role = json_object_get(m, "role");
+		snprintf(at, sizeof(at), "%s.role", where);
 		if (!json_is_string(role))
-			return bad(e, name, "'%s.role' must be a string", where);
-		r = norm_role(json_string_value(role));
+			return bad(e, at, "'%s' must be a string", at);
+		r = norm_role(json_string_value(role), chat);
 		if (!r)
-			return bad(e, name, "'%s.role' is '%s': roles are system, developer, user and assistant",
-				   where, json_string_value(role));
-		snprintf(where, sizeof(where), "%s[%zu].content", name, i);
-		if (parse_content(field(m, "content"), where, part_type2,
-				  &p->msgs[p->n_msgs].content, e))
+			return bad(e, at, "'%s' is '%.32s': roles are system, developer, user%s", at,
+				   json_string_value(role), chat ? ", assistant and tool" : " and assistant");
+		p->msgs[p->n_msgs].role = r;
+		snprintf(at, sizeof(at), "%s[%zu].content", name, i);
+		if (parse_content(field(m, "content"), at, part_type2,
+				  &p->msgs[p->n_msgs++].content, e))
 			return -1;
-		p->msgs[p->n_msgs++].role = r;
+		if (chat && api_parse_tool_msg(m, where, &p->msgs[p->n_msgs - 1], e))
+			return -1;
 	}
 	return 0;
 }
@@ -319,6 +341,8 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 	} else if (parse_common(o, p, "max_tokens", e)) {
 		return -1;
 	}
+	if (api_parse_tools(o, p, e))
+		return -1;
 	if (get_bool(o, "logprobs", &lp, e) ||
 	    get_int(o, "top_logprobs", 0, MAX_TOP_LOGPROBS, &top, NULL, e))
 		return -1;
@@ -353,7 +377,8 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 		return bad(e, "prompt", "'prompt' must be a string or an array of one string");
 	if (!json_string_length(pr))
 		return bad(e, "prompt", "'prompt' must not be empty");
-	if (parse_common(o, p, "max_tokens", e) || get_bool(o, "echo", &echo, e))
+	if (parse_common(o, p, "max_tokens", e) || no_tools(o, "/v1/completions", e) ||
+	    get_bool(o, "echo", &echo, e))
 		return -1;
 	if (echo)
 		return bad(e, "echo", "'echo': true is not supported");
@@ -384,7 +409,7 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 		return bad(e, "input", "'input' is required");
 	if (ins && !json_is_string(ins))
 		return bad(e, "instructions", "'instructions' must be a string");
-	if (parse_common(o, p, "max_output_tokens", e))
+	if (parse_common(o, p, "max_output_tokens", e) || no_tools(o, "/v1/responses", e))
 		return -1;
 	p->include_usage = true;
 	pre = ins ? 1 : 0;
@@ -446,9 +471,24 @@ void api_params_free(struct api_params *p)
 {
 	int i;
 
-	for (i = 0; i < p->n_msgs; i++)
-		free(p->msgs[i].content);
+	for (i = 0; i < p->n_msgs; i++) {
+		struct api_msg *m = &p->msgs[i];
+		int k;
+
+		free(m->content);
+		free(m->reasoning);
+		for (k = 0; k < m->n_calls; k++) {
+			free(m->calls[k].id);
+			free(m->calls[k].name);
+			free(m->calls[k].arguments);
+		}
+		free(m->calls);
+		free(m->tool_call_id);
+		free(m->name);
+	}
 	free(p->msgs);
+	free(p->tools_json);
+	free(p->tool_name);
 	free(p->prompt);
 	for (i = 0; i < p->n_stop; i++)
 		free(p->stop[i]);

@@ -39,13 +39,44 @@ struct api_error {
 };
 
 /**
+ * struct api_tool_call - a call an earlier assistant message made
+ * @id: its id ("" when the client sent none)
+ * @name: the function
+ * @arguments: the arguments as JSON text (the client's string, or an
+ *	object serialised)
+ */
+struct api_tool_call {
+	char *id;
+	char *name;
+	char *arguments;
+};
+
+/**
  * struct api_msg - one chat message after validation
- * @role: "system", "user" or "assistant" ("developer" is mapped to system)
- * @content: text (text parts joined, BR-23)
+ * @role: "system", "user", "assistant" or "tool" ("developer" is mapped to
+ *	system)
+ * @content: text (text parts joined, BR-23); "" when the message has none
+ * @reasoning: assistant reasoning_content, or NULL
+ * @calls, @n_calls: the assistant's tool_calls
+ * @tool_call_id: role tool: the call it answers, or NULL
+ * @name: role tool: the function's name, or NULL
  */
 struct api_msg {
 	const char *role;
 	char *content;
+	char *reasoning;
+	struct api_tool_call *calls;
+	int n_calls;
+	char *tool_call_id;
+	char *name;
+};
+
+/* tool_choice (OpenAI): "auto", "none", "required" or one named function. */
+enum api_tool_choice {
+	API_TOOL_AUTO,
+	API_TOOL_NONE,
+	API_TOOL_REQUIRED,
+	API_TOOL_FUNCTION,
 };
 
 /**
@@ -60,6 +91,10 @@ struct api_msg {
  * @stop, @n_stop: stop strings (owned)
  * @logprobs: return log probabilities of the chosen tokens
  * @top_logprobs: alternatives per token (0..20)
+ * @tools_json: chat: the "tools" array as compact JSON text, NULL when
+ *	none are offered or tool_choice is "none"
+ * @tool_choice: enum api_tool_choice
+ * @tool_name: the function of API_TOOL_FUNCTION
  */
 struct api_params {
 	enum api_kind kind;
@@ -73,6 +108,9 @@ struct api_params {
 	int n_stop;
 	bool logprobs;
 	int top_logprobs;
+	char *tools_json;
+	int tool_choice;
+	char *tool_name;
 };
 
 /**
@@ -87,6 +125,18 @@ struct api_params {
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
 	      struct api_error *e);
 void api_params_free(struct api_params *p);
+
+/*
+ * api_tools.c: the chat tool fields. api_parse_tools() reads "tools",
+ * "tool_choice" and "parallel_tool_calls" of @o (and refuses the
+ * deprecated "functions" / "function_call"); api_parse_tool_msg() the tool fields of message
+ * @m (role already normalised into @out->role), @where its path
+ * ("messages[2]"). Return: 0, or -1 with @e a 400 naming the field.
+ */
+struct json_t;
+int api_parse_tools(struct json_t *o, struct api_params *p, struct api_error *e);
+int api_parse_tool_msg(struct json_t *m, const char *where, struct api_msg *out,
+		       struct api_error *e);
 
 /** api_error_set() - fill @e; @param may be NULL (JSON null). */
 void api_error_set(struct api_error *e, int status, const char *type, const char *code,

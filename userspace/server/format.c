@@ -40,7 +40,12 @@ static const char *object_name(const struct gen *g, bool chunk)
 
 static const char *finish_name(const struct gen *g)
 {
-	return g->finish == ENGINE_FINISH_LENGTH ? "length" : "stop";
+	if (g->finish == ENGINE_FINISH_LENGTH)
+		return "length";
+	/* A reply that called tools ends "tool_calls" (OpenAI, llama-server). */
+	if (g->parser && chat_parser_n_calls(g->parser))
+		return "tool_calls";
+	return "stop";
 }
 
 /* Emit "data: JSON\n\n" (or "event: NAME\ndata: ..." for responses); steals @o. */
@@ -130,18 +135,72 @@ static json_t *text_part(const struct gen *g, const char *text, size_t len)
 			 "annotations");
 }
 
+/* A streamed chat chunk with @delta (stolen) and any pending logprobs. */
+static void chat_chunk(struct gen *g, json_t *delta)
+{
+	json_t *c = chunk_base(g);
+
+	json_object_set_new(c, "choices",
+		json_pack("[{s:i, s:o, s:o, s:n}]", "index", 0, "delta", delta, "logprobs",
+			  g->pend_lp ? json_pack("{s:o}", "content", g->pend_lp) : json_null(),
+			  "finish_reason"));
+	g->pend_lp = NULL;
+	sse(g, NULL, c);
+}
+
+/*
+ * The parser's pieces as OpenAI deltas: content, reasoning_content, and
+ * tool_calls entries (the first with id, type and name, then argument
+ * pieces that concatenate to the call's arguments).
+ */
+static void chat_piece(const struct chat_delta *d, void *user)
+{
+	struct gen *g = user;
+	json_t *call;
+
+	switch (d->kind) {
+	case CHAT_DELTA_CONTENT:
+		chat_chunk(g, json_pack("{s:s%}", "content", d->text, d->len));
+		return;
+	case CHAT_DELTA_REASONING:
+		chat_chunk(g, json_pack("{s:s%}", "reasoning_content", d->text, d->len));
+		return;
+	case CHAT_DELTA_TOOL_BEGIN:
+		call = json_pack("{s:i, s:s, s:s, s:{s:s, s:s}}", "index", d->index, "id", d->id,
+				 "type", "function", "function", "name", d->name, "arguments", "");
+		break;
+	default:
+		call = json_pack("{s:i, s:{s:s%}}", "index", d->index, "function", "arguments",
+				 d->text, d->len);
+		break;
+	}
+	chat_chunk(g, json_pack("{s:[o]}", "tool_calls", call));
+}
+
+/* Feed the parser (streams: with chunks out); the text is kept whole too. */
+static void chat_feed(struct gen *g, const char *text, size_t len)
+{
+	if (g->parser)
+		chat_parser_feed(g->parser, text, len, g->stream ? chat_piece : NULL, g);
+}
+
 void fmt_start(struct gen *g)
 {
 	json_t *c;
 
-	if (!g->stream)
+	if (!g->stream) {
+		if (g->prefix)
+			chat_feed(g, g->prefix, strlen(g->prefix));
 		return;
+	}
 	if (g->kind == API_CHAT) {
 		c = chunk_base(g);
 		json_object_set_new(c, "choices",
 			json_pack("[{s:i, s:{s:s, s:s}, s:n, s:n}]", "index", 0, "delta", "role",
 				  "assistant", "content", "", "logprobs", "finish_reason"));
 		sse(g, NULL, c);
+		if (g->prefix)
+			chat_feed(g, g->prefix, strlen(g->prefix));
 	} else if (g->kind == API_RESPONSES) {
 		sse(g, "response.created", json_pack("{s:s, s:o}", "type", "response.created",
 			"response", response_obj(g, "in_progress")));
@@ -235,6 +294,16 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 			g->lp = json_array();
 		json_array_extend(g->lp, lp);
 	}
+	if (g->kind == API_CHAT && g->parser) {
+		/* Chunks as the parser settles the text; logprobs ride on the first. */
+		g->pend_lp = g->stream ? lp : NULL;
+		chat_feed(g, ev->text, ev->len);
+		if (g->pend_lp)
+			chat_chunk(g, json_pack("{s:s}", "content", ""));
+		if (!g->stream)
+			json_decref(lp);
+		return;
+	}
 	if (!g->stream || (!ev->len && !lp)) {
 		json_decref(lp);
 		return;
@@ -304,6 +373,8 @@ void fmt_done(struct gen *g)
 {
 	json_t *c;
 
+	if (g->parser)	/* what the parser held back (a tag that never closed) */
+		chat_parser_finish(g->parser, g->stream ? chat_piece : NULL, g);
 	if (!g->stream)
 		return;
 	if (g->kind == API_RESPONSES) {
@@ -336,6 +407,35 @@ void fmt_done(struct gen *g)
 	gen_append(&g->out, &g->out_len, &g->out_cap, "data: [DONE]\n\n", 14);
 }
 
+/*
+ * The assistant message of a whole chat answer: content (null when the
+ * reply is only tool calls, as OpenAI sends it), reasoning_content when
+ * the model reasoned, tool_calls when it called.
+ */
+static json_t *chat_message(struct gen *g, const char *text)
+{
+	const char *content = g->parser ? chat_parser_content(g->parser) : text;
+	int n = g->parser ? chat_parser_n_calls(g->parser) : 0, i;
+	json_t *m = json_pack("{s:s}", "role", "assistant"), *calls;
+
+	json_object_set_new(m, "content", n && !*content ? json_null() : json_string(content));
+	if (g->parser && *chat_parser_reasoning(g->parser))
+		json_object_set_new(m, "reasoning_content",
+				    json_string(chat_parser_reasoning(g->parser)));
+	if (!n)
+		return m;
+	calls = json_array();
+	for (i = 0; i < n; i++) {
+		const struct chat_tool_call *c = chat_parser_call(g->parser, i);
+
+		json_array_append_new(calls, json_pack("{s:s, s:s, s:{s:s, s:s}}", "id", c->id,
+						       "type", "function", "function", "name",
+						       c->name, "arguments", c->arguments));
+	}
+	json_object_set_new(m, "tool_calls", calls);
+	return m;
+}
+
 char *fmt_body(struct gen *g, size_t *len)
 {
 	const char *text = g->text ? g->text : "";
@@ -349,10 +449,10 @@ char *fmt_body(struct gen *g, size_t *len)
 			      object_name(g, false), "created", (json_int_t)g->created, "model",
 			      g->s->model_id, "system_fingerprint", "rk1828");
 		if (g->kind == API_CHAT)
-			ch = json_pack("{s:i, s:{s:s, s:s%}, s:o, s:s}", "index", 0, "message",
-				       "role", "assistant", "content", text, g->text_len,
-				       "logprobs", g->lp ? json_pack("{s:O}", "content", g->lp) :
-				       json_null(), "finish_reason", finish_name(g));
+			ch = json_pack("{s:i, s:o, s:o, s:s}", "index", 0, "message",
+				       chat_message(g, text), "logprobs", g->lp ?
+				       json_pack("{s:O}", "content", g->lp) : json_null(),
+				       "finish_reason", finish_name(g));
 		else
 			ch = json_pack("{s:i, s:s%, s:o, s:s}", "index", 0, "text", text,
 				       g->text_len, "logprobs", g->lp ? legacy_logprobs(g->lp, 0) :

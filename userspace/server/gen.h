@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "api.h"
+#include "chat.h"
 #include "server.h"
 
 struct MHD_Connection;
@@ -33,6 +34,12 @@ struct MHD_Connection;
  * @q: the engine request (valid until engine_req_put() in gen_put())
  * @out, @out_len, @out_off, @out_cap: SSE bytes not yet sent
  * @text, @text_len, @text_cap: the whole generated text
+ * @parser: chat: the reply split into content, reasoning_content and
+ *	tool calls (chat.h), fed every piece of text as it arrives
+ * @prefix: chat: the reply's start the prompt already wrote (a forced
+ *	tool call's opening), fed to @parser first; NULL when none
+ * @pend_lp: streamed chat: logprobs of the current event not yet sent
+ *	with a chunk
  * @lp: logprobs entries (json array) or NULL
  * @seq: next sequence_number of a /v1/responses stream
  * @done: DONE arrived (@finish, @usage, @timing, @error are final)
@@ -58,6 +65,9 @@ struct gen {
 	size_t out_len, out_off, out_cap;
 	char *text;
 	size_t text_len, text_cap;
+	struct chat_parser *parser;
+	char *prefix;
+	json_t *pend_lp;
 	json_t *lp;
 	int seq;
 	bool done, suspended, conn_gone, cancel_sent, shutdown;

@@ -317,6 +317,9 @@ static void gen_free(struct gen *g)
 	if (g->q)
 		engine_req_put(g->q);
 	json_decref(g->lp);
+	json_decref(g->pend_lp);
+	chat_parser_free(g->parser);
+	free(g->prefix);
 	free(g->out);
 	free(g->text);
 	pthread_mutex_destroy(&g->mu);
@@ -494,34 +497,87 @@ static char *join_system(const struct api_params *p, int *n_sys)
 	return t;
 }
 
+/**
+ * struct reply_start - how the reply of a chat prompt begins
+ * @in_think: inside an open <think> block (chat_prompt.reply_in_think)
+ * @prefix: the opening of a forced tool call the prompt wrote, or NULL
+ */
+struct reply_start {
+	bool in_think;
+	char *prefix;
+};
+
+static const int tool_choice_map[] = {
+	[API_TOOL_AUTO] = CHAT_TOOL_AUTO,
+	[API_TOOL_NONE] = CHAT_TOOL_AUTO,	/* with no tools passed */
+	[API_TOOL_REQUIRED] = CHAT_TOOL_REQUIRED,
+	[API_TOOL_FUNCTION] = CHAT_TOOL_FUNCTION,
+};
+
+/* The request's messages as chat.h's (views; the calls array malloc'ed per message). */
+static struct chat_msg *chat_msgs(const struct api_params *p, char *sys, int n_sys, int *k)
+{
+	struct chat_msg *m = calloc(p->n_msgs + 1, sizeof(*m));
+	int i, j;
+
+	if (!m)
+		return NULL;
+	*k = 0;
+	if (n_sys) {
+		m[*k].role = "system";
+		m[(*k)++].content = sys;
+	}
+	for (i = n_sys; i < p->n_msgs; i++, (*k)++) {
+		const struct api_msg *a = &p->msgs[i];
+		struct chat_tool_call *c = a->n_calls ? calloc(a->n_calls, sizeof(*c)) : NULL;
+
+		if (a->n_calls && !c)
+			return m;	/* the caller sees n_tool_calls without calls: -EINVAL */
+		for (j = 0; j < a->n_calls; j++)
+			c[j] = (struct chat_tool_call){ a->calls[j].id, a->calls[j].name,
+							a->calls[j].arguments };
+		m[*k] = (struct chat_msg){ .role = a->role, .content = a->content,
+					   .reasoning = a->reasoning, .tool_calls = c,
+					   .n_tool_calls = a->n_calls,
+					   .tool_call_id = a->tool_call_id, .name = a->name };
+	}
+	return m;
+}
+
+static void chat_msgs_free(struct chat_msg *m, int k)
+{
+	int i;
+
+	for (i = 0; m && i < k; i++)
+		free((void *)m[i].tool_calls);
+	free(m);
+}
+
 /* The prompt of a chat or responses request through the model's template (chat.h). */
 static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
-		       struct api_error *e)
+		       struct reply_start *rs, struct api_error *e)
 {
 	struct chat_opts co = {
-		.add_generation_prompt = strcmp(p->msgs[p->n_msgs - 1].role, "assistant") != 0,
+		.add_generation_prompt = strcmp(p->msgs[p->n_msgs - 1].role, "assistant") != 0 ||
+					 p->msgs[p->n_msgs - 1].n_calls,
 		.thinking = CHAT_THINK_DEFAULT,
+		.tools_json = p->tools_json,
+		.tool_choice = tool_choice_map[p->tool_choice],
+		.tool_name = p->tool_name,
 	};
-	struct chat_msg *m = calloc(p->n_msgs, sizeof(*m));
+	struct chat_msg *m = NULL;
 	struct chat_prompt cp = { 0 };
 	char why[256] = "", *sys;
-	int i, k = 0, n_sys, ret;
+	int k = 0, n_sys, ret;
 
-	sys = m ? join_system(p, &n_sys) : NULL;
-	if (!sys) {
-		free(m);
+	sys = join_system(p, &n_sys);
+	m = sys ? chat_msgs(p, sys, n_sys, &k) : NULL;
+	if (!m) {
+		free(sys);
 		goto oom;
 	}
-	if (n_sys) {
-		m[k].role = "system";
-		m[k++].content = sys;
-	}
-	for (i = n_sys; i < p->n_msgs; i++, k++) {
-		m[k].role = p->msgs[i].role;
-		m[k].content = p->msgs[i].content;
-	}
 	ret = chat_render(&s->ct, m, k, &co, &cp, why, sizeof(why));
-	free(m);
+	chat_msgs_free(m, k);
 	free(sys);
 	if (ret == -EINVAL) {
 		api_error_set(e, 400, "invalid_request_error", NULL,
@@ -539,6 +595,11 @@ static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks
 		return -1;
 	}
 	ret = chat_encode(s->tok, &cp, 0, toks, n);
+	rs->in_think = cp.reply_in_think;
+	if (!ret && cp.reply_prefix && *cp.reply_prefix) {
+		rs->prefix = cp.reply_prefix;
+		cp.reply_prefix = NULL;
+	}
 	chat_prompt_free(&cp);
 	if (ret == -ENOMEM)
 		goto oom;
@@ -577,14 +638,14 @@ static int encode_text(struct srv *s, const char *text, int32_t **toks, int *n,
 
 /* Template (chat, responses) and tokenize; -1 with @e on failure. */
 static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
-		    struct api_error *e)
+		    struct reply_start *rs, struct api_error *e)
 {
 	int ret;
 
 	*toks = NULL;
 	*n = 0;
 	ret = p->kind == API_COMPLETION ? encode_text(s, p->prompt, toks, n, e) :
-	      render_chat(s, p, toks, n, e);
+	      render_chat(s, p, toks, n, rs, e);
 	if (!ret && !*n) {
 		api_error_set(e, 400, "invalid_request_error", NULL,
 			      p->kind == API_COMPLETION ? "prompt" : "messages",
@@ -629,13 +690,34 @@ static void make_id(char *buf, size_t n, const char *prefix)
 		 c & 0xffffff);
 }
 
-static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct api_params *p)
+static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct api_params *p,
+			   struct reply_start *rs)
 {
+	static atomic_ulong calls;
 	const union MHD_ConnectionInfo *ci;
 	struct gen *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return NULL;
+	if (p->kind == API_CHAT) {
+		/*
+		 * Call ids "call_<n>_<i>": n from the clock at start-up plus the
+		 * requests since, so that ids stay unique in a conversation that
+		 * outlives a restart of the server.
+		 */
+		unsigned long zero = 0;
+
+		atomic_compare_exchange_strong(&calls, &zero,
+					       (unsigned long)(util_now_ns() / 1000000) * 1000);
+		g->parser = chat_parser_new(&s->ct, rs->in_think, p->tools_json,
+					    atomic_fetch_add(&calls, 1));
+		if (!g->parser) {
+			free(g);
+			return NULL;
+		}
+		g->prefix = rs->prefix;
+		rs->prefix = NULL;
+	}
 	pthread_mutex_init(&g->mu, NULL);
 	g->s = s;
 	g->refs = 2;	/* HTTP side + engine side */
@@ -655,14 +737,15 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 }
 
 static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hreq *h,
-			      const struct api_params *p, const int32_t *toks, int n)
+			      const struct api_params *p, const int32_t *toks, int n,
+			      struct reply_start *rs)
 {
 	struct engine_request r = {
 		.prompt = toks, .n_prompt = n, .max_tokens = p->max_tokens, .s = p->s,
 		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
 	};
 	struct engine_req *q = NULL;
-	struct gen *g = gen_new(s, c, p);
+	struct gen *g = gen_new(s, c, p, rs);
 	struct api_error e;
 	char msg[256] = "";
 	int ret;
@@ -762,18 +845,21 @@ static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, stru
 	struct api_params p;
 	struct api_error e;
 	enum MHD_Result ret;
+	struct reply_start rs = { 0 };
 	int32_t *toks = NULL;
 	int n = 0;
 
 	if (api_parse(k, h->body ? h->body : "", h->len, &p, &e) ||
-	    tokenize(s, &p, &toks, &n, &e) || check_ctx(s, &p, n, &e)) {
+	    tokenize(s, &p, &toks, &n, &rs, &e) || check_ctx(s, &p, n, &e)) {
 		api_params_free(&p);
 		free(toks);
+		free(rs.prefix);
 		return reply_error(c, h, &e);
 	}
-	ret = submit(s, c, h, &p, toks, n);
+	ret = submit(s, c, h, &p, toks, n, &rs);
 	api_params_free(&p);
 	free(toks);	/* the engine copies the prompt at submit */
+	free(rs.prefix);
 	return ret;
 }
 

@@ -10,6 +10,13 @@
  * like the real engine's (tokens, requests by finish, TTFT/TPOT
  * histograms, prefix hits; a card is "busy" while any request runs). Only
  * the server's tests use it.
+ *
+ * Recorded replies: RK1828_FAKE_REPLIES names a file of lines
+ * "TRIGGER<TAB>REPLY" ('#' lines are comments; "\n" in REPLY is a
+ * newline). A request whose prompt, decoded, contains TRIGGER gets REPLY
+ * instead of the counting text, 4 bytes a token (never inside a UTF-8
+ * character), then stops: the shapes real models produce (tool calls,
+ * tags) at the HTTP layer without a model that produces them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +26,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "tokenizer.h"
 #include "rk1828/util.h"
 
 /* Defaults; RK1828_FAKE_STEP_MS and RK1828_FAKE_LEN override them. */
@@ -34,6 +42,8 @@ struct engine_req {
 	char *text;	/* 8 bytes per token of the context ("w4095 ") */
 	size_t text_len;
 	int n_gen, cached;
+	const char *script;	/* a recorded reply, or NULL */
+	size_t script_off;
 	bool active, cancel, done;
 	int refs;
 	double t_submit, t_first, t_start;
@@ -49,7 +59,61 @@ struct engine {
 	int n_last;
 	struct engine_stats st;
 	double t_created, busy_ms;
+	const struct tokenizer *tok;
+	char *replies[16][2];	/* trigger, reply */
+	int n_replies;
 };
+
+/* Read RK1828_FAKE_REPLIES (see the top of the file). */
+static void load_replies(struct engine *e)
+{
+	const char *path = getenv("RK1828_FAKE_REPLIES");
+	char line[4096], *tab, *r, *w;
+	FILE *f = path ? fopen(path, "r") : NULL;
+
+	while (f && e->n_replies < 16 && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		tab = strchr(line, '\t');
+		if (line[0] == '#' || !tab)
+			continue;
+		*tab = 0;
+		for (r = w = tab + 1; *r; r++, w++) {
+			if (r[0] == '\\' && r[1] == 'n') {
+				*w = '\n';
+				r++;
+			} else {
+				*w = *r;
+			}
+		}
+		*w = 0;
+		e->replies[e->n_replies][0] = strdup(line);
+		e->replies[e->n_replies++][1] = strdup(tab + 1);
+	}
+	if (f)
+		fclose(f);
+}
+
+/* The recorded reply whose trigger the decoded prompt contains, or NULL. */
+static const char *find_reply(struct engine *e, const int32_t *ids, int n)
+{
+	size_t cap = (size_t)n * 64 + 1, len = 0;
+	char *text = malloc(cap);
+	const char *hit = NULL;
+	int i, k;
+
+	for (i = 0; text && i < n && e->n_replies; i++) {
+		k = tok_piece(e->tok, ids[i], text + len, cap - len);
+		if (k > 0)
+			len += (size_t)k;
+	}
+	if (text)
+		text[len] = 0;
+	for (i = 0; text && i < e->n_replies && !hit; i++)
+		if (strstr(text, e->replies[i][0]))
+			hit = e->replies[i][1];
+	free(text);
+	return hit;
+}
 
 static void put_locked(struct engine_req *q)
 {
@@ -120,11 +184,20 @@ static void step(struct engine *e, struct engine_req *q)
 		finish(e, q, ENGINE_FINISH_LENGTH);
 		return;
 	}
-	if (q->n_gen >= FAKE_LEN && !q->r.ignore_eos) {
+	if ((q->script ? !q->script[q->script_off] : q->n_gen >= FAKE_LEN) &&
+	    !q->r.ignore_eos) {
 		finish(e, q, ENGINE_FINISH_STOP);
 		return;
 	}
-	len = snprintf(tok, sizeof(tok), "w%d ", q->n_gen);
+	if (q->script) {
+		const char *p = q->script + q->script_off;
+
+		for (len = 0; p[len] && (len < 4 || ((unsigned char)p[len] & 0xc0) == 0x80); len++)
+			tok[len] = p[len];
+		q->script_off += len;
+	} else {
+		len = snprintf(tok, sizeof(tok), "w%d ", q->n_gen);
+	}
 	if (!q->n_gen)
 		q->t_first = util_now_ms();
 	q->n_gen++;
@@ -240,6 +313,8 @@ int engine_create(struct engine **ep, const struct llm_model *m, const struct to
 	if (!e)
 		return -ENOMEM;
 	e->o = *o;
+	e->tok = tok;
+	load_replies(e);
 	if (getenv("RK1828_FAKE_STEP_MS"))
 		FAKE_STEP_MS = atoi(getenv("RK1828_FAKE_STEP_MS"));
 	if (getenv("RK1828_FAKE_LEN"))
@@ -257,6 +332,10 @@ void engine_destroy(struct engine *e)
 	e->quit = true;
 	pthread_mutex_unlock(&e->mu);
 	pthread_join(e->th, NULL);
+	while (e->n_replies--) {
+		free(e->replies[e->n_replies][0]);
+		free(e->replies[e->n_replies][1]);
+	}
 	free(e);
 }
 
@@ -289,6 +368,7 @@ int engine_submit(struct engine *e, const struct engine_request *r, struct engin
 	for (i = 0; i < r->n_stop && i < 4; i++)
 		q->stop[i] = strdup(r->stop[i]);
 	q->r.prompt = q->prompt;
+	q->script = find_reply(e, q->prompt, q->r.n_prompt);
 	q->refs = 2;
 	q->t_submit = util_now_ms();
 	for (pp = &e->list; *pp; pp = &(*pp)->next)

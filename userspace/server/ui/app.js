@@ -75,6 +75,18 @@ function msgNode(m) {
 function fillMsg(d, m) {
   const body = d.querySelector('.body');
   if (m.role === 'user') body.textContent = m.content; else body.innerHTML = renderText(m.content);
+  if (m.reasoning) {
+    // The model's reasoning (delta.reasoning_content), folded above the answer.
+    const det = document.createElement('details');
+    det.className = 'think';
+    det.open = !m.content;
+    const sum = document.createElement('summary');
+    sum.textContent = 'Thinking';
+    const txt = document.createElement('div');
+    txt.textContent = m.reasoning;
+    det.append(sum, txt);
+    body.prepend(det);
+  }
   d.querySelector('.meta').textContent = m.meta || '';
 }
 function renderChats() {
@@ -159,9 +171,10 @@ async function send(text) {
           const j = JSON.parse(data);
           if (j.error) throw new Error(j.error.message);
           const ch = j.choices && j.choices[0];
-          if (ch && ch.delta && ch.delta.content) {
+          if (ch && ch.delta && (ch.delta.content || ch.delta.reasoning_content)) {
             if (!tFirst) tFirst = performance.now();
-            reply.content += ch.delta.content;
+            reply.content += ch.delta.content || '';
+            if (ch.delta.reasoning_content) reply.reasoning = (reply.reasoning || '') + ch.delta.reasoning_content;
             fillMsg(node, reply);
             const box = $('messages');
             if (box.scrollHeight - box.scrollTop - box.clientHeight < 120) box.scrollTop = box.scrollHeight;
