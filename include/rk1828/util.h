@@ -95,30 +95,38 @@ static inline size_t util_argmax(const float *v, size_t n)
 }
 
 /*
- * UTIL_SIZE_HELP - what util_parse_size() accepts, for error messages.
+ * UTIL_SIZE_HELP - what util_parse_size() accepts, for error messages and
+ * --help texts.
  */
-#define UTIL_SIZE_HELP "bytes, or a number with K, M, G or T (powers of 1024, " \
-	"up to 6 decimals), e.g. 4.9G, 512M, 5GiB"
+#define UTIL_SIZE_HELP "bytes, or a number (up to 6 decimals) and a unit: K, M, G, T " \
+	"or KiB, MiB, GiB, TiB are powers of 1024, kB, MB, GB, TB powers of 1000 " \
+	"(1.5MiB = 1572864, 1.5MB = 1500000)"
 
 /**
- * util_parse_size() - parse a byte count such as "4096", "512M", "4.9G" or
- * "5GiB"
+ * util_parse_size() - parse a byte count such as "4096", "512M", "4.9G",
+ * "5GiB" or "1.5MB"
  * @s: decimal digits, optionally a '.' and up to 6 more digits, optionally
- *	followed by K, M, G or T (powers of 1024, either case), optionally
- *	followed by "iB" or "B"; a fraction needs a suffix (no fraction of a
- *	byte) and is rounded down to a whole byte (4.9G = 5261334937)
+ *	followed by a unit: "B" (bytes); K, M, G or T (either case) alone
+ *	or followed by "iB", the binary (IEC 80000-13) multiples 1024^1..4;
+ *	K, M, G or T followed by "B" ("kB", "MB", "GB", "TB"), the decimal
+ *	(SI) multiples 1000^1..4, as disk and memory vendors and the
+ *	metric prefixes mean them. A fraction needs a unit larger than a
+ *	byte and is rounded down to a whole byte (4.9G = 5261334937,
+ *	1.5MB = 1500000).
  * @out: the byte count on success, untouched on failure
  *
- * No sign, blanks or other suffix is accepted; a value that does not fit
- * in 64 bits once scaled is an error, never a wrapped number.
+ * No sign, blanks or other unit is accepted ("5Gi", "5Gb", "1.5XB"); a
+ * value that does not fit in 64 bits once scaled is an error, never a
+ * wrapped number.
  *
  * Return: 0, or -1 for anything else (including the empty string).
  */
 static inline int util_parse_size(const char *s, uint64_t *out)
 {
-	uint64_t v = 0, frac = 0, den = 1, whole, part;
-	unsigned int shift = 0;
-	const char *p = s;
+	static const char prefixes[] = "kmgt";
+	uint64_t v = 0, frac = 0, den = 1, mult = 1, whole, part;
+	const char *p = s, *k;
+	int i;
 
 	if (*p < '0' || *p > '9')
 		return -1;
@@ -137,25 +145,22 @@ static inline int util_parse_size(const char *s, uint64_t *out)
 			den *= 10;
 		}
 	}
-	switch (*p) {
-	case 'k': case 'K': shift = 10; break;
-	case 'm': case 'M': shift = 20; break;
-	case 'g': case 'G': shift = 30; break;
-	case 't': case 'T': shift = 40; break;
-	default: break;
-	}
-	if (shift) {
+	k = *p ? strchr(prefixes, *p | 0x20) : NULL;
+	if (k) {
+		/* "B": decimal (SI) multiples; nothing or "iB": binary. */
+		unsigned int base = p[1] == 'B' ? 1000 : 1024;
+
+		for (i = 0; i <= k - prefixes; i++)
+			mult *= base;
+		p += p[1] == 'B' ? 2 : p[1] == 'i' && p[2] == 'B' ? 3 : 1;
+	} else if (*p == 'B') {
 		p++;
-		if (p[0] == 'i' && p[1] == 'B')
-			p += 2;
-		else if (p[0] == 'B')
-			p++;
 	}
-	if (*p || (den > 1 && !shift) || (shift && v > (UINT64_MAX >> shift)))
+	if (*p || (den > 1 && mult == 1) || v > UINT64_MAX / mult)
 		return -1;
-	/* frac < 10^6 < 2^20 and shift <= 40: frac << shift fits. */
-	whole = v << shift;
-	part = (frac << shift) / den;
+	/* frac < 10^6 < 2^20 and mult <= 2^40: frac * mult fits. */
+	whole = v * mult;
+	part = frac * mult / den;
 	if (whole > UINT64_MAX - part)
 		return -1;
 	*out = whole + part;

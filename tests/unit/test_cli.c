@@ -4,7 +4,7 @@
  * directory given as the model is refused at once (it used to block
  * `plan` and `run` forever in open()), --card-mem refuses negative and
  * overflowing sizes (-1 was taken as 2^64-1 bytes, 17179869185G wrapped to
- * 1 GiB), and the plan line of a 40-card plan is printed whole (it was cut
+ * 1 GiB) and reads 1.5MB as 1500000 bytes (it was 1.5 MiB), and the plan line of a 40-card plan is printed whole (it was cut
  * at 511 characters), --seed -1 is a time-based seed and -2 is refused,
  * and a bad model file's error is all plan prints. Runs build/rk1828-llm (or $RK1828_LLM) under
  * timeout(1), so a hang fails instead of stalling the suite. Prints TAP.
@@ -70,9 +70,46 @@ static void test_not_regular(void)
 	rmdir(dir);
 }
 
+/* "plan -m @model --cards 2 --card-mem @mem" into @out; the exit status. */
+static int plan_mem(const char *model, const char *mem, char *out, size_t size)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "plan -m %s --cards 2 --ctx 64 --card-mem '%s'", model, mem);
+	return run(args, out, size);
+}
+
+/*
+ * Decimal (SI) units are powers of 1000, binary ones and bare K/M/G/T
+ * powers of 1024: --card-mem 1.5MB was 1.5 MiB.
+ */
+static void test_card_mem_units(const char *model)
+{
+	static const struct {
+		const char *mem, *same, *free;
+	} units[] = {
+		{ "1.5MB", "1500000", "of 1.43 MiB free" },
+		{ "1.5MiB", "1572864", "of 1.50 MiB free" },
+		{ "1.5M", "1572864", "of 1.50 MiB free" },
+		{ "2000kB", "2000000", "of 1.91 MiB free" },
+	};
+	char a[8192], b[8192];
+	size_t i;
+	int ra, rb;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		ra = plan_mem(model, units[i].mem, a, sizeof(a));
+		rb = plan_mem(model, units[i].same, b, sizeof(b));
+		tap_ok(ra == 0 && rb == 0 && !strcmp(a, b) && strstr(a, units[i].free),
+		       "--card-mem %s plans as %s bytes (\"%s\"): exit %d/%d", units[i].mem,
+		       units[i].same, units[i].free, ra, rb);
+	}
+}
+
 static void test_card_mem(const char *model)
 {
-	static const char *const bad[] = { "-1", "17179869185G", "0", "1X", "" };
+	static const char *const bad[] = { "-1", "17179869185G", "0", "1X", "", "1.5XB", "-1G",
+					   "5Gb" };
 	char args[256], out[4096];
 	size_t i;
 	int rc;
@@ -80,7 +117,8 @@ static void test_card_mem(const char *model)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(args, sizeof(args), "plan -m %s --cards 2 --card-mem '%s'", model, bad[i]);
 		rc = run(args, out, sizeof(out));
-		tap_ok(rc == 2 && strstr(out, "--card-mem"),
+		tap_ok(rc == 2 && strstr(out, "--card-mem: bad size") &&
+		       strstr(out, "kB, MB, GB, TB powers of 1000"),
 		       "--card-mem '%s' refused: exit %d, \"%.*s\"", bad[i], rc,
 		       (int)strcspn(out, "\n"), out);
 	}
@@ -201,6 +239,7 @@ int main(void)
 		return tap_done();
 	test_not_regular();
 	test_card_mem(model);
+	test_card_mem_units(model);
 	test_long_plan(model);
 	test_seed(model);
 	test_option_errors(model);

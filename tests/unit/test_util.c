@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Host unit tests of the shared helpers (include/rk1828/util.h): size
- * parsing (suffixes, and the overflows and signs it must refuse), byte
+ * parsing (binary and decimal units, and the overflows and signs it must refuse), byte
  * formatting, argmax with ties and NaN, float bit casts and the clocks.
  * Prints TAP.
  */
@@ -20,7 +20,13 @@ static void test_parse_size(void)
 		uint64_t v;
 	} good[] = {
 		{ "0", 0 }, { "4096", 4096 }, { "4k", 4096 }, { "512M", 512ULL << 20 },
-		{ "5G", 5ULL << 30 }, { "5GiB", 5ULL << 30 }, { "5GB", 5ULL << 30 },
+		{ "5G", 5ULL << 30 }, { "5GiB", 5ULL << 30 },
+		/* Decimal (SI) units are powers of 1000: 5GB was read as 5 GiB. */
+		{ "5GB", 5000000000ULL }, { "1.5MB", 1500000 }, { "1kB", 1000 },
+		{ "1KB", 1000 }, { "4.9GB", 4900000000ULL }, { "2TB", 2000000000000ULL },
+		{ "0.000001TB", 1000000 }, { "18446744TB", 18446744000000000000ULL },
+		{ "1.5MiB", 1572864 }, { "3KiB", 3072 }, { "1TiB", 1ULL << 40 },
+		{ "4096B", 4096 },
 		{ "2T", 2ULL << 40 }, { "16777215T", 16777215ULL << 40 },
 		{ "18446744073709551615", UINT64_MAX },
 		{ "4.9G", 5261334937ULL },	/* 4.9 * 2^30 = 5261334937.6, rounded down */
@@ -30,6 +36,8 @@ static void test_parse_size(void)
 	};
 	static const char *const bad[] = {
 		"", "-1", "+1", " 1", "1 ", "0x10", "1X", "5Gi", "5iB", "G",
+		"1.5XB", "-1G", "5Gb", "5gb", "5GIB", "5GiBB", "5BB", "1.5B", "B", "5 GB",
+		"18446745TB",			/* over 2^64 once scaled by 10^12 */
 		"4.9",				/* a fraction of a byte */
 		"4.G", ".5G", "4..9G", "4.9.1G", "4,9G", "1.0000001G",	/* 7 decimals */
 		"17179869185G",			/* 2^34 + 1 GiB: wrapped to 1 GiB */

@@ -85,9 +85,10 @@ static void usage(FILE *f)
 		"  -s, --system S   system message (run --chat, chat)\n"
 		"  --think, --no-think  reasoning on/off where the template has a switch (Qwen3)\n"
 		"  --ids            tokenize: print the ids only, as [1, 2, 3]\n"
-		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each (bytes,\n"
-		"                   or 4.9G, 512M: K, M, G, T are powers of 1024; default:\n"
-		"                   the card profile's usable memory)\n"
+		"  --card-mem SIZE  plan for simulated cards with SIZE free bytes each (default:\n"
+		"                   the card profile's usable memory): bytes, or a number and\n"
+		"                   a unit: K, M, G, T or KiB, MiB, GiB, TiB are powers of 1024,\n"
+		"                   kB, MB, GB, TB powers of 1000 (4.9G, 512MiB, 1.5MB = 1500000)\n"
 		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
 		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
 		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
@@ -247,8 +248,8 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 	switch (c) {
 	case O_CARDMEM:
 		if (util_parse_size(arg, &a->card_mem) || !a->card_mem) {
-			fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\": give " UTIL_SIZE_HELP
-				"; more than 0\n", arg);
+			fprintf(stderr, "rk1828-llm: --card-mem: bad size \"%s\": give more than 0 "
+				UTIL_SIZE_HELP "\n", arg);
 			return -1;
 		}
 		return 0;
