@@ -6,7 +6,8 @@
  * overflowing sizes (-1 was taken as 2^64-1 bytes, 17179869185G wrapped to
  * 1 GiB) and reads 1.5MB as 1500000 bytes (it was 1.5 MiB), and the plan line of a 40-card plan is printed whole (it was cut
  * at 511 characters), --seed -1 is a time-based seed and -2 is refused,
- * and a bad model file's error is all plan prints. Runs build/rk1828-llm (or $RK1828_LLM) under
+ * a bad model file's error is all plan prints, and an option the command
+ * does not take is refused naming it. Runs build/rk1828-llm (or $RK1828_LLM) under
  * timeout(1), so a hang fails instead of stalling the suite. Prints TAP.
  */
 #include <stdio.h>
@@ -178,6 +179,84 @@ static void test_option_errors(const char *model)
 }
 
 /*
+ * An option the command does not take is a usage error naming it and the
+ * commands that take it (tokenize -n 5 was accepted and ignored), and an
+ * option that needs another says so; every option a command documents is
+ * taken (the command then fails only for want of cards, never status 2).
+ */
+static void test_foreign_options(const char *model)
+{
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "tokenize -m M -p hi -n 5", "tokenize does not take -n (an option of run, chat and bench)" },
+		{ "tokenize -m M -p hi --n-predict 5", "tokenize does not take --n-predict (an option of run, chat and bench)" },
+		{ "tokenize -m M -p hi --cards 2", "tokenize does not take --cards (an option of run, chat, plan, bench and serve)" },
+		{ "tokenize -m M -p hi --chat", "tokenize does not take --chat (an option of run)" },
+		{ "plan -m M -p hi", "plan does not take -p (an option of run, tokenize and bench)" },
+		{ "plan -m M --temp 0", "plan does not take --temp (an option of run and chat)" },
+		{ "plan -m M -v", "plan does not take -v (an option of run, chat and serve)" },
+		{ "plan -m M --link usb", "plan: --link needs --predict (the link of the prediction)" },
+		{ "run -m M -p hi --predict", "run does not take --predict (an option of plan)" },
+		{ "run -m M -p hi --parallel 2", "run does not take --parallel (an option of plan and serve)" },
+		{ "run -m M -p hi --profile x.conf", "run does not take --profile (an option of plan and bench)" },
+		{ "run -m M -p hi -s sys", "run: -s needs --chat (a message of the chat template)" },
+		{ "run -m M -p hi --no-think", "run: --no-think needs --chat (a switch of the chat template)" },
+		{ "chat -m M -p hi", "chat does not take -p (an option of run, tokenize and bench)" },
+		{ "chat -m M --json", "chat does not take --json (an option of run and plan)" },
+		{ "chat -m M --dump-logits /tmp/rk1828-cli.logits", "chat does not take --dump-logits (an option of run)" },
+		{ "bench -m M --no-bos", "bench does not take --no-bos (an option of run, chat and tokenize)" },
+		{ "bench -m M --card-mem 1G", "bench does not take --card-mem (an option of plan)" },
+		{ "info -m M", "info does not take -m (an option of run, chat, tokenize, plan, bench and serve)" },
+		{ "info --ctx 64", "info does not take --ctx (an option of run, chat, plan, bench and serve)" },
+	};
+	static const char *const good[] = {
+		"tokenize -m M -p hi --ids --no-bos --parse-special",
+		"plan -m M --cards 2 --ctx 64 --bucket 4 --card-mem 1G --predict --link usb"
+		" --profile emulator/profiles/rk1828.conf --json --parallel 2",
+		"run -m M -p hi -n 1 --temp 0 --top-k 1 --top-p 0.5 --seed 1 --cards 1 --bucket 4"
+		" --ctx 64 --no-bos --dump-logits /tmp/rk1828-cli.logits --json --ignore-eos"
+		" --parse-special --chat -s sys --think -v",
+		"chat -m M -s sys --no-think -n 1 --temp 0 --top-k 1 --top-p 0.5 --seed 1 --cards 1"
+		" --bucket 4 --ctx 64 --no-bos --ignore-eos --parse-special -v </dev/null",
+		"bench -m M -p 16 -n 1 -r 1 --sessions 1 --trace /tmp/rk1828-cli.trace --cards 1"
+		" --ctx 64 --bucket 4 --link usb --profile emulator/profiles/rk1828.conf",
+		"info",
+	};
+	char args[512], out[8192], want[256], *at;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* " -m M " is the model. */
+		at = strstr(bad[i].args, " -m M");
+		if (at)
+			snprintf(args, sizeof(args), "%.*s -m %s%s", (int)(at - bad[i].args),
+				 bad[i].args, model, at + strlen(" -m M"));
+		else
+			snprintf(args, sizeof(args), "%s", bad[i].args);
+		snprintf(want, sizeof(want), "rk1828-llm: %s\n", bad[i].msg);
+		rc = run(args, out, sizeof(out));
+		tap_ok(rc == 2 && !strcmp(out, want), "%s: exit %d, \"%.*s\"", bad[i].args, rc,
+		       (int)strcspn(out, "\n"), out);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		at = strstr(good[i], " -m M");
+		if (at)
+			snprintf(args, sizeof(args), "%.*s -m %s%s", (int)(at - good[i]), good[i],
+				 model, at + strlen(" -m M"));
+		else
+			snprintf(args, sizeof(args), "%s", good[i]);
+		rc = run(args, out, sizeof(out));
+		tap_ok(rc != 2 && rc != 124 && !strstr(out, "does not take") && !strstr(out, " needs --"),
+		       "%.*s takes every option it lists: exit %d, \"%.*s\"",
+		       (int)strcspn(good[i], " "), good[i], rc, (int)strcspn(out, "\n"), out);
+	}
+	unlink("/tmp/rk1828-cli.logits");
+	unlink("/tmp/rk1828-cli.trace");
+}
+
+/*
  * A bad model file's error is all plan prints, naming the file and the
  * reason: "no cards found: planning for ... simulated cards" (and --cards
  * auto's pick) used to come first, as if the plan had started.
@@ -244,6 +323,7 @@ int main(void)
 	test_seed(model);
 	test_option_errors(model);
 	test_model_error_only();
+	test_foreign_options(model);
 	unlink(model);
 	return tap_done();
 }

@@ -49,9 +49,11 @@ static void usage(FILE *f)
 		"usage: rk1828-llm run -m MODEL -p PROMPT [-n N_PREDICT] [--temp T] [--top-k K]\n"
 		"                      [--top-p P] [--seed S] [--cards all|N|LIST] [--bucket B]\n"
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
-		"                      [--ignore-eos] [--parse-special] [--chat [-s SYSTEM]] [-v]\n"
+		"                      [--ignore-eos] [--parse-special] [-v]\n"
+		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--seed S] [--cards C] [--ctx N]\n"
+		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
@@ -105,9 +107,13 @@ static void usage(FILE *f)
 		"         --trace FILE  Chrome trace-event JSON of every job per card and queue\n"
 		"  -v               verbose\n"
 		"\n"
+		"Each command takes the options listed with it (-h aside); another\n"
+		"command's option is refused, not ignored.\n"
+		"\n"
 		"exit status: 0 success; 1 runtime failure (no cards or fewer than --cards\n"
 		"asks for, bad model file, model does not fit, job failure); 2 usage error\n"
-		"(unknown command or option, bad option value, bad --cards, missing -m/-p)\n");
+		"(unknown command or option, an option the command does not take, bad\n"
+		"option value, bad --cards, missing -m/-p)\n");
 }
 
 
@@ -187,6 +193,136 @@ static const struct option cli_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/*
+ * The options each command takes, by cli_opts[] name (-h aside, which
+ * every command takes). An option another command takes is refused, not
+ * ignored. serve parses its own (userspace/server/serve.c); its entry,
+ * the options it shares with cli_opts[], only names it in the messages.
+ */
+static const struct {
+	const char *cmd, *opts;
+} cmd_opts[] = {
+	{ "run", " model prompt n-predict temp top-k top-p seed cards bucket ctx no-bos"
+		 " dump-logits json ignore-eos parse-special chat system think no-think verbose " },
+	{ "chat", " model system think no-think n-predict temp top-k top-p seed cards bucket"
+		  " ctx no-bos ignore-eos parse-special verbose " },
+	{ "tokenize", " model prompt ids no-bos parse-special " },
+	{ "info", " " },
+	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
+	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
+	{ "serve", " model cards parallel ctx bucket verbose " },
+};
+
+#define N_CMDS		(sizeof(cmd_opts) / sizeof(cmd_opts[0]))
+#define N_CLI_OPTS	(sizeof(cli_opts) / sizeof(cli_opts[0]) - 1)
+
+/* Does @cmd (an entry of cmd_opts[]) take the option cli_opts[@o]? */
+static bool cmd_takes(size_t cmd, size_t o)
+{
+	char word[32];
+
+	snprintf(word, sizeof(word), " %s ", cli_opts[o].name);
+	return strstr(cmd_opts[cmd].opts, word) != NULL;
+}
+
+/* The entry of @name in cmd_opts[] that parse_args() runs, or -1 (serve is main()'s). */
+static int cmd_index(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_CMDS; i++)
+		if (!strcmp(cmd_opts[i].cmd, name) && strcmp(name, "serve"))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * struct opt_seen - the options given, as typed: @as_long[o] for
+ * cli_opts[o] given as --name (else -c), @given[o] when given at all
+ */
+struct opt_seen {
+	bool given[N_CLI_OPTS], as_long[N_CLI_OPTS];
+};
+
+/* The option as the user typed it: "--n-predict" or "-n", in @buf. */
+static const char *opt_spelled(const struct opt_seen *seen, size_t o, char *buf, size_t size)
+{
+	if (seen->as_long[o] || cli_opts[o].val >= 256)
+		snprintf(buf, size, "--%s", cli_opts[o].name);
+	else
+		snprintf(buf, size, "-%c", cli_opts[o].val);
+	return buf;
+}
+
+/* "run, chat and bench": the commands that take cli_opts[@o], in @buf. */
+static void opt_owners(size_t o, char *buf, size_t size)
+{
+	size_t i, n = 0, k = 0, len = 0;
+
+	for (i = 0; i < N_CMDS; i++)
+		n += cmd_takes(i, o);
+	buf[0] = '\0';
+	for (i = 0; i < N_CMDS && len < size; i++) {
+		if (!cmd_takes(i, o))
+			continue;
+		k++;
+		len += snprintf(buf + len, size - len, "%s%s",
+				k == 1 ? "" : k == n ? " and " : ", ", cmd_opts[i].cmd);
+	}
+}
+
+/* An option @cmd takes only with another: run -s/--think need --chat, plan --link --predict. */
+static int check_needs(const struct args *a, const struct opt_seen *seen)
+{
+	static const struct {
+		const char *cmd, *opt, *needs, *why;
+	} needs[] = {
+		{ "run", "system", "chat", "a message of the chat template" },
+		{ "run", "think", "chat", "a switch of the chat template" },
+		{ "run", "no-think", "chat", "a switch of the chat template" },
+		{ "plan", "link", "predict", "the link of the prediction" },
+	};
+	char sp[32];
+	size_t i, o, w;
+
+	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		if (strcmp(a->cmd, needs[i].cmd))
+			continue;
+		for (o = 0; o < N_CLI_OPTS && strcmp(cli_opts[o].name, needs[i].opt); o++)
+			;
+		for (w = 0; w < N_CLI_OPTS && strcmp(cli_opts[w].name, needs[i].needs); w++)
+			;
+		if (o < N_CLI_OPTS && w < N_CLI_OPTS && seen->given[o] && !seen->given[w]) {
+			fprintf(stderr, "rk1828-llm: %s: %s needs --%s (%s)\n", a->cmd,
+				opt_spelled(seen, o, sp, sizeof(sp)), needs[i].needs, needs[i].why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * check_opts() - every option given is one @a->cmd takes (cmd_opts[]):
+ * "rk1828-llm: tokenize does not take -n (an option of run, chat and
+ * bench)", as getopt refuses an unknown one. Return: 0, or -1 printed.
+ */
+static int check_opts(const struct args *a, const struct opt_seen *seen)
+{
+	int cmd = cmd_index(a->cmd);
+	char sp[32], owners[96];
+	size_t o;
+
+	for (o = 0; o < N_CLI_OPTS; o++) {
+		if (!seen->given[o] || cli_opts[o].val == 'h' || cmd_takes((size_t)cmd, o))
+			continue;
+		opt_owners(o, owners, sizeof(owners));
+		fprintf(stderr, "rk1828-llm: %s does not take %s (an option of %s)\n", a->cmd,
+			opt_spelled(seen, o, sp, sizeof(sp)), owners);
+		return -1;
+	}
+	return check_needs(a, seen);
+}
 
 /* The option handlers: 0 taken, -1 bad value (printed), 1 not this group's. */
 #define OPT_NOT_MINE 1
@@ -372,37 +508,15 @@ static bool is_cmd(const struct args *a, const char *cmd)
 	return !strcmp(a->cmd, cmd);
 }
 
-/* The command exists and has what it needs, and no other command's options. */
+/* The command has what it needs (-m, -p). */
 static int check_command(const struct args *a)
 {
-	if (!is_cmd(a, "info") && !is_cmd(a, "plan") && !is_cmd(a, "run") &&
-	    !is_cmd(a, "tokenize") && !is_cmd(a, "chat") && !is_cmd(a, "bench")) {
-		fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a->cmd);
-		usage(stderr);
-		return -1;
-	}
 	if (!is_cmd(a, "info") && !a->model) {
 		fprintf(stderr, "rk1828-llm: no model given (-m MODEL)\n");
 		return -1;
 	}
-	if (!is_cmd(a, "bench") && (a->trace || a->sessions || a->reps)) {
-		fprintf(stderr, "rk1828-llm: --trace, --sessions and -r are options of bench\n");
-		return -1;
-	}
 	if ((is_cmd(a, "run") || is_cmd(a, "tokenize")) && !a->prompt) {
 		fprintf(stderr, "rk1828-llm: no prompt given (-p PROMPT)\n");
-		return -1;
-	}
-	if (!is_cmd(a, "plan") && a->parallel) {
-		fprintf(stderr, "rk1828-llm: --parallel is an option of plan (run uses one session; serve has its own)\n");
-		return -1;
-	}
-	if (!is_cmd(a, "plan") && a->predict) {
-		fprintf(stderr, "rk1828-llm: --predict is an option of plan\n");
-		return -1;
-	}
-	if (!is_cmd(a, "plan") && !is_cmd(a, "run") && a->json) {
-		fprintf(stderr, "rk1828-llm: --json is an option of plan and run\n");
 		return -1;
 	}
 	return 0;
@@ -433,8 +547,10 @@ static int resolve_cards(struct args *a)
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
+	struct opt_seen seen;
 	int c;
 
+	memset(&seen, 0, sizeof(seen));
 	args_defaults(a);
 	if (argc < 2) {
 		usage(stderr);
@@ -445,16 +561,33 @@ static int parse_args(int argc, char **argv, struct args *a)
 		usage(stdout);
 		exit(0);
 	}
+	if (cmd_index(a->cmd) < 0) {
+		fprintf(stderr, "rk1828-llm: unknown command \"%s\"\n", a->cmd);
+		usage(stderr);
+		return -1;
+	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "m:p:n:s:r:vh", cli_opts, NULL)) != -1) {
+	for (;;) {
+		int li = -1;
+		size_t o;
+
+		c = getopt_long(argc, argv, "m:p:n:s:r:vh", cli_opts, &li);
+		if (c == -1)
+			break;
 		if (parse_opt(c, optarg, a))
 			return -1;
+		for (o = 0; o < N_CLI_OPTS && cli_opts[o].val != c; o++)
+			;
+		if (o < N_CLI_OPTS) {
+			seen.given[o] = true;
+			seen.as_long[o] = li >= 0;
+		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rk1828-llm: unexpected argument \"%s\"\n", argv[optind]);
 		return -1;
 	}
-	if (check_command(a))
+	if (check_opts(a, &seen) || check_command(a))
 		return -1;
 	return resolve_cards(a);
 }
