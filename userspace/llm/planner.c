@@ -387,6 +387,21 @@ uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *
 		    (2ULL * slots_of(s) + 2) * 4096);
 }
 
+uint64_t plan_seg_need(const struct llm_model *m, const struct plan_seg *seg, int n_segs,
+		       const struct plan_sizes *s)
+{
+	struct plan_sizes sz = *s;
+	uint64_t need;
+	int l;
+
+	if (!sz.slots)
+		sz.slots = plan_slots(n_segs);
+	need = plan_card_overhead(m, &sz);
+	for (l = seg->first; l < seg->first + seg->count && l < (int)m->n_layers; l++)
+		need = sadd(need, plan_block_bytes(m, (uint32_t)l, &sz));
+	return seg->output ? sadd(need, plan_head_bytes(m, &sz)) : need;
+}
+
 int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 	       int n_cards, const uint64_t *card_free, const int *card_ids,
 	       struct plan *p, char *err, size_t errlen)

@@ -190,6 +190,16 @@ uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *
 uint64_t plan_prog_bytes(uint32_t n_layers, bool hybrid);
 
 /**
+ * plan_seg_need() - card bytes segment @seg of a plan of @n_segs cards
+ * needs at @s (as plan_model() counts them: its blocks, the per-card
+ * activations, and the output head on the last card); with @s->slots 0,
+ * plan_slots(@n_segs). For checking a plan at other sizes (more
+ * sessions' KV caches) against the cards' free memory, @seg->free.
+ */
+uint64_t plan_seg_need(const struct llm_model *m, const struct plan_seg *seg, int n_segs,
+		       const struct plan_sizes *s);
+
+/**
  * plan_model() - plan_make() with costs computed from @m and @s (with
  * @s->slots 0, plan_slots() of the cards that will be used)
  * @n_cards, @card_free, @card_ids: as in struct plan_input

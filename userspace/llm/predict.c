@@ -348,6 +348,29 @@ oom:
 	return -1;
 }
 
+/*
+ * Aggregate decode of S sessions needs S KV caches (and DeltaNet states)
+ * on every card: where they do not fit the plan's cards, it is not
+ * predicted.
+ */
+static void drop_unfit_sessions(const struct llm_model *m, const struct plan *plan,
+				const struct plan_sizes *sizes, struct prediction *out)
+{
+	int i, k;
+
+	for (i = 0; i < PREDICT_N_SESSIONS; i++) {
+		struct plan_sizes sz = *sizes;
+
+		if (sz.n_seq < sessions[i])
+			sz.n_seq = sessions[i];
+		for (k = 0; k < plan->n_segs; k++)
+			if (plan_seg_need(m, &plan->seg[k], plan->n_segs, &sz) > plan->seg[k].free)
+				out->agg_nofit[i] = true;
+		if (out->agg_nofit[i])
+			out->aggregate_tok_s[i] = NAN;
+	}
+}
+
 int predict_run(const struct llm_model *m, const struct plan *plan,
 		const struct predict_opts *o, struct prediction *out,
 		char *err, size_t errlen)
@@ -366,6 +389,8 @@ int predict_run(const struct llm_model *m, const struct plan *plan,
 	predict_cost_head(m, &head);
 	ret = predict_run_layers(layers, m->n_layers, &head, plan, o, out, err, errlen);
 	free(layers);
+	if (!ret && o->sizes)
+		drop_unfit_sessions(m, plan, o->sizes, out);
 	return ret;
 }
 
@@ -455,13 +480,17 @@ void predict_print(FILE *f, const struct plan *plan, const struct prediction *pr
 		fprintf(f, ": - is over --ctx %u (--ctx %d or more predicts them)", o->n_ctx,
 			PREDICT_PROMPT + PREDICT_GEN);
 	fprintf(f, "\n  aggregate decode:");
-	for (i = 0; i < PREDICT_N_SESSIONS; i++)
-		if (isnan(pr->aggregate_tok_s[i]))
-			fprintf(f, "%s %u session%s -", i ? "," : "", predict_sessions(i),
-				predict_sessions(i) == 1 ? "" : "s");
+	for (i = 0; i < PREDICT_N_SESSIONS; i++) {
+		fprintf(f, "%s %u session%s", i ? "," : "", predict_sessions(i),
+			predict_sessions(i) == 1 ? "" : "s");
+		if (!isnan(pr->aggregate_tok_s[i]))
+			fprintf(f, " %.1f tok/s", pr->aggregate_tok_s[i]);
+		else if (pr->agg_nofit[i])
+			fprintf(f, " - (their KV caches do not fit this plan; --parallel %u plans for them)",
+				predict_sessions(i));
 		else
-			fprintf(f, "%s %u session%s %.1f tok/s", i ? "," : "", predict_sessions(i),
-				predict_sessions(i) == 1 ? "" : "s", pr->aggregate_tok_s[i]);
+			fprintf(f, " -");
+	}
 	fprintf(f, "\n  NPU busy during that prefill:");
 	for (i = 0; i < plan->n_segs; i++)
 		if (isnan(pr->card_busy[i]))

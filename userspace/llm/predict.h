@@ -47,12 +47,17 @@ uint32_t predict_sessions(int i);
  * @bucket: prefill bucket, tokens (the pipeline's micro-batch limit)
  * @n_ctx: context, tokens; a figure whose tokens do not fit it is not
  *	predicted (NAN), never extrapolated past the KV cache the plan holds
+ * @sizes: the buffer sizes the plan was made at, or NULL; with it,
+ *	predict_run() predicts the aggregate decode of S sessions only where
+ *	S sessions' KV caches and states fit each card of the plan
+ *	(plan_seg_need() with n_seq S against the segment's free bytes)
  */
 struct predict_opts {
 	const struct card_profile *prof;
 	enum cost_link link;
 	uint32_t bucket;
 	uint32_t n_ctx;
+	const struct plan_sizes *sizes;
 };
 
 /**
@@ -66,7 +71,9 @@ struct predict_opts {
  * @decode_tok_s: 1000 / @tpot_ms (NAN with it)
  * @aggregate_tok_s: decode tokens per second over all sessions with
  *	predict_sessions(i) sessions decoding at once (after PREDICT_PROMPT
- *	each; NAN with @tpot_ms)
+ *	each; NAN with @tpot_ms, or when their KV does not fit: @agg_nofit)
+ * @agg_nofit: predict_sessions(i) sessions' KV caches do not fit the
+ *	plan's cards (predict_opts.sizes), so @aggregate_tok_s[i] is NAN
  * @card_busy: per stage, fraction of the PREDICT_PROMPT prefill during
  *	which its NPU runs (NAN with @prefill_tok_s)
  */
@@ -76,6 +83,7 @@ struct prediction {
 	double tpot_ms;
 	double decode_tok_s;
 	double aggregate_tok_s[PREDICT_N_SESSIONS];
+	bool agg_nofit[PREDICT_N_SESSIONS];
 	double card_busy[PLAN_MAX_CARDS];
 };
 
