@@ -54,7 +54,7 @@ try:
     ok = ok and abs(num(rows['pp40'][8]) * num(rows['pp40'][6]) / 1000 - 40) < 1
 except (ValueError, IndexError, KeyError):
     ok = False
-want_link = 'usb' if 'usb' in links else 'pcie'
+want_link = 'mix' if len(links) > 1 else 'usb' if 'usb' in links else 'pcie'
 t('the prediction is on the cards\' link (%s: %s)' % (' '.join(links), want_link),
   len(links) > 0 and len(rows) > 0 and all(c[3] == want_link for c in rows.values()))
 t('measured and predicted figures are positive, consistent, longer prompts take longer', ok)

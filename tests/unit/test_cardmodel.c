@@ -312,6 +312,24 @@ static void test_psim(void)
 	       "psim: busy time is the EXEC time");
 	psim_destroy(sim);
 
+	/* Card 0 on PCIe, card 1 on USB: each stage's transfers on its own link. */
+	{
+		enum cost_link links[2] = { COST_LINK_PCIE, COST_LINK_USB };
+		uint64_t prog = (plan_prog_bytes(1, false) + 16 * 16 + 63) & ~63ULL;
+		double want = t_in + t_ex0 + t_hid +
+			      cost_link_ns(&p, COST_LINK_USB, prog + 896 * 4) + t_ex1 +
+			      cost_link_ns(&p, COST_LINK_USB, 151936 * 4);
+
+		o.card_links = links;
+		sim = psim_create(l, 2, &h, &plan, &o);
+		end = psim_submit(sim, 0, &b);
+		tap_ok(near(end, want, 1e-12) && end > t_in + t_ex0 + t_hid + t_in + t_ex1 + t_out,
+		       "psim: with per-card links, card 1's IN and OUT go over USB, card 0's over PCIe (%.0f ns)",
+		       end);
+		psim_destroy(sim);
+		o.card_links = NULL;
+	}
+
 	/* 32 buckets: stage 1 starts bucket i while stage 0 runs i + 1. */
 	sim = psim_create(l, 2, &h, &plan, &o);
 	sum = 0;

@@ -335,7 +335,7 @@ static void print_table(const struct bench_opts *o, const struct row *rows, int 
 		snprintf(rate, sizeof(rate), "%.2f ± %.2f", m, fig_sd(&r->rate));
 		fprintf(o->out, "| %-32.32s | %10s | %5d | %4s | %-10s | %18s | %9.2f | %16s | "
 			"%10.2f | %+6.1f%% |\n", model, size, o->plan->n_segs,
-			cost_link_name(o->link), r->test, r->ms.n ? ms : "-", r->pred_ms, rate,
+			o->card_links ? "mix" : cost_link_name(o->link), r->test, r->ms.n ? ms : "-", r->pred_ms, rate,
 			r->pred_rate, 100 * (m - r->pred_rate) / r->pred_rate);
 	}
 }
@@ -685,7 +685,7 @@ int bench_run(const struct bench_opts *o, char *err, size_t errlen)
 	if (!c)
 		return snprintf(err, errlen, "out of memory"), -1;
 	c->o = o;
-	c->po = (struct predict_opts){ o->prof, o->link, o->bucket, o->n_ctx, NULL };
+	c->po = (struct predict_opts){ o->prof, o->link, o->bucket, o->n_ctx, NULL, o->card_links };
 	c->layers = calloc(o->m->n_layers ? o->m->n_layers : 1, sizeof(*c->layers));
 	if (!c->layers) {
 		snprintf(err, errlen, "out of memory");

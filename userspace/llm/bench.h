@@ -52,7 +52,9 @@ struct tokenizer;
  * @reps: repetitions of each test (-r, >= 1)
  * @trace: --trace FILE, or NULL
  * @prof: card profile of the prediction
- * @link: link of the prediction
+ * @link: link of the prediction (of every card unless @card_links)
+ * @card_links: per plan segment, its card's link (cards on both links), or
+ *	NULL
  * @out: where the table goes
  */
 struct bench_opts {
@@ -72,6 +74,7 @@ struct bench_opts {
 	const char *trace;
 	const struct card_profile *prof;
 	enum cost_link link;
+	const enum cost_link *card_links;
 	FILE *out;
 };
 

@@ -41,11 +41,11 @@ static int parse_prompts(const char *s, struct bench_opts *bo)
 
 /*
  * The link of the prediction: --link, else the link of the cards the plan
- * uses (the slower, USB, when they are on both: the prediction has one
- * link, see predict.h; said in @why).
+ * uses; on a cascade over both, each segment's card's own (@links, set
+ * in @bo->card_links). Said in @why.
  */
 static enum cost_link bench_link(const struct args *a, const struct session *S,
-				 const char **why)
+				 enum cost_link *links, struct bench_opts *bo, const char **why)
 {
 	bool usb = false, pcie = false;
 	int i;
@@ -58,7 +58,11 @@ static enum cost_link bench_link(const struct args *a, const struct session *S,
 		pcie |= S->cards[S->sel[i]].link_type == RK_LINK_PCIE;
 	}
 	if (usb && pcie) {
-		*why = "the cards are on usb and pcie: the slower";
+		for (i = 0; i < S->plan.n_segs; i++)
+			links[i] = S->cards[S->sel[S->plan.seg[i].card]].link_type == RK_LINK_USB ?
+				   COST_LINK_USB : COST_LINK_PCIE;
+		bo->card_links = links;
+		*why = "the cards are on usb and pcie: each card's own";
 		return COST_LINK_USB;
 	}
 	if (usb || pcie) {
@@ -71,6 +75,7 @@ static enum cost_link bench_link(const struct args *a, const struct session *S,
 
 int cmd_bench(const struct args *a)
 {
+	enum cost_link links[PLAN_MAX_CARDS];
 	const char *link_why;
 	struct bench_opts bo = { 0 };
 	struct card_profile prof;
@@ -120,10 +125,10 @@ int cmd_bench(const struct args *a)
 	bo.reps = a->reps ? a->reps : 3;
 	bo.trace = a->trace;
 	bo.prof = &prof;
-	bo.link = bench_link(a, &S, &link_why);
+	bo.link = bench_link(a, &S, links, &bo, &link_why);
 	bo.out = stdout;
 	fprintf(stderr, "rk1828-llm: bench: plan %s; prediction on profile %s, link %s (%s)\n",
-		S.plan_str, prof.name, cost_link_name(bo.link), link_why);
+		S.plan_str, prof.name, bo.card_links ? "mixed" : cost_link_name(bo.link), link_why);
 	if (bench_run(&bo, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: bench: %s\n", err);
 		goto out;

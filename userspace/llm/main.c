@@ -916,7 +916,7 @@ static void print_plan(const struct args *a, const struct session *S)
 static int plan_report(const struct args *a, const struct session *S,
 		       const struct card_profile *prof)
 {
-	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes };
+	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL };
 	struct prediction pr;
 	char err[256], *js;
 

@@ -97,6 +97,7 @@ void predict_cost_head(const struct llm_model *m, struct cost_head *h)
  * @last: it runs the output head
  * @prog_size: bytes of program and token table in front of the hidden
  *	states of its input COPY (as pipeline_setup.c lays them out)
+ * @link: its card's host link
  * @copy_free, @exec_free: when its COPY and COMPUTE queues are next free
  * @in_end, @exec_end, @out_end: per slot, when the jobs of the slot's
  *	latest micro-batch end
@@ -106,6 +107,7 @@ struct psim_stage {
 	uint32_t first, count;
 	bool last;
 	uint64_t prog_size;
+	enum cost_link link;
 	double copy_free, exec_free;
 	double in_end[PSIM_SLOTS], exec_end[PSIM_SLOTS], out_end[PSIM_SLOTS];
 	double busy;
@@ -113,7 +115,6 @@ struct psim_stage {
 
 struct psim {
 	const struct card_profile *prof;
-	enum cost_link link;
 	uint32_t dim, vocab;
 	int n_stages, nslot, depth;
 	long n_mb;
@@ -142,7 +143,6 @@ struct psim *psim_create(const struct cost_layer *layers, uint32_t n_layers,
 	s->layers = layers;
 	s->head = *head;
 	s->prof = o->prof;
-	s->link = o->link;
 	s->dim = head->dim;
 	s->vocab = head->n_vocab;
 	s->n_stages = plan->n_segs;
@@ -154,6 +154,7 @@ struct psim *psim_create(const struct cost_layer *layers, uint32_t n_layers,
 		st->first = (uint32_t)plan->seg[k].first;
 		st->count = (uint32_t)plan->seg[k].count;
 		st->last = k == plan->n_segs - 1;
+		st->link = o->card_links ? o->card_links[k] : o->link;
 		st->prog_size = (plan_prog_bytes(st->count, false) +
 				 (uint64_t)o->bucket * sizeof(struct rk1828_prog_token) + 63) & ~63ULL;
 	}
@@ -193,7 +194,7 @@ static void stage_jobs(struct psim *s, int k, int slot, double t, const struct c
 	in_start = max3(t, st->copy_free, st->exec_end[slot]);
 	if (k > 0 && s->st[k - 1].out_end[slot] > in_start)
 		in_start = s->st[k - 1].out_end[slot];
-	st->copy_free = in_start + cost_link_ns(s->prof, s->link, st->prog_size + hid);
+	st->copy_free = in_start + cost_link_ns(s->prof, st->link, st->prog_size + hid);
 	/* EXEC waits for its input, EXEC i-1 and OUT i-n (output slot drained). */
 	ex_start = max3(st->copy_free, st->exec_free, st->out_end[slot]);
 	ex = cost_exec_ns(s->prof, s->layers + st->first, st->count,
@@ -207,7 +208,7 @@ static void stage_jobs(struct psim *s, int k, int slot, double t, const struct c
 		       : hid;
 	st->in_end[slot] = st->copy_free;
 	st->exec_end[slot] = st->exec_free;
-	st->copy_free = out_start + cost_link_ns(s->prof, s->link, out);
+	st->copy_free = out_start + cost_link_ns(s->prof, st->link, out);
 	st->out_end[slot] = st->copy_free;
 }
 
@@ -457,8 +458,8 @@ void predict_print(FILE *f, const struct plan *plan, const struct prediction *pr
 	int i;
 
 	fprintf(f, "prediction: profile %s (%s), link %s, bucket %u; card time only (host "
-		"time not included)\n", o->prof->name, o->prof->revision, cost_link_name(o->link),
-		o->bucket);
+		"time not included)\n", o->prof->name, o->prof->revision,
+		o->card_links ? "per card" : cost_link_name(o->link), o->bucket);
 	fprintf(f, "  TTFT:");
 	for (i = 0; i < PREDICT_N_TTFT; i++) {
 		if (isnan(pr->ttft_ms[i]))

@@ -43,7 +43,9 @@ uint32_t predict_sessions(int i);
 /**
  * struct predict_opts - the deployment
  * @prof: card profile
- * @link: host link of every card
+ * @link: host link of every card (unless @card_links)
+ * @card_links: per plan segment, the link of its card (a cascade on mixed
+ *	links), or NULL
  * @bucket: prefill bucket, tokens (the pipeline's micro-batch limit)
  * @n_ctx: context, tokens; a figure whose tokens do not fit it is not
  *	predicted (NAN), never extrapolated past the KV cache the plan holds
@@ -58,6 +60,7 @@ struct predict_opts {
 	uint32_t bucket;
 	uint32_t n_ctx;
 	const struct plan_sizes *sizes;
+	const enum cost_link *card_links;
 };
 
 /**
