@@ -848,14 +848,12 @@ static int plan_auto(const struct args *a, const struct llm_model *m, uint64_t m
 	struct plan_sizes sz0, sz;
 	struct plan p;
 	char bk[64] = "";
-	int n, ret = 0, max;
+	int n, ret = 0, max, r = PLAN_NOFIT;
 
 	session_sizes(a, m, &sz0);
 	max = m->n_layers < PLAN_MAX_CARDS ? (int)m->n_layers : PLAN_MAX_CARDS;
 	last[0] = '\0';
-	for (n = 1; n <= max && !ret; n++) {
-		int r;
-
+	for (n = 1; n <= max && !ret && r == PLAN_NOFIT; n++) {
 		free_b[n - 1] = mem;
 		sz = sz0;
 		r = plan_fit(m, &sz, a->bucket_set, n, free_b, NULL, &p, err, sizeof(err));
@@ -863,16 +861,19 @@ static int plan_auto(const struct args *a, const struct llm_model *m, uint64_t m
 			ret = n;
 		else if (r == PLAN_NOFIT)
 			snprintf(last, sizeof(last), "%s", err);
-		else
-			break;
 	}
 	if (ret && sz.bucket < sz0.bucket)
 		snprintf(bk, sizeof(bk), " with bucket %u (%u does not fit)", sz.bucket,
 			 sz0.bucket);
-	if (!ret)
-		fprintf(stderr, "rk1828-llm: %s: --cards auto: %s\n", a->model,
-			last[0] ? last : err);
-	else if (ret == 1)
+	if (!ret && r != PLAN_NOFIT) {
+		fprintf(stderr, "rk1828-llm: %s: --cards auto: %s\n", a->model, err);
+	} else if (!ret) {
+		/* Not the per-card list of each count tried: the limit itself. */
+		plan_nofit_reason(m, &sz, max, mem, err, sizeof(err), last, sizeof(last));
+		util_fmt_bytes(bk, sizeof(bk), mem);
+		fprintf(stderr, "rk1828-llm: %s: --cards auto: fits on no number of %s cards: %s\n"
+			"rk1828-llm: hint: %s\n", a->model, bk, err, last);
+	} else if (ret == 1)
 		snprintf(why, whylen, "the model fits on one card%s", bk);
 	else
 		snprintf(why, whylen, "the fewest that fit%s; on %d: %s", bk, ret - 1, last);

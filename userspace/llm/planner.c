@@ -429,3 +429,123 @@ int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 	free(bb);
 	return ret;
 }
+
+/*
+ * The least load of @k adjacent blocks on one card of @n (@bb: each block's
+ * bytes; the window with the last block also holds the head); *@first
+ * its first block.
+ */
+static uint64_t least_window(const uint64_t *bb, int L, int k, uint64_t over, uint64_t head,
+			     int *first)
+{
+	uint64_t best = UINT64_MAX, sum = 0;
+	int l;
+
+	*first = 0;
+	for (l = 0; l < L; l++) {
+		sum = sadd(sum, bb[l]);
+		if (l >= k)
+			sum -= bb[l - k];	/* sum did not saturate: the caller checked */
+		if (l >= k - 1) {
+			uint64_t load = sadd(sadd(sum, over), l == L - 1 ? head : 0);
+
+			if (load < best) {
+				best = load;
+				*first = l - k + 1;
+			}
+		}
+	}
+	return best;
+}
+
+/* The single block whose load alone is largest (the last one with the head). */
+static int worst_block(const uint64_t *bb, int L, uint64_t over, uint64_t head,
+		       uint64_t card_free, uint64_t *worst, int *n_over)
+{
+	int l, at = 0;
+
+	*worst = 0;
+	*n_over = 0;
+	for (l = 0; l < L; l++) {
+		uint64_t load = sadd(sadd(bb[l], over), l == L - 1 ? head : 0);
+
+		*n_over += load > card_free;
+		if (load > *worst) {
+			*worst = load;
+			at = l;
+		}
+	}
+	return at;
+}
+
+/* plan_nofit_reason()'s case of a block too large for a card alone. */
+static void nofit_block(const struct llm_model *m, const struct plan_sizes *sz, int at,
+			uint64_t worst, int n_over, uint64_t over, uint64_t card_free,
+			char *buf, size_t size, char *hint, size_t hint_size)
+{
+	int L = (int)m->n_layers;
+	/* The KV cache of that block (a DeltaNet block's state does not grow with ctx). */
+	uint64_t kv = m->layers[at].kind == LLM_LAYER_DELTANET ? 0 :
+		      smul(seqs_of(sz), llm_kv_bytes(m, sz->n_ctx));
+	char a[32], b[32];
+
+	util_fmt_bytes(a, sizeof(a), worst);
+	util_fmt_bytes(b, sizeof(b), card_free);
+	snprintf(buf, size, "blk %d%s alone needs %s, more than a card's %s (a block is never split over cards; %d of the %d blocks %s too large for one)",
+		 at, at == L - 1 ? " + output" : "", a, b, n_over, L, n_over == 1 ? "is" : "are");
+	util_fmt_bytes(a, sizeof(a), kv);
+	util_fmt_bytes(b, sizeof(b), over);
+	snprintf(hint, hint_size, "larger cards (--card-mem); of what blk %d needs, its KV cache is %s at ctx %u (--ctx) and the card's buffers %s at bucket %u (--bucket)",
+		 at, a, sz->n_ctx, b, sz->bucket);
+}
+
+void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, int max_cards,
+		       uint64_t card_free, char *buf, size_t size, char *hint, size_t hint_size)
+{
+	struct plan_sizes sz = *s;
+	int L = (int)m->n_layers, n = max_cards < L ? max_cards : L, at, n_over, k, l;
+	uint64_t over, head, worst, total, least, *bb = calloc(L ? L : 1, sizeof(*bb));
+	char a[32], b[32], c[32];
+
+	if (!bb || n < 1) {
+		snprintf(buf, size, "%s", n < 1 ? "no cards" : "out of memory");
+		snprintf(hint, hint_size, "-");
+		free(bb);
+		return;
+	}
+	if (!sz.slots)
+		sz.slots = plan_slots(n);
+	over = plan_card_overhead(m, &sz);
+	head = plan_head_bytes(m, &sz);
+	total = head;
+	for (l = 0; l < L; l++) {
+		bb[l] = plan_block_bytes(m, (uint32_t)l, &sz);
+		total = sadd(total, bb[l]);
+	}
+	total = sadd(total, smul((uint64_t)n, over));
+	at = worst_block(bb, L, over, head, card_free, &worst, &n_over);
+	util_fmt_bytes(b, sizeof(b), card_free);
+	k = (L + n - 1) / n;	/* some card holds this many blocks */
+	if (worst > card_free) {
+		nofit_block(m, &sz, at, worst, n_over, over, card_free, buf, size, hint, hint_size);
+	} else if (total != UINT64_MAX && k > 1 &&
+		   (least = least_window(bb, L, k, over, head, &at)) > card_free) {
+		util_fmt_bytes(a, sizeof(a), least);
+		snprintf(buf, size, "on %d cards, the most planned, some card holds %d of the %d blocks, and the least any %d adjacent blocks need on one card is %s (blk %d-%d), more than a card's %s",
+			 n, k, L, k, a, at, at + k - 1, b);
+		snprintf(hint, hint_size, "larger cards (--card-mem) or a smaller --ctx (now %u)",
+			 sz.n_ctx);
+	} else {
+		util_fmt_bytes(a, sizeof(a), total);
+		util_fmt_bytes(c, sizeof(c), smul((uint64_t)n, card_free));
+		if (total > smul((uint64_t)n, card_free))
+			snprintf(buf, size, "the model needs %s on %d cards, the most planned; %d cards of %s hold %s",
+				 a, n, n, b, c);
+		else
+			snprintf(buf, size, "the model needs %s on %d cards of %s, but no split into %d contiguous segments fits (the blocks are too uneven)",
+				 a, n, b, n);
+		snprintf(hint, hint_size, "larger cards (--card-mem) or a smaller --ctx (now %u)",
+			 sz.n_ctx);
+	}
+	free(bb);
+}

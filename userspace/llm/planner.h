@@ -209,4 +209,23 @@ int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 	       int n_cards, const uint64_t *card_free, const int *card_ids,
 	       struct plan *p, char *err, size_t errlen);
 
+/**
+ * plan_nofit_reason() - why @m at the sizes @s fits on no number of cards
+ * of @card_free bytes each up to @max_cards (--cards auto's refusal), in
+ * one line: a block that alone (its weights and state, the card's
+ * buffers, and on the last card the head) is larger than a card ("blk 35
+ * + output alone needs 638.89 MiB ..."; a block is never split), else the
+ * whole model larger than @max_cards such cards hold, else that no
+ * contiguous split fits
+ * @m: the model
+ * @s: the sizes last planned (@s->slots 0: plan_slots() of the cards)
+ * @max_cards: the most cards tried (1..PLAN_MAX_CARDS)
+ * @card_free: free bytes of each card
+ * @buf, @size: the reason, without a trailing newline
+ * @hint, @hint_size: what would make it fit, e.g. "larger cards (--card-mem);
+ *	of what blk 35 needs, its KV cache is 32.00 MiB at ctx 4096 (--ctx) ..."
+ */
+void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, int max_cards,
+		       uint64_t card_free, char *buf, size_t size, char *hint, size_t hint_size);
+
 #endif
