@@ -117,6 +117,14 @@ if (!REAL) {
     ok(seen.length === 1 && seen[0].location === 'Paris' && text === 'It is 21 °C and sunny in Paris.',
        'runTools: the SDK calls our parsed function once, sends its result, and gets the final answer', { seen, text });
   });
+  await check('call cut off', async () => {
+    const r = await c.chat.completions.create({ messages: user('WEATHER-CALL'), ...base, stop: ['Paris'] });
+    const ch = r.choices[0];
+    ok(ch.finish_reason === 'stop' && ch.message.tool_calls?.[0]?.function.arguments.startsWith('{"location": "') && !ch.message.tool_calls[0].function.arguments.includes('Paris'),
+       'tools: a stop string inside a call\'s arguments ends "stop", not "tool_calls" (the arguments as far as they came)', ch);
+    const l = await c.chat.completions.create({ messages: user('WEATHER-CALL'), ...base, max_tokens: 14 });
+    eq(l.choices[0].finish_reason, 'length', 'tools: the token limit inside a call ends "length"');
+  });
   await check('tag text', async () => {
     const a = await c.chat.completions.create({ messages: user('TAG-TEXT'), temperature: 0, max_tokens: 50 });
     const b = await c.chat.completions.create({ messages: user('TAG-TEXT'), ...base });

@@ -38,12 +38,33 @@ static const char *object_name(const struct gen *g, bool chunk)
 	return "text_completion";
 }
 
+/* Every call of the reply is whole: its arguments are a JSON object. */
+static bool calls_whole(const struct gen *g)
+{
+	int i, n = chat_parser_n_calls(g->parser);
+
+	for (i = 0; i < n; i++) {
+		const char *a = chat_parser_call(g->parser, i)->arguments;
+		json_t *v = json_loads(a, 0, NULL);
+		bool obj = json_is_object(v);
+
+		json_decref(v);
+		if (!obj)
+			return false;
+	}
+	return n > 0;
+}
+
+/*
+ * A reply that called tools ends "tool_calls" (OpenAI, llama-server),
+ * unless a call was cut off (by the token limit: "length"; by a stop
+ * string: "stop", its arguments as far as they came).
+ */
 static const char *finish_name(const struct gen *g)
 {
 	if (g->finish == ENGINE_FINISH_LENGTH)
 		return "length";
-	/* A reply that called tools ends "tool_calls" (OpenAI, llama-server). */
-	if (g->parser && chat_parser_n_calls(g->parser))
+	if (g->parser && calls_whole(g))
 		return "tool_calls";
 	return "stop";
 }
