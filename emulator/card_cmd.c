@@ -256,6 +256,33 @@ static void run_info(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 	card_complete(q, cmd, RK1828_HIF_ST_OK, &info, sizeof(info));
 }
 
+/*
+ * An EXEC (timed in timing mode). Return: its status, or -1 when a reset
+ * aborted it (counted here; no completion is sent).
+ */
+static int exec_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd, int64_t t0)
+{
+	struct emu_card *card = q->card;
+	double model_ns;
+	bool resetting;
+	int st = run_exec(card, cmd, &model_ns);
+
+	if (st >= 0) {
+		if (card->timing && model_ns > 0)
+			timed(q, t0, t0 + (int64_t)model_ns);
+		return st;
+	}
+	pthread_mutex_lock(&q->lock);
+	resetting = q->reset_pending || q->stop;
+	pthread_mutex_unlock(&q->lock);
+	if (!resetting)
+		return RK1828_HIF_ST_INVAL;
+	card_log(card, "%s: EXEC seq %u aborted by reset", card_queue_names[q->idx],
+		 le32toh(cmd->seq));
+	card_count_completion(q, 0, false);
+	return -1;
+}
+
 /* Run one command whose header has been taken from the stream. */
 static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 {
@@ -264,7 +291,6 @@ static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 	uint32_t data_len = le32toh(cmd->data_len);
 	uint32_t id = le32toh(cmd->ctx);
 	int64_t t0 = util_now_ns();
-	double model_ns;
 	int st;
 
 	if (card->cfg.verbose)
@@ -318,23 +344,9 @@ static void run_command(struct emu_queue *q, const struct rk1828_hif_msg *cmd)
 								     le64toh(cmd->arg[2])));
 		break;
 	case RK1828_HIF_OP_EXEC:
-		st = run_exec(card, cmd, &model_ns);
-		if (st >= 0 && card->timing && model_ns > 0)
-			timed(q, t0, t0 + (int64_t)model_ns);
-		if (st < 0) {
-			bool resetting;
-
-			pthread_mutex_lock(&q->lock);
-			resetting = q->reset_pending || q->stop;
-			pthread_mutex_unlock(&q->lock);
-			if (resetting) {
-				card_log(card, "%s: EXEC seq %u aborted by reset",
-					 card_queue_names[q->idx], le32toh(cmd->seq));
-				card_count_completion(q, 0, false);
-				return;
-			}
-			st = RK1828_HIF_ST_INVAL;
-		}
+		st = exec_command(q, cmd, t0);
+		if (st < 0)
+			return;	/* aborted by a reset: no completion */
 		break;
 	default:
 		st = RK1828_HIF_ST_BADOP;

@@ -776,6 +776,61 @@ static struct usbredirparser *parser_new(struct conn *c)
 	return p;
 }
 
+#define SERVE_ON 2	/* serve_once(): keep going */
+
+/*
+ * One round of emu_usbredir_serve(): write what the parser holds, wait for
+ * the socket, the card's completions or the stop request, and handle them.
+ * Return: SERVE_ON, or the result of emu_usbredir_serve() (0, 1, -1).
+ */
+static int serve_once(struct conn *c, int notify_fd, int stop_fd)
+{
+	struct pollfd pfd[3] = {
+		{ .fd = c->fd, .events = POLLIN },
+		{ .fd = notify_fd, .events = POLLIN },
+		{ .fd = stop_fd, .events = POLLIN },
+	};
+	uint64_t v;
+	int r;
+
+	if (usbredirparser_has_data_to_write(c->parser)) {
+		if (usbredirparser_do_write(c->parser) < 0 && !c->peer_closed) {
+			usb_log(c, "write error: %s", strerror(errno));
+			return -1;
+		}
+		if (c->peer_closed)
+			return 0;
+		if (usbredirparser_has_data_to_write(c->parser))
+			pfd[0].events |= POLLOUT;
+	}
+	r = poll(pfd, stop_fd >= 0 ? 3 : 2, -1);
+	if (r < 0) {
+		if (errno == EINTR)
+			return SERVE_ON;
+		usb_log(c, "poll: %s", strerror(errno));
+		return -1;
+	}
+	if (stop_fd >= 0 && (pfd[2].revents & POLLIN))
+		return 1;
+	if (pfd[1].revents & POLLIN) {
+		if (read(notify_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			usb_log(c, "eventfd: %s", strerror(errno));
+		service_all(c);
+	}
+	if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+		r = usbredirparser_do_read(c->parser);
+		if (c->peer_closed)
+			return 0;
+		if (r == usbredirparser_read_io_error || c->io_error) {
+			usb_log(c, "read error: %s", strerror(errno));
+			return -1;
+		}
+		if (r == usbredirparser_read_parse_error)
+			usb_log(c, "malformed usbredir packet skipped");
+	}
+	return SERVE_ON;
+}
+
 int emu_usbredir_serve(struct emu_card *card, int fd, int stop_fd, int verbose)
 {
 	struct conn c = {
@@ -784,7 +839,7 @@ int emu_usbredir_serve(struct emu_card *card, int fd, int stop_fd, int verbose)
 		.verbose = verbose,
 	};
 	int notify_fd = emu_card_notify_fd(card);
-	int ret = -1;
+	int ret;
 	unsigned int q;
 	int fl;
 
@@ -798,61 +853,9 @@ int emu_usbredir_serve(struct emu_card *card, int fd, int stop_fd, int verbose)
 		usb_log(&c, "cannot create the usbredir parser");
 		return -1;
 	}
-
-	for (;;) {
-		struct pollfd pfd[3] = {
-			{ .fd = fd, .events = POLLIN },
-			{ .fd = notify_fd, .events = POLLIN },
-			{ .fd = stop_fd, .events = POLLIN },
-		};
-		int r;
-
-		if (usbredirparser_has_data_to_write(c.parser)) {
-			if (usbredirparser_do_write(c.parser) < 0 &&
-			    !c.peer_closed) {
-				usb_log(&c, "write error: %s", strerror(errno));
-				break;
-			}
-			if (c.peer_closed) {
-				ret = 0;
-				break;
-			}
-			if (usbredirparser_has_data_to_write(c.parser))
-				pfd[0].events |= POLLOUT;
-		}
-		r = poll(pfd, stop_fd >= 0 ? 3 : 2, -1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			usb_log(&c, "poll: %s", strerror(errno));
-			break;
-		}
-		if (stop_fd >= 0 && (pfd[2].revents & POLLIN)) {
-			ret = 1;
-			break;
-		}
-		if (pfd[1].revents & POLLIN) {
-			uint64_t v;
-
-			if (read(notify_fd, &v, sizeof(v)) < 0 &&
-			    errno != EAGAIN)
-				usb_log(&c, "eventfd: %s", strerror(errno));
-			service_all(&c);
-		}
-		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			r = usbredirparser_do_read(c.parser);
-			if (c.peer_closed) {
-				ret = 0;
-				break;
-			}
-			if (r == usbredirparser_read_io_error || c.io_error) {
-				usb_log(&c, "read error: %s", strerror(errno));
-				break;
-			}
-			if (r == usbredirparser_read_parse_error)
-				usb_log(&c, "malformed usbredir packet skipped");
-		}
-	}
+	do {
+		ret = serve_once(&c, notify_fd, stop_fd);
+	} while (ret == SERVE_ON);
 
 	/* Release the OUT buffers the card still holds while the parser lives. */
 	emu_card_reset_queues(card);

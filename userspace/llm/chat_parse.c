@@ -434,90 +434,111 @@ static void abandon_call(struct chat_parser *p, struct pcall *c)
 
 /* ---- the state machine ---- */
 
+/*
+ * The states of step(): each consumes what it can of @s[0..@n) (the held
+ * text) and returns true to go on with the next state, false when it
+ * needs more text.
+ */
+static bool step_start(struct chat_parser *p, const char *s, size_t n, bool final)
+{
+	size_t i = skip_ws(s, 0, n);
+
+	if (n - i >= 7 && !memcmp(s + i, "<think>", 7)) {
+		consume(&p->hold, i + 7);
+		p->st = P_THINK;
+		p->skip_ws = true;
+		return true;
+	}
+	if (!final && n - i < 7 && !memcmp(s + i, "<think>", n - i))
+		return false;
+	p->st = P_CONTENT;
+	return true;
+}
+
+static bool step_think(struct chat_parser *p, const char *s, size_t n, bool final)
+{
+	const char *tag = memmem(s, n, "</think>", 8);
+	size_t keep;
+
+	if (tag) {
+		emit_text(p, true, s, (size_t)(tag - s));
+		consume(&p->hold, (size_t)(tag - s) + 8);
+		p->ws.len = 0;
+		p->st = P_CONTENT;
+		p->skip_ws = true;
+		return true;
+	}
+	keep = final ? 0 : tag_prefix(s, n, "</think>");
+	emit_text(p, true, s, n - keep);
+	consume(&p->hold, n - keep);
+	return false;
+}
+
+static bool step_content(struct chat_parser *p, const char *s, size_t n, bool final)
+{
+	const char *tag = p->tools ? memmem(s, n, "<tool_call>", 11) : NULL;
+	struct pcall *c;
+	size_t keep;
+
+	if (!tag) {
+		keep = final || !p->tools ? 0 : tag_prefix(s, n, "<tool_call>");
+		emit_text(p, false, s, n - keep);
+		consume(&p->hold, n - keep);
+		return false;
+	}
+	emit_text(p, false, s, (size_t)(tag - s));
+	consume(&p->hold, (size_t)(tag - s) + 11);
+	c = new_call(p);
+	if (!c) {
+		p->content.oom = true;
+		return false;
+	}
+	if (p->ws.len)
+		sb_text(&c->pre, p->ws.p, p->ws.len);
+	p->ws.len = 0;
+	p->st = P_CALL;
+	return true;
+}
+
+static bool step_call(struct chat_parser *p, const char *s, size_t n, bool final)
+{
+	struct pcall *c = &p->calls[p->n_calls - 1];
+	const char *tag = memmem(s, n, "</tool_call>", 12);
+	size_t keep = tag ? (size_t)(tag - s) : n - (final ? 0 : tag_prefix(s, n, "</tool_call>"));
+
+	sb_text(&c->body, s, keep);
+	consume(&p->hold, keep);
+	if (!tag) {
+		scan_call(p, c);
+		return false;
+	}
+	consume(&p->hold, 12);
+	finish_call(p, c);
+	if (!c->begun) {
+		/* No name: not a call after all. */
+		p->skip_ws = false;
+		abandon_call(p, c);
+		emit_text(p, false, "</tool_call>", 12);
+	}
+	p->st = P_CONTENT;
+	p->skip_ws = true;
+	return true;
+}
+
 /* Classify as much of p->hold as can be; @final: nothing more comes. */
 static void step(struct chat_parser *p, bool final)
 {
-	for (;;) {
+	bool more = true;
+
+	while (more && p->hold.len) {
 		const char *s = p->hold.p;
-		size_t n = p->hold.len, keep;
-		const char *tag;
+		size_t n = p->hold.len;
 
-		if (!n)
-			return;
 		switch (p->st) {
-		case P_START: {
-			size_t i = skip_ws(s, 0, n);
-
-			if (n - i >= 7 && !memcmp(s + i, "<think>", 7)) {
-				consume(&p->hold, i + 7);
-				p->st = P_THINK;
-				p->skip_ws = true;
-				continue;
-			}
-			if (!final && n - i < 7 && !memcmp(s + i, "<think>", n - i))
-				return;
-			p->st = P_CONTENT;
-			continue;
-		}
-		case P_THINK:
-			tag = memmem(s, n, "</think>", 8);
-			if (tag) {
-				emit_text(p, true, s, (size_t)(tag - s));
-				consume(&p->hold, (size_t)(tag - s) + 8);
-				p->ws.len = 0;
-				p->st = P_CONTENT;
-				p->skip_ws = true;
-				continue;
-			}
-			keep = final ? 0 : tag_prefix(s, n, "</think>");
-			emit_text(p, true, s, n - keep);
-			consume(&p->hold, n - keep);
-			return;
-		case P_CONTENT:
-			tag = p->tools ? memmem(s, n, "<tool_call>", 11) : NULL;
-			if (tag) {
-				struct pcall *c;
-
-				emit_text(p, false, s, (size_t)(tag - s));
-				consume(&p->hold, (size_t)(tag - s) + 11);
-				c = new_call(p);
-				if (!c) {
-					p->content.oom = true;
-					return;
-				}
-				if (p->ws.len)
-					sb_text(&c->pre, p->ws.p, p->ws.len);
-				p->ws.len = 0;
-				p->st = P_CALL;
-				continue;
-			}
-			keep = final || !p->tools ? 0 : tag_prefix(s, n, "<tool_call>");
-			emit_text(p, false, s, n - keep);
-			consume(&p->hold, n - keep);
-			return;
-		case P_CALL: {
-			struct pcall *c = &p->calls[p->n_calls - 1];
-
-			tag = memmem(s, n, "</tool_call>", 12);
-			keep = tag ? (size_t)(tag - s) : n - (final ? 0 : tag_prefix(s, n, "</tool_call>"));
-			sb_text(&c->body, s, keep);
-			consume(&p->hold, keep);
-			if (!tag) {
-				scan_call(p, c);
-				return;
-			}
-			consume(&p->hold, 12);
-			finish_call(p, c);
-			if (!c->begun) {
-				/* No name: not a call after all. */
-				p->skip_ws = false;
-				abandon_call(p, c);
-				emit_text(p, false, "</tool_call>", 12);
-			}
-			p->st = P_CONTENT;
-			p->skip_ws = true;
-			continue;
-		}
+		case P_START: more = step_start(p, s, n, final); break;
+		case P_THINK: more = step_think(p, s, n, final); break;
+		case P_CONTENT: more = step_content(p, s, n, final); break;
+		default: more = step_call(p, s, n, final); break;
 		}
 	}
 }
