@@ -209,6 +209,8 @@ static void test_foreign_options(const char *model)
 		{ "bench -m M --card-mem 1G", "bench does not take --card-mem (an option of plan)" },
 		{ "info -m M", "info does not take -m (an option of run, chat, tokenize, plan, bench and serve)" },
 		{ "info --ctx 64", "info does not take --ctx (an option of run, chat, plan, bench and serve)" },
+		{ "run -m M -p hi --port 8080", "run does not take --port (an option of serve)" },
+		{ "plan -m M --no-ui", "plan does not take --no-ui (an option of serve)" },
 	};
 	static const char *const good[] = {
 		"tokenize -m M -p hi --ids --no-bos --parse-special",

@@ -157,7 +157,8 @@ static int parse_float(const char *s, const char *opt, float min, bool min_open,
 
 enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
-       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE };
+       O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
+       O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
 
 /* Every command's long options (one table: getopt_long() takes one). */
 static const struct option cli_opts[] = {
@@ -191,14 +192,22 @@ static const struct option cli_opts[] = {
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	/* serve's own (serve.c parses them): known here to name serve when refused. */
+	{ "host", required_argument, NULL, O_HOST },
+	{ "port", required_argument, NULL, O_PORT },
+	{ "api-key", required_argument, NULL, O_KEY },
+	{ "alias", required_argument, NULL, O_ALIAS },
+	{ "queue", required_argument, NULL, O_QUEUE },
+	{ "no-ui", no_argument, NULL, O_NOUI },
 	{ NULL, 0, NULL, 0 },
 };
 
 /*
  * The options each command takes, by cli_opts[] name (-h aside, which
  * every command takes). An option another command takes is refused, not
- * ignored. serve parses its own (userspace/server/serve.c); its entry,
- * the options it shares with cli_opts[], only names it in the messages.
+ * ignored. serve parses its own (userspace/server/serve.c, the same
+ * names): its entry only names it in the messages ("run does not take
+ * --port (an option of serve)").
  */
 static const struct {
 	const char *cmd, *opts;
@@ -211,7 +220,7 @@ static const struct {
 	{ "info", " " },
 	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
 	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
-	{ "serve", " model cards parallel ctx bucket verbose " },
+	{ "serve", " model cards parallel ctx bucket verbose host port api-key alias queue no-ui " },
 };
 
 #define N_CMDS		(sizeof(cmd_opts) / sizeof(cmd_opts[0]))
@@ -469,11 +478,20 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 	return OPT_NOT_MINE;
 }
 
+/* serve's options: only noted (check_opts() refuses them, serve_main() parses them). */
+static int parse_serve_opt(int c, const char *arg, struct args *a)
+{
+	(void)arg;
+	(void)a;
+	return c >= O_HOST && c <= O_NOUI ? 0 : OPT_NOT_MINE;
+}
+
 /* One option @c with @arg: 0, or -1 printed (-h exits 0). */
 static int parse_opt(int c, const char *arg, struct args *a)
 {
 	static int (*const groups[])(int, const char *, struct args *) = {
 		parse_common_opt, parse_sampling_opt, parse_plan_opt, parse_bench_opt,
+		parse_serve_opt,
 	};
 	size_t i;
 	int r;
