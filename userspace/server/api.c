@@ -48,9 +48,7 @@ char *api_error_json(const struct api_error *e, size_t *len)
 	return s;
 }
 
-static int bad(struct api_error *e, const char *param, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int bad(struct api_error *e, const char *param, const char *fmt, ...)
+int api_bad(struct api_error *e, const char *param, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -61,8 +59,7 @@ static int bad(struct api_error *e, const char *param, const char *fmt, ...)
 	return -1;
 }
 
-/* A field that is absent or JSON null keeps its default. */
-static json_t *field(json_t *o, const char *key)
+json_t *api_field(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
@@ -71,12 +68,12 @@ static json_t *field(json_t *o, const char *key)
 
 static int get_bool(json_t *o, const char *key, bool *out, struct api_error *e)
 {
-	json_t *v = field(o, key);
+	json_t *v = api_field(o, key);
 
 	if (!v)
 		return 0;
 	if (!json_is_boolean(v))
-		return bad(e, key, "'%s' must be a boolean (true or false)", key);
+		return api_bad(e, key, "'%s' must be a boolean (true or false)", key);
 	*out = json_is_true(v);
 	return 0;
 }
@@ -85,16 +82,16 @@ static int get_bool(json_t *o, const char *key, bool *out, struct api_error *e)
 static int get_num(json_t *o, const char *key, double min, bool min_open, double max,
 		   float *out, struct api_error *e)
 {
-	json_t *v = field(o, key);
+	json_t *v = api_field(o, key);
 	double d;
 
 	if (!v)
 		return 0;
 	if (!json_is_number(v))
-		return bad(e, key, "'%s' must be a number", key);
+		return api_bad(e, key, "'%s' must be a number", key);
 	d = json_number_value(v);
 	if (!(d >= min && d <= max) || (min_open && d == min))
-		return bad(e, key, "'%s' must be %s %g and <= %g (got %g)", key,
+		return api_bad(e, key, "'%s' must be %s %g and <= %g (got %g)", key,
 			   min_open ? ">" : ">=", min, max, d);
 	*out = (float)d;
 	return 0;
@@ -104,7 +101,7 @@ static int get_num(json_t *o, const char *key, double min, bool min_open, double
 static int get_int(json_t *o, const char *key, long long min, long long max, long long *out,
 		   bool *present, struct api_error *e)
 {
-	json_t *v = field(o, key);
+	json_t *v = api_field(o, key);
 	long long i;
 
 	if (!v)
@@ -115,10 +112,10 @@ static int get_int(json_t *o, const char *key, long long min, long long max, lon
 		   fabs(json_real_value(v)) < 9e18) {
 		i = (long long)json_real_value(v);
 	} else {
-		return bad(e, key, "'%s' must be an integer", key);
+		return api_bad(e, key, "'%s' must be an integer", key);
 	}
 	if (i < min || i > max)
-		return bad(e, key, "'%s' must be between %lld and %lld (got %lld)", key, min, max, i);
+		return api_bad(e, key, "'%s' must be between %lld and %lld (got %lld)", key, min, max, i);
 	*out = i;
 	if (present)
 		*present = true;
@@ -127,7 +124,7 @@ static int get_int(json_t *o, const char *key, long long min, long long max, lon
 
 static int parse_stop(json_t *o, struct api_params *p, struct api_error *e)
 {
-	json_t *v = field(o, "stop"), *it;
+	json_t *v = api_field(o, "stop"), *it;
 	size_t i;
 
 	if (!v)
@@ -138,13 +135,13 @@ static int parse_stop(json_t *o, struct api_params *p, struct api_error *e)
 		return 0;
 	}
 	if (!json_is_array(v))
-		return bad(e, "stop", "'stop' must be a string or an array of strings");
+		return api_bad(e, "stop", "'stop' must be a string or an array of strings");
 	if (json_array_size(v) > API_MAX_STOP)
-		return bad(e, "stop", "'stop' has %zu entries; at most %d are supported",
+		return api_bad(e, "stop", "'stop' has %zu entries; at most %d are supported",
 			   json_array_size(v), API_MAX_STOP);
 	json_array_foreach(v, i, it) {
 		if (!json_is_string(it))
-			return bad(e, "stop", "'stop[%zu]' must be a string", i);
+			return api_bad(e, "stop", "'stop[%zu]' must be a string", i);
 		if (json_string_length(it))
 			p->stop[p->n_stop++] = strdup(json_string_value(it));
 	}
@@ -161,12 +158,12 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 
 	if (get_bool(o, "stream", &p->stream, e))
 		return -1;
-	so = field(o, "stream_options");
+	so = api_field(o, "stream_options");
 	if (so) {
 		if (!json_is_object(so))
-			return bad(e, "stream_options", "'stream_options' must be an object");
+			return api_bad(e, "stream_options", "'stream_options' must be an object");
 		if (get_bool(so, "include_usage", &p->include_usage, e))
-			return bad(e, "stream_options.include_usage",
+			return api_bad(e, "stream_options.include_usage",
 				   "'stream_options.include_usage' must be a boolean");
 	}
 	if (get_int(o, max_key, 0, 1 << 30, &v, &have, e))
@@ -185,27 +182,27 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 		return -1;
 	/* -1 asks for a random seed, as in llama-server (LLAMA_DEFAULT_SEED). */
 	if (have && v < -1)
-		return bad(e, "seed", "'seed' must be an integer >= 0, or -1 for a random seed");
+		return api_bad(e, "seed", "'seed' must be an integer >= 0, or -1 for a random seed");
 	if (have && v != -1) {
 		p->s.seed = (uint64_t)v;
 		p->s.have_seed = true;
 	}
 	v = 1;
 	if (get_int(o, "n", 1, 1, &v, NULL, e))
-		return bad(e, "n", "'n' must be 1: one choice per request is supported");
+		return api_bad(e, "n", "'n' must be 1: one choice per request is supported");
 	return parse_stop(o, p, e);
 }
 
 /* completions and responses: function calling is a chat completions feature. */
 static int no_tools(json_t *o, const char *endpoint, struct api_error *e)
 {
-	json_t *t = field(o, "tools");
+	json_t *t = api_field(o, "tools");
 
 	if (t && (!json_is_array(t) || json_array_size(t)))
-		return bad(e, "tools", "'tools' (function calling) is not supported on %s: use /v1/chat/completions",
+		return api_bad(e, "tools", "'tools' (function calling) is not supported on %s: use /v1/chat/completions",
 			   endpoint);
-	if (field(o, "functions"))
-		return bad(e, "functions", "'functions' is not supported on %s: use 'tools' on /v1/chat/completions",
+	if (api_field(o, "functions"))
+		return api_bad(e, "functions", "'functions' is not supported on %s: use 'tools' on /v1/chat/completions",
 			   endpoint);
 	return 0;
 }
@@ -227,25 +224,25 @@ static int parse_content(json_t *c, const char *where, const char *part_type2, c
 		return 0;
 	}
 	if (!json_is_array(c))
-		return bad(e, where, "'%s' must be a string or an array of content parts", where);
+		return api_bad(e, where, "'%s' must be a string or an array of content parts", where);
 	json_array_foreach(c, i, part) {
 		json_t *ty = json_object_get(part, "type"), *tx = json_object_get(part, "text");
 
 		if (!json_is_object(part) || !json_is_string(ty))
-			return bad(e, where, "'%s[%zu]' must be a content part object with a 'type'",
+			return api_bad(e, where, "'%s[%zu]' must be a content part object with a 'type'",
 				   where, i);
 		if (strcmp(json_string_value(ty), "text") &&
 		    (!part_type2 || strcmp(json_string_value(ty), part_type2)) &&
 		    strcmp(json_string_value(ty), "output_text"))
-			return bad(e, where, "'%s[%zu].type' is '%s': only text parts are supported",
+			return api_bad(e, where, "'%s[%zu].type' is '%s': only text parts are supported",
 				   where, i, json_string_value(ty));
 		if (!json_is_string(tx))
-			return bad(e, where, "'%s[%zu].text' must be a string", where, i);
+			return api_bad(e, where, "'%s[%zu].text' must be a string", where, i);
 		n += json_string_length(tx);
 	}
 	s = malloc(n + 1);
 	if (!s)
-		return bad(e, where, "out of memory");
+		return api_bad(e, where, "out of memory");
 	n = 0;
 	json_array_foreach(c, i, part) {
 		json_t *tx = json_object_get(part, "text");
@@ -285,7 +282,7 @@ static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int
 
 	p->msgs = calloc(json_array_size(arr) + n_pre + 1, sizeof(*p->msgs));
 	if (!p->msgs)
-		return bad(e, name, "out of memory");
+		return api_bad(e, name, "out of memory");
 	p->n_msgs = n_pre;
 	json_array_foreach(arr, i, m) {
 		char where[64];
@@ -296,23 +293,23 @@ static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int
 
 		snprintf(where, sizeof(where), "%s[%zu]", name, i);
 		if (!json_is_object(m))
-			return bad(e, where, "'%s' must be an object", where);
+			return api_bad(e, where, "'%s' must be an object", where);
 		ty = json_object_get(m, "type");
 		snprintf(at, sizeof(at), "%s.type", where);
 		if (ty && (!json_is_string(ty) || strcmp(json_string_value(ty), "message")))
-			return bad(e, at, "'%s' must be \"message\": only message items are supported",
+			return api_bad(e, at, "'%s' must be \"message\": only message items are supported",
 				   at);
 		role = json_object_get(m, "role");
 		snprintf(at, sizeof(at), "%s.role", where);
 		if (!json_is_string(role))
-			return bad(e, at, "'%s' must be a string", at);
+			return api_bad(e, at, "'%s' must be a string", at);
 		r = norm_role(json_string_value(role), chat);
 		if (!r)
-			return bad(e, at, "'%s' is '%.32s': roles are system, developer, user%s", at,
+			return api_bad(e, at, "'%s' is '%.32s': roles are system, developer, user%s", at,
 				   json_string_value(role), chat ? ", assistant and tool" : " and assistant");
 		p->msgs[p->n_msgs].role = r;
 		snprintf(at, sizeof(at), "%s[%zu].content", name, i);
-		if (parse_content(field(m, "content"), at, part_type2,
+		if (parse_content(api_field(m, "content"), at, part_type2,
 				  &p->msgs[p->n_msgs++].content, e))
 			return -1;
 		if (chat && api_parse_tool_msg(m, where, &p->msgs[p->n_msgs - 1], e))
@@ -328,10 +325,10 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 	long long top = 0;
 
 	if (!msgs)
-		return bad(e, "messages", "'messages' is required");
+		return api_bad(e, "messages", "'messages' is required");
 	if (!json_is_array(msgs) || !json_array_size(msgs))
-		return bad(e, "messages", "'messages' must be a non-empty array");
-	if (field(o, "max_completion_tokens")) {
+		return api_bad(e, "messages", "'messages' must be a non-empty array");
+	if (api_field(o, "max_completion_tokens")) {
 		long long ignored;
 
 		/* It wins over the deprecated max_tokens, which must still be valid. */
@@ -347,16 +344,16 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 	    get_int(o, "top_logprobs", 0, MAX_TOP_LOGPROBS, &top, NULL, e))
 		return -1;
 	if (top && !lp)
-		return bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs': true");
+		return api_bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs': true");
 	p->logprobs = lp;
 	p->top_logprobs = (int)top;
-	rf = field(o, "response_format");
+	rf = api_field(o, "response_format");
 	if (rf) {
 		t = json_object_get(rf, "type");
 		if (!json_is_object(rf) || !json_is_string(t))
-			return bad(e, "response_format", "'response_format' must be an object with a 'type'");
+			return api_bad(e, "response_format", "'response_format' must be an object with a 'type'");
 		if (strcmp(json_string_value(t), "text"))
-			return bad(e, "response_format",
+			return api_bad(e, "response_format",
 				   "'response_format' type '%s' is not supported: only \"text\"",
 				   json_string_value(t));
 	}
@@ -369,22 +366,22 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 	bool echo = false;
 
 	if (!pr)
-		return bad(e, "prompt", "'prompt' is required");
+		return api_bad(e, "prompt", "'prompt' is required");
 	if (json_is_array(pr) && json_array_size(pr) == 1 &&
 	    json_is_string(json_array_get(pr, 0)))
 		pr = json_array_get(pr, 0);
 	if (!json_is_string(pr))
-		return bad(e, "prompt", "'prompt' must be a string or an array of one string");
+		return api_bad(e, "prompt", "'prompt' must be a string or an array of one string");
 	if (!json_string_length(pr))
-		return bad(e, "prompt", "'prompt' must not be empty");
+		return api_bad(e, "prompt", "'prompt' must not be empty");
 	if (parse_common(o, p, "max_tokens", e) || no_tools(o, "/v1/completions", e) ||
 	    get_bool(o, "echo", &echo, e))
 		return -1;
 	if (echo)
-		return bad(e, "echo", "'echo': true is not supported");
-	if (field(o, "suffix"))
-		return bad(e, "suffix", "'suffix' is not supported");
-	lp = field(o, "logprobs");
+		return api_bad(e, "echo", "'echo': true is not supported");
+	if (api_field(o, "suffix"))
+		return api_bad(e, "suffix", "'suffix' is not supported");
+	lp = api_field(o, "logprobs");
 	if (lp) {
 		long long n = 0;
 
@@ -399,16 +396,16 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 
 static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 {
-	json_t *in = json_object_get(o, "input"), *ins = field(o, "instructions");
+	json_t *in = json_object_get(o, "input"), *ins = api_field(o, "instructions");
 	int pre = 0;
 
-	if (field(o, "previous_response_id"))
-		return bad(e, "previous_response_id",
+	if (api_field(o, "previous_response_id"))
+		return api_bad(e, "previous_response_id",
 			   "'previous_response_id' is not supported: responses are not stored; send the whole conversation in 'input'");
 	if (!in)
-		return bad(e, "input", "'input' is required");
+		return api_bad(e, "input", "'input' is required");
 	if (ins && !json_is_string(ins))
-		return bad(e, "instructions", "'instructions' must be a string");
+		return api_bad(e, "instructions", "'instructions' must be a string");
 	if (parse_common(o, p, "max_output_tokens", e) || no_tools(o, "/v1/responses", e))
 		return -1;
 	p->include_usage = true;
@@ -416,7 +413,7 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 	if (json_is_string(in)) {
 		p->msgs = calloc(2 + pre, sizeof(*p->msgs));
 		if (!p->msgs)
-			return bad(e, "input", "out of memory");
+			return api_bad(e, "input", "out of memory");
 		p->msgs[pre].role = "user";
 		p->msgs[pre].content = strndup(json_string_value(in), json_string_length(in));
 		p->n_msgs = pre + 1;
@@ -424,7 +421,7 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 		if (parse_msgs(in, "input", "input_text", pre, p, e))
 			return -1;
 	} else {
-		return bad(e, "input", "'input' must be a string or a non-empty array of message items");
+		return api_bad(e, "input", "'input' must be a string or a non-empty array of message items");
 	}
 	if (ins) {
 		p->msgs[0].role = "system";
@@ -448,11 +445,11 @@ int api_parse(enum api_kind kind, const char *body, size_t len, struct api_param
 	p->s.top_p = DEF_TOP_P;
 	o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
-		return bad(e, NULL, "invalid JSON body: %s (line %d, column %d)", je.text, je.line,
+		return api_bad(e, NULL, "invalid JSON body: %s (line %d, column %d)", je.text, je.line,
 			   je.column);
 	if (!json_is_object(o)) {
 		json_decref(o);
-		return bad(e, NULL, "the request body must be a JSON object");
+		return api_bad(e, NULL, "the request body must be a JSON object");
 	}
 	switch (kind) {
 	case API_CHAT: ret = parse_chat(o, p, e); break;

@@ -135,6 +135,15 @@ void api_params_free(struct api_params *p);
  */
 struct json_t;
 int api_parse_tools(struct json_t *o, struct api_params *p, struct api_error *e);
+
+/*
+ * Shared by api.c and api_tools.c: api_bad() fills @e with a 400
+ * invalid_request_error naming @param and returns -1; api_field() is
+ * @key of @o, or NULL when it is absent or JSON null (the default).
+ */
+int api_bad(struct api_error *e, const char *param, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct json_t *api_field(struct json_t *o, const char *key);
 int api_parse_tool_msg(struct json_t *m, const char *where, struct api_msg *out,
 		       struct api_error *e);
 

@@ -17,26 +17,6 @@
 
 #define MAX_NAME 64
 
-static int __attribute__((format(printf, 3, 4)))
-bad(struct api_error *e, const char *param, const char *fmt, ...)
-{
-	va_list ap;
-
-	api_error_set(e, 400, "invalid_request_error", NULL, param, "%s", "");
-	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* A field that is absent or JSON null counts as absent. */
-static json_t *field(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return v && !json_is_null(v) ? v : NULL;
-}
-
 /*
  * Function names: 1-64 of [A-Za-z0-9_-] as OpenAI requires, plus '.' and
  * ':' that MCP tool names use. Nothing that could close a tag or a
@@ -62,22 +42,22 @@ static int check_function(json_t *fn, const char *where, struct api_error *e)
 	char at[96];
 
 	if (!json_is_object(fn))
-		return bad(e, where, "'%s' must be an object with the function's name", where);
+		return api_bad(e, where, "'%s' must be an object with the function's name", where);
 	snprintf(at, sizeof(at), "%s.name", where);
 	if (!json_is_string(name))
-		return bad(e, at, "'%s' is required and must be a string", at);
+		return api_bad(e, at, "'%s' is required and must be a string", at);
 	if (!good_name(json_string_value(name)))
-		return bad(e, at, "'%s' ('%.64s') must be 1 to %d letters, digits, '_', '-', '.' or ':'",
+		return api_bad(e, at, "'%s' ('%.64s') must be 1 to %d letters, digits, '_', '-', '.' or ':'",
 			   at, json_string_value(name), MAX_NAME);
-	v = field(fn, "description");
+	v = api_field(fn, "description");
 	if (v && !json_is_string(v))
-		return bad(e, where, "'%s.description' must be a string", where);
-	v = field(fn, "parameters");
+		return api_bad(e, where, "'%s.description' must be a string", where);
+	v = api_field(fn, "parameters");
 	if (v && !json_is_object(v))
-		return bad(e, where, "'%s.parameters' must be a JSON Schema object", where);
-	v = field(fn, "strict");
+		return api_bad(e, where, "'%s.parameters' must be a JSON Schema object", where);
+	v = api_field(fn, "strict");
 	if (v && !json_is_boolean(v))
-		return bad(e, where, "'%s.strict' must be a boolean", where);
+		return api_bad(e, where, "'%s.strict' must be a boolean", where);
 	return 0;
 }
 
@@ -95,21 +75,21 @@ static int check_tools(json_t *tools, struct api_error *e)
 	char at[64];
 
 	if (!json_is_array(tools))
-		return bad(e, "tools", "'tools' must be an array of {\"type\": \"function\", \"function\": {...}} objects");
+		return api_bad(e, "tools", "'tools' must be an array of {\"type\": \"function\", \"function\": {...}} objects");
 	json_array_foreach(tools, i, t) {
 		snprintf(at, sizeof(at), "tools[%zu]", i);
 		if (!json_is_object(t))
-			return bad(e, at, "'%s' must be an object", at);
+			return api_bad(e, at, "'%s' must be an object", at);
 		ty = json_object_get(t, "type");
 		if (!json_is_string(ty) || strcmp(json_string_value(ty), "function"))
-			return bad(e, at, "'%s.type' must be \"function\": only function tools are supported",
+			return api_bad(e, at, "'%s.type' must be \"function\": only function tools are supported",
 				   at);
 		snprintf(at, sizeof(at), "tools[%zu].function", i);
 		if (check_function(json_object_get(t, "function"), at, e))
 			return -1;
 		for (k = 0; k < i; k++)
 			if (!strcmp(tool_name_at(tools, k), tool_name_at(tools, i)))
-				return bad(e, "tools", "'tools[%zu]' and 'tools[%zu]' are both named '%s'",
+				return api_bad(e, "tools", "'tools[%zu]' and 'tools[%zu]' are both named '%s'",
 					   k, i, tool_name_at(tools, i));
 	}
 	return 0;
@@ -140,35 +120,35 @@ static int parse_choice(json_t *c, json_t *tools, struct api_params *p, struct a
 		else if (!strcmp(s, "required"))
 			p->tool_choice = API_TOOL_REQUIRED;
 		else
-			return bad(e, "tool_choice", "'tool_choice' is '%.32s': it must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}",
+			return api_bad(e, "tool_choice", "'tool_choice' is '%.32s': it must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}",
 				   s);
 	} else if (json_is_object(c)) {
 		if (!json_is_string(name))
-			return bad(e, "tool_choice", "'tool_choice' must name a function: {\"type\": \"function\", \"function\": {\"name\": \"...\"}}");
+			return api_bad(e, "tool_choice", "'tool_choice' must name a function: {\"type\": \"function\", \"function\": {\"name\": \"...\"}}");
 		if (!has_tool(tools, json_string_value(name)))
-			return bad(e, "tool_choice", "'tool_choice' names the function '%.64s', which is not in 'tools'",
+			return api_bad(e, "tool_choice", "'tool_choice' names the function '%.64s', which is not in 'tools'",
 				   json_string_value(name));
 		p->tool_choice = API_TOOL_FUNCTION;
 		p->tool_name = strdup(json_string_value(name));
 		if (!p->tool_name)
-			return bad(e, "tool_choice", "out of memory");
+			return api_bad(e, "tool_choice", "out of memory");
 	} else {
-		return bad(e, "tool_choice", "'tool_choice' must be a string or an object");
+		return api_bad(e, "tool_choice", "'tool_choice' must be a string or an object");
 	}
 	if (p->tool_choice == API_TOOL_REQUIRED && !json_array_size(tools))
-		return bad(e, "tool_choice", "'tool_choice' is \"required\" but no tools are given");
+		return api_bad(e, "tool_choice", "'tool_choice' is \"required\" but no tools are given");
 	return 0;
 }
 
 int api_parse_tools(json_t *o, struct api_params *p, struct api_error *e)
 {
-	json_t *tools = field(o, "tools"), *c = field(o, "tool_choice"), *ptc;
+	json_t *tools = api_field(o, "tools"), *c = api_field(o, "tool_choice"), *ptc;
 
-	ptc = field(o, "parallel_tool_calls");
+	ptc = api_field(o, "parallel_tool_calls");
 	if (ptc && !json_is_boolean(ptc))
-		return bad(e, "parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
-	if (field(o, "functions") || field(o, "function_call"))
-		return bad(e, field(o, "functions") ? "functions" : "function_call",
+		return api_bad(e, "parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
+	if (api_field(o, "functions") || api_field(o, "function_call"))
+		return api_bad(e, api_field(o, "functions") ? "functions" : "function_call",
 			   "'functions' and 'function_call' are deprecated and not supported: use 'tools' and 'tool_choice'");
 	if (tools && check_tools(tools, e))
 		return -1;
@@ -190,18 +170,18 @@ static int parse_call(json_t *c, const char *where, struct api_tool_call *out, s
 	json_t *fn = json_object_get(c, "function"), *id, *ty, *name, *args;
 
 	if (!json_is_object(c))
-		return bad(e, where, "'%s' must be an object", where);
-	id = field(c, "id");
-	ty = field(c, "type");
+		return api_bad(e, where, "'%s' must be an object", where);
+	id = api_field(c, "id");
+	ty = api_field(c, "type");
 	if ((id && !json_is_string(id)) ||
 	    (ty && (!json_is_string(ty) || strcmp(json_string_value(ty), "function"))))
-		return bad(e, where, "'%s' must have a string 'id' and the type \"function\"", where);
+		return api_bad(e, where, "'%s' must have a string 'id' and the type \"function\"", where);
 	name = json_object_get(fn, "name");
 	if (!json_is_object(fn) || !json_is_string(name))
-		return bad(e, where, "'%s.function' must have the function's 'name' as a string", where);
-	args = field(fn, "arguments");
+		return api_bad(e, where, "'%s.function' must have the function's 'name' as a string", where);
+	args = api_field(fn, "arguments");
 	if (args && !json_is_string(args) && !json_is_object(args))
-		return bad(e, where, "'%s.function.arguments' must be a string holding a JSON object",
+		return api_bad(e, where, "'%s.function.arguments' must be a string holding a JSON object",
 			   where);
 	out->id = strdup(id ? json_string_value(id) : "");
 	out->name = strdup(json_string_value(name));
@@ -216,14 +196,14 @@ static int parse_call(json_t *c, const char *where, struct api_tool_call *out, s
 
 static int parse_calls(json_t *m, const char *where, struct api_msg *out, struct api_error *e)
 {
-	json_t *tc = field(m, "tool_calls"), *c;
+	json_t *tc = api_field(m, "tool_calls"), *c;
 	char at[96];
 	size_t i;
 
 	if (!tc)
 		return 0;
 	if (!json_is_array(tc))
-		return bad(e, where, "'%s.tool_calls' must be an array", where);
+		return api_bad(e, where, "'%s.tool_calls' must be an array", where);
 	out->calls = calloc(json_array_size(tc) + 1, sizeof(*out->calls));
 	if (!out->calls) {
 		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
@@ -240,27 +220,27 @@ static int parse_calls(json_t *m, const char *where, struct api_msg *out, struct
 
 int api_parse_tool_msg(json_t *m, const char *where, struct api_msg *out, struct api_error *e)
 {
-	json_t *id = field(m, "tool_call_id"), *name = field(m, "name"), *rs;
+	json_t *id = api_field(m, "tool_call_id"), *name = api_field(m, "name"), *rs;
 	char at[96];
 
 	snprintf(at, sizeof(at), "%s.name", where);
 	if (name && !json_is_string(name))
-		return bad(e, at, "'%s' must be a string", at);
+		return api_bad(e, at, "'%s' must be a string", at);
 	if (!strcmp(out->role, "assistant")) {
-		rs = field(m, "reasoning_content");
+		rs = api_field(m, "reasoning_content");
 		if (rs && !json_is_string(rs))
-			return bad(e, where, "'%s.reasoning_content' must be a string", where);
+			return api_bad(e, where, "'%s.reasoning_content' must be a string", where);
 		if (rs && !(out->reasoning = strdup(json_string_value(rs))))
-			return bad(e, where, "out of memory");
+			return api_bad(e, where, "out of memory");
 		return parse_calls(m, where, out, e);
 	}
 	if (strcmp(out->role, "tool"))
 		return 0;
 	snprintf(at, sizeof(at), "%s.tool_call_id", where);
 	if (id && !json_is_string(id))
-		return bad(e, at, "'%s' must be a string", at);
+		return api_bad(e, at, "'%s' must be a string", at);
 	if ((id && !(out->tool_call_id = strdup(json_string_value(id)))) ||
 	    (name && !(out->name = strdup(json_string_value(name)))))
-		return bad(e, where, "out of memory");
+		return api_bad(e, where, "out of memory");
 	return 0;
 }
