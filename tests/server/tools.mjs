@@ -117,6 +117,16 @@ if (!REAL) {
     ok(seen.length === 1 && seen[0].location === 'Paris' && text === 'It is 21 °C and sunny in Paris.',
        'runTools: the SDK calls our parsed function once, sends its result, and gets the final answer', { seen, text });
   });
+  await check('parallel_tool_calls false', async () => {
+    const r = await c.chat.completions.create({ messages: user('TWO-CALLS'), ...base, parallel_tool_calls: false });
+    const ch = r.choices[0];
+    ok(ch.finish_reason === 'tool_calls' && ch.message.tool_calls?.length === 1 && ch.message.tool_calls[0].function.name === 'get_weather',
+       'parallel_tool_calls false: only the first call is returned', ch.message);
+    const st = c.chat.completions.stream({ messages: user('TWO-CALLS'), ...base, parallel_tool_calls: false });
+    const fin = (await st.finalChatCompletion()).choices[0];
+    ok(fin.message.tool_calls?.length === 1 && fin.finish_reason === 'tool_calls' && fin.message.content === null,
+       'parallel_tool_calls false, streamed: one call; content null as in the whole answer', fin.message);
+  });
   await check('call cut off', async () => {
     const r = await c.chat.completions.create({ messages: user('WEATHER-CALL'), ...base, stop: ['Paris'] });
     const ch = r.choices[0];
@@ -143,17 +153,21 @@ const bad = [
   ['a tool of type retrieval', { tools: [{ type: 'retrieval' }] }, 'tools[0]'],
   ['a function without a name', { tools: [{ type: 'function', function: { parameters: {} } }] }, 'tools[0].function.name'],
   ['a name with a space', { tools: [{ type: 'function', function: { name: 'get weather' } }] }, 'tools[0].function.name'],
-  ['parameters a string', { tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] }, 'tools[0].function'],
-  ['two tools with one name', { tools: [weather, weather] }, 'tools'],
+  ['parameters a string', { tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] }, 'tools[0].function.parameters'],
+  ['two tools with one name', { tools: [weather, weather] }, 'tools[1].function.name'],
+  ['129 tools', { tools: Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: 'f' + i } })) }, 'tools'],
+  ['tool_choice of type "x"', { tools, tool_choice: { type: 'x', function: { name: 'get_weather' } } }, 'tool_choice'],
   ['tool_choice naming no tool', { tools, tool_choice: { type: 'function', function: { name: 'nope' } } }, 'tool_choice'],
   ['tool_choice required without tools', { tool_choice: 'required' }, 'tool_choice'],
   ['tool_choice "always"', { tools, tool_choice: 'always' }, 'tool_choice'],
   ['parallel_tool_calls "yes"', { tools, parallel_tool_calls: 'yes' }, 'parallel_tool_calls'],
   ['deprecated functions', { functions: [{ name: 'f' }] }, 'functions'],
-  ['tool_calls not an array', { messages: [...user('x'), { role: 'assistant', tool_calls: {} }] }, 'messages[1]'],
+  ['tool_calls not an array', { messages: [...user('x'), { role: 'assistant', tool_calls: {} }] }, 'messages[1].tool_calls'],
   ['a call without a name', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: {} }] }] }, 'messages[1].tool_calls[0]'],
   ['arguments a number', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: 5 } }] }] }, 'messages[1].tool_calls[0]'],
   ['a tool result before any call', { messages: [...user('x'), { role: 'tool', tool_call_id: 'a', content: 'r' }] }, 'messages'],
+  ['a tool_call_id that names no call', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'b', content: 'r' }] }, 'messages[2].tool_call_id'],
+  ['a call answered twice', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'a', content: 'r' }, { role: 'tool', tool_call_id: 'a', content: 'r' }] }, 'messages[3].tool_call_id'],
   ['tool_call_id a number', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 7, content: 'r' }] }, 'messages[2].tool_call_id'],
 ];
 for (const [name, extra, param] of bad) {

@@ -117,20 +117,26 @@ static void usage(FILE *f)
 }
 
 
-static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out)
+/* An integer in [@min, @max] for option @opt; -1 with the range said. */
+static int parse_u32_in(const char *s, const char *opt, uint32_t min, uint32_t max, uint32_t *out)
 {
 	char *end;
 	unsigned long v;
 
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *end || end == s || v < min || v > 0x7fffffff) {
-		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (an integer %u..2147483647)\n",
-			opt, s, min);
+	if (errno || *end || end == s || v < min || v > max) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (an integer %u..%u)\n",
+			opt, s, min, max);
 		return -1;
 	}
 	*out = (uint32_t)v;
 	return 0;
+}
+
+static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out)
+{
+	return parse_u32_in(s, opt, min, 0x7fffffff, out);
 }
 
 /* A float in [min, max], or (min, max] with @min_open. */
@@ -408,14 +414,7 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		return 0;
 	case O_PROFILE: a->profile = arg; return 0;
 	case O_PARALLEL:
-		if (parse_u32(arg, "--parallel", 1, &a->parallel))
-			return -1;
-		if (a->parallel > ENGINE_MAX_SLOTS) {
-			fprintf(stderr, "rk1828-llm: --parallel: at most %d sessions\n",
-				ENGINE_MAX_SLOTS);
-			return -1;
-		}
-		return 0;
+		return parse_u32_in(arg, "--parallel", 1, ENGINE_MAX_SLOTS, &a->parallel);
 	}
 	return OPT_NOT_MINE;
 }

@@ -357,7 +357,9 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 				   "'response_format' type '%s' is not supported: only \"text\"",
 				   json_string_value(t));
 	}
-	return parse_msgs(msgs, "messages", NULL, 0, p, e);
+	if (parse_msgs(msgs, "messages", NULL, 0, p, e))
+		return -1;
+	return api_check_tool_ids(p, e);
 }
 
 static int parse_completion(json_t *o, struct api_params *p, struct api_error *e)

@@ -95,6 +95,7 @@ enum api_tool_choice {
  *	none are offered or tool_choice is "none"
  * @tool_choice: enum api_tool_choice
  * @tool_name: the function of API_TOOL_FUNCTION
+ * @one_call: "parallel_tool_calls": false: at most one call is returned
  */
 struct api_params {
 	enum api_kind kind;
@@ -111,6 +112,7 @@ struct api_params {
 	char *tools_json;
 	int tool_choice;
 	char *tool_name;
+	bool one_call;
 };
 
 /**
@@ -135,6 +137,14 @@ void api_params_free(struct api_params *p);
  */
 struct json_t;
 int api_parse_tools(struct json_t *o, struct api_params *p, struct api_error *e);
+
+/*
+ * api_check_tool_ids() - each tool message's tool_call_id (when given)
+ * names a call of the nearest assistant message with tool_calls before it,
+ * and answers it once. Return: 0, or -1 with @e naming
+ * messages[i].tool_call_id.
+ */
+int api_check_tool_ids(const struct api_params *p, struct api_error *e);
 
 /*
  * Shared by api.c and api_tools.c: api_bad() fills @e with a 400

@@ -16,6 +16,7 @@
 #include "api.h"
 
 #define MAX_NAME 64
+#define MAX_TOOLS 128	/* OpenAI's limit; also bounds the duplicate check */
 
 /*
  * Function names: 1-64 of [A-Za-z0-9_-] as OpenAI requires, plus '.' and
@@ -50,14 +51,17 @@ static int check_function(json_t *fn, const char *where, struct api_error *e)
 		return api_bad(e, at, "'%s' ('%.64s') must be 1 to %d letters, digits, '_', '-', '.' or ':'",
 			   at, json_string_value(name), MAX_NAME);
 	v = api_field(fn, "description");
+	snprintf(at, sizeof(at), "%s.description", where);
 	if (v && !json_is_string(v))
-		return api_bad(e, where, "'%s.description' must be a string", where);
+		return api_bad(e, at, "'%s' must be a string", at);
 	v = api_field(fn, "parameters");
+	snprintf(at, sizeof(at), "%s.parameters", where);
 	if (v && !json_is_object(v))
-		return api_bad(e, where, "'%s.parameters' must be a JSON Schema object", where);
+		return api_bad(e, at, "'%s' must be a JSON Schema object", at);
 	v = api_field(fn, "strict");
+	snprintf(at, sizeof(at), "%s.strict", where);
 	if (v && !json_is_boolean(v))
-		return api_bad(e, where, "'%s.strict' must be a boolean", where);
+		return api_bad(e, at, "'%s' must be a boolean", at);
 	return 0;
 }
 
@@ -76,6 +80,9 @@ static int check_tools(json_t *tools, struct api_error *e)
 
 	if (!json_is_array(tools))
 		return api_bad(e, "tools", "'tools' must be an array of {\"type\": \"function\", \"function\": {...}} objects");
+	if (json_array_size(tools) > MAX_TOOLS)
+		return api_bad(e, "tools", "'tools' has %zu entries; at most %d are supported (as OpenAI)",
+			       json_array_size(tools), MAX_TOOLS);
 	json_array_foreach(tools, i, t) {
 		snprintf(at, sizeof(at), "tools[%zu]", i);
 		if (!json_is_object(t))
@@ -87,9 +94,10 @@ static int check_tools(json_t *tools, struct api_error *e)
 		snprintf(at, sizeof(at), "tools[%zu].function", i);
 		if (check_function(json_object_get(t, "function"), at, e))
 			return -1;
+		snprintf(at, sizeof(at), "tools[%zu].function.name", i);
 		for (k = 0; k < i; k++)
 			if (!strcmp(tool_name_at(tools, k), tool_name_at(tools, i)))
-				return api_bad(e, "tools", "'tools[%zu]' and 'tools[%zu]' are both named '%s'",
+				return api_bad(e, at, "'tools[%zu]' and 'tools[%zu]' are both named '%s'",
 					   k, i, tool_name_at(tools, i));
 	}
 	return 0;
@@ -123,6 +131,10 @@ static int parse_choice(json_t *c, json_t *tools, struct api_params *p, struct a
 			return api_bad(e, "tool_choice", "'tool_choice' is '%.32s': it must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}",
 				   s);
 	} else if (json_is_object(c)) {
+		json_t *ty = json_object_get(c, "type");
+
+		if (!json_is_string(ty) || strcmp(json_string_value(ty), "function"))
+			return api_bad(e, "tool_choice", "'tool_choice.type' must be \"function\"");
 		if (!json_is_string(name))
 			return api_bad(e, "tool_choice", "'tool_choice' must name a function: {\"type\": \"function\", \"function\": {\"name\": \"...\"}}");
 		if (!has_tool(tools, json_string_value(name)))
@@ -147,6 +159,7 @@ int api_parse_tools(json_t *o, struct api_params *p, struct api_error *e)
 	ptc = api_field(o, "parallel_tool_calls");
 	if (ptc && !json_is_boolean(ptc))
 		return api_bad(e, "parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
+	p->one_call = ptc && json_is_false(ptc);
 	if (api_field(o, "functions") || api_field(o, "function_call"))
 		return api_bad(e, api_field(o, "functions") ? "functions" : "function_call",
 			   "'functions' and 'function_call' are deprecated and not supported: use 'tools' and 'tool_choice'");
@@ -202,8 +215,9 @@ static int parse_calls(json_t *m, const char *where, struct api_msg *out, struct
 
 	if (!tc)
 		return 0;
+	snprintf(at, sizeof(at), "%s.tool_calls", where);
 	if (!json_is_array(tc))
-		return api_bad(e, where, "'%s.tool_calls' must be an array", where);
+		return api_bad(e, at, "'%s' must be an array", at);
 	out->calls = calloc(json_array_size(tc) + 1, sizeof(*out->calls));
 	if (!out->calls) {
 		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
@@ -228,8 +242,9 @@ int api_parse_tool_msg(json_t *m, const char *where, struct api_msg *out, struct
 		return api_bad(e, at, "'%s' must be a string", at);
 	if (!strcmp(out->role, "assistant")) {
 		rs = api_field(m, "reasoning_content");
+		snprintf(at, sizeof(at), "%s.reasoning_content", where);
 		if (rs && !json_is_string(rs))
-			return api_bad(e, where, "'%s.reasoning_content' must be a string", where);
+			return api_bad(e, at, "'%s' must be a string", at);
 		if (rs && !(out->reasoning = strdup(json_string_value(rs))))
 			return api_bad(e, where, "out of memory");
 		return parse_calls(m, where, out, e);
@@ -242,5 +257,44 @@ int api_parse_tool_msg(json_t *m, const char *where, struct api_msg *out, struct
 	if ((id && !(out->tool_call_id = strdup(json_string_value(id)))) ||
 	    (name && !(out->name = strdup(json_string_value(name)))))
 		return api_bad(e, where, "out of memory");
+	return 0;
+}
+
+/* Whether call @id was already answered by a tool message in [from, to). */
+static bool answered(const struct api_params *p, int from, int to, const char *id)
+{
+	int i;
+
+	for (i = from; i < to; i++)
+		if (p->msgs[i].tool_call_id && !strcmp(p->msgs[i].tool_call_id, id))
+			return true;
+	return false;
+}
+
+int api_check_tool_ids(const struct api_params *p, struct api_error *e)
+{
+	int i, k, last = -1;
+
+	for (i = 0; i < p->n_msgs; i++) {
+		const struct api_msg *m = &p->msgs[i];
+		char at[64];
+
+		if (m->n_calls) {
+			last = i;
+			continue;
+		}
+		if (strcmp(m->role, "tool") || !m->tool_call_id || last < 0)
+			continue;	/* chat_render() refuses a result with no call before */
+		snprintf(at, sizeof(at), "messages[%d].tool_call_id", i);
+		for (k = 0; k < p->msgs[last].n_calls; k++)
+			if (!strcmp(p->msgs[last].calls[k].id, m->tool_call_id))
+				break;
+		if (k == p->msgs[last].n_calls)
+			return api_bad(e, at, "'%s' is '%.64s', which is not the id of a call of messages[%d]",
+				       at, m->tool_call_id, last);
+		if (answered(p, last + 1, i, m->tool_call_id))
+			return api_bad(e, at, "'%s': call '%.64s' was answered already", at,
+				       m->tool_call_id);
+	}
 	return 0;
 }

@@ -38,10 +38,18 @@ static const char *object_name(const struct gen *g, bool chunk)
 	return "text_completion";
 }
 
+/* The calls returned: all of the reply's, or its first with @one_call. */
+static int n_calls(const struct gen *g)
+{
+	int n = g->parser ? chat_parser_n_calls(g->parser) : 0;
+
+	return g->one_call && n > 1 ? 1 : n;
+}
+
 /* Every call of the reply is whole: its arguments are a JSON object. */
 static bool calls_whole(const struct gen *g)
 {
-	int i, n = chat_parser_n_calls(g->parser);
+	int i, n = n_calls(g);
 
 	for (i = 0; i < n; i++) {
 		const char *a = chat_parser_call(g->parser, i)->arguments;
@@ -179,6 +187,9 @@ static void chat_piece(const struct chat_delta *d, void *user)
 	struct gen *g = user;
 	json_t *call;
 
+	if (g->one_call && d->index > 0 &&
+	    (d->kind == CHAT_DELTA_TOOL_BEGIN || d->kind == CHAT_DELTA_TOOL_ARGS))
+		return;	/* parallel_tool_calls false: the first call only */
 	switch (d->kind) {
 	case CHAT_DELTA_CONTENT:
 		chat_chunk(g, json_pack("{s:s%}", "content", d->text, d->len));
@@ -216,9 +227,11 @@ void fmt_start(struct gen *g)
 	}
 	if (g->kind == API_CHAT) {
 		c = chunk_base(g);
+		/* With tools the content may stay null (only calls), as in the whole answer. */
 		json_object_set_new(c, "choices",
-			json_pack("[{s:i, s:{s:s, s:s}, s:n, s:n}]", "index", 0, "delta", "role",
-				  "assistant", "content", "", "logprobs", "finish_reason"));
+			json_pack("[{s:i, s:{s:s, s:o}, s:n, s:n}]", "index", 0, "delta", "role",
+				  "assistant", "content", g->tools ? json_null() : json_string(""),
+				  "logprobs", "finish_reason"));
 		sse(g, NULL, c);
 		if (g->prefix)
 			chat_feed(g, g->prefix, strlen(g->prefix));
@@ -436,7 +449,7 @@ void fmt_done(struct gen *g)
 static json_t *chat_message(struct gen *g, const char *text)
 {
 	const char *content = g->parser ? chat_parser_content(g->parser) : text;
-	int n = g->parser ? chat_parser_n_calls(g->parser) : 0, i;
+	int n = n_calls(g), i;
 	json_t *m = json_pack("{s:s}", "role", "assistant"), *calls;
 
 	json_object_set_new(m, "content", n && !*content ? json_null() : json_string(content));

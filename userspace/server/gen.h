@@ -38,6 +38,9 @@ struct MHD_Connection;
  *	tool calls (chat.h), fed every piece of text as it arrives
  * @prefix: chat: the reply's start the prompt already wrote (a forced
  *	tool call's opening), fed to @parser first; NULL when none
+ * @tools: chat: tools were offered (the first chunk's content is null)
+ * @one_call: "parallel_tool_calls": false: only the reply's first call
+ *	is returned
  * @pend_lp: streamed chat: logprobs of the current event not yet sent
  *	with a chunk
  * @lp: logprobs entries (json array) or NULL
@@ -67,6 +70,7 @@ struct gen {
 	size_t text_len, text_cap;
 	struct chat_parser *parser;
 	char *prefix;
+	bool tools, one_call;
 	json_t *pend_lp;
 	json_t *lp;
 	int seq;

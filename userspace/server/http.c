@@ -717,6 +717,8 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 		}
 		g->prefix = rs->prefix;
 		rs->prefix = NULL;
+		g->tools = p->tools_json != NULL;
+		g->one_call = p->one_call;
 	}
 	pthread_mutex_init(&g->mu, NULL);
 	g->s = s;
@@ -1144,7 +1146,13 @@ int http_start(struct srv *s, char *err, size_t errlen)
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-				MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
+				/*
+				 * No LISTENING_ADDRESS_REUSE: on Linux its 1 is
+				 * SO_REUSEPORT, with which a second server bound
+				 * the same port and shared its connections; the
+				 * default SO_REUSEADDR still allows a restart
+				 * while old connections sit in TIME_WAIT.
+				 */
 				MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!s->d) {
