@@ -11,9 +11,8 @@
  * accumulators, enough to hide the FMA latency; kept in memory between
  * chunks), reading the activations packed by chunk (mm_pack_x()), so
  * their chunk is reused from L2 by 16 rows. Decode (one or two tokens)
- * converts F16, Q8_0 and Q4_0 weights in registers (dotq4_avx2()), BF16 256
- * elements at a time through an L1 buffer, and the other types whole rows
- * through scratch (as prefill did before panels). Every path does the same
+ * converts the weights of every type but F32 in registers, 4 rows at a
+ * time (nn_decode.c), without a scratch row. Every path does the same
  * fused multiply-adds per output in the same order, so decode, prefill and
  * the tail tiles give the same bits.
  */
@@ -24,17 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn_int.h"
 #include "rk1828/quant_blocks.h"
 #include "threadpool.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define NN_HAVE_X86 1
-#include <immintrin.h>
-#else
-#define NN_HAVE_X86 0
-#endif
-
 #define MM_TILE 4
+_Static_assert(MM_TILE == NN_DEC_ROWS, "decode tiles are the kernel's rows");
 #define MM_PANEL 16	/* prefill: rows whose chunk is dequantized together */
 #define MM_KC 256	/* prefill: columns per chunk (16 x 256 floats = 16 KiB, L1) */
 
@@ -48,13 +42,9 @@ typedef void (*dot4x2_fn)(const float *const *rows, const float *x0, const float
 			  size_t k, float *out0, float *out1);
 typedef float (*dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
-/*
- * 4 rows of @type weights at @w[0..3] (not dequantized) times one token:
- * out[i] = dot(dequant(w[i]), x), bit-identical to dequant then dotn.
- * Returns false (nothing written) for a type or k it does not handle.
- */
-typedef bool (*dotq4_fn)(int type, const uint8_t *const *w, const float *x, size_t k,
-			 float *out);
+/* nn_int.h nn_dec_rows_avx2(): NN_DEC_ROWS rows of @type weights times one token. */
+typedef bool (*dec_rows_fn)(int type, const uint8_t *const *w, const float *x, size_t k,
+			    float *out);
 
 /*
  * Prefill tile: 4 rows' chunk of n elements (n % 8 == 0) times n_tok
@@ -68,7 +58,7 @@ struct nn_impl {
 	dequant_fn dequant;
 	dotn_fn dotn;
 	dot4x2_fn dot4x2;	/* NULL: use dotn per token */
-	dotq4_fn dotq4;		/* NULL: always dequantize first */
+	dec_rows_fn dec_rows;	/* NULL: always dequantize first */
 	tile4_fn tile4;		/* NULL: prefill dequantizes whole rows */
 	dot_fn dot;
 	axpy_fn axpy;
@@ -125,16 +115,7 @@ static const struct nn_impl ops_scalar = {
 #if NN_HAVE_X86
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 
-static AVX2 inline float hsum_avx2(__m256 v)
-{
-	__m128 lo = _mm256_castps256_ps128(v);
-	__m128 hi = _mm256_extractf128_ps(v, 1);
-
-	lo = _mm_add_ps(lo, hi);
-	lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-	lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-	return _mm_cvtss_f32(lo);
-}
+#define hsum_avx2 nn_hsum_avx2
 
 static AVX2 inline float f16_avx2(const uint8_t *p)
 {
@@ -471,141 +452,6 @@ static AVX2 void dot4x2_avx2(const float *const *rows, const float *x0, const fl
 }
 
 /*
- * Decode without the scratch row: the 4 rows' weights are converted in
- * registers, 8 at a time, exactly as dequant_avx2() converts them, and
- * go straight into the same fused multiply-adds as dotn_avx2() (one
- * accumulator per row, elements in order), so the result is the same
- * bit for bit while the weights are read once and nothing is stored.
- */
-static AVX2 inline __m256 fma8(__m256 w, const float *x, __m256 acc)
-{
-	return _mm256_fmadd_ps(w, _mm256_loadu_ps(x), acc);
-}
-
-/*
- * BF16: each row's next 256 elements are converted by dequant_avx2() into
- * a 4 KiB buffer that stays in L1, then multiplied as dotn_avx2() would
- * (the same fused multiply-adds in the same order, so the same bits as
- * converting whole rows first, without their 64 KiB round trip through
- * L2). It serves any type, but measured (make bench, section 10) it only
- * pays for BF16: for Q4_1..Q6_K the block decoders dominate and whole-row
- * dequantization was as fast or faster. False when k is not a multiple
- * of 8 (dotn's scalar tail).
- */
-#define DQ_CHUNK 256
-
-static AVX2 bool dotq_blocks_avx2(int type, const uint8_t *const *w, const float *x, size_t k,
-				  __m256 *a0, __m256 *a1, __m256 *a2, __m256 *a3)
-{
-	float buf[4][DQ_CHUNK] __attribute__((aligned(32)));
-	size_t bs = quant_block_size(type), bb = quant_block_bytes(type), ch, i, e, n, r;
-
-	__m256 c0 = *a0, c1 = *a1, c2 = *a2, c3 = *a3;	/* in registers, not through the pointers */
-
-	if (!bs || !bb || k % 8 || bs > DQ_CHUNK)
-		return false;
-	ch = DQ_CHUNK / bs * bs;
-	for (i = 0; i < k; i += n) {
-		n = k - i < ch ? k - i : ch;
-		for (r = 0; r < 4; r++)
-			dequant_avx2(type, w[r] + i / bs * bb, buf[r], n);
-		for (e = 0; e < n; e += 8) {
-			__m256 xv = _mm256_loadu_ps(x + i + e);
-
-			c0 = _mm256_fmadd_ps(_mm256_load_ps(buf[0] + e), xv, c0);
-			c1 = _mm256_fmadd_ps(_mm256_load_ps(buf[1] + e), xv, c1);
-			c2 = _mm256_fmadd_ps(_mm256_load_ps(buf[2] + e), xv, c2);
-			c3 = _mm256_fmadd_ps(_mm256_load_ps(buf[3] + e), xv, c3);
-		}
-	}
-	*a0 = c0;
-	*a1 = c1;
-	*a2 = c2;
-	*a3 = c3;
-	return true;
-}
-
-static AVX2 bool dotq4_avx2(int type, const uint8_t *const *w, const float *x, size_t k,
-			    float *out)
-{
-	__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-	__m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-	size_t i, off;
-
-	switch (type) {
-	case QUANT_TYPE_F16:
-		if (k % 8)
-			return false;
-		for (i = 0; i < k; i += 8) {
-			__m256 xv = _mm256_loadu_ps(x + i);
-
-#define F16ROW(a, r) a = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128( \
-				(const __m128i *)(w[r] + 2 * i))), xv, a)
-			F16ROW(a0, 0);
-			F16ROW(a1, 1);
-			F16ROW(a2, 2);
-			F16ROW(a3, 3);
-#undef F16ROW
-		}
-		break;
-	case QUANT_TYPE_Q8_0:
-		for (i = 0, off = 0; i < k; i += QUANT_QK8_0, off += QUANT_Q8_0_BLOCK_BYTES) {
-#define Q8ROW(a, r) do { \
-				const uint8_t *b = w[r] + off; \
-				__m256 d = _mm256_set1_ps(f16_avx2(b)); \
-				__m256i q = _mm256_loadu_si256((const __m256i *)(b + 2)); \
-				__m128i lo = _mm256_castsi256_si128(q); \
-				__m128i hi = _mm256_extracti128_si256(q, 1); \
-				a = fma8(i8x8_ps(lo, d), x + i, a); \
-				a = fma8(i8x8_ps(_mm_srli_si128(lo, 8), d), x + i + 8, a); \
-				a = fma8(i8x8_ps(hi, d), x + i + 16, a); \
-				a = fma8(i8x8_ps(_mm_srli_si128(hi, 8), d), x + i + 24, a); \
-			} while (0)
-			Q8ROW(a0, 0);
-			Q8ROW(a1, 1);
-			Q8ROW(a2, 2);
-			Q8ROW(a3, 3);
-#undef Q8ROW
-		}
-		break;
-	case QUANT_TYPE_Q4_0: {
-		const __m128i m4 = _mm_set1_epi8(0x0f), o8 = _mm_set1_epi8(8);
-
-		for (i = 0, off = 0; i < k; i += QUANT_QK4_0, off += QUANT_Q4_0_BLOCK_BYTES) {
-#define Q4ROW(a, r) do { \
-				const uint8_t *b = w[r] + off; \
-				__m256 d = _mm256_set1_ps(f16_avx2(b)); \
-				__m128i qs = _mm_loadu_si128((const __m128i *)(b + 2)); \
-				__m128i lo = _mm_sub_epi8(_mm_and_si128(qs, m4), o8); \
-				__m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), o8); \
-				a = fma8(i8x8_ps(lo, d), x + i, a); \
-				a = fma8(i8x8_ps(_mm_srli_si128(lo, 8), d), x + i + 8, a); \
-				a = fma8(i8x8_ps(hi, d), x + i + 16, a); \
-				a = fma8(i8x8_ps(_mm_srli_si128(hi, 8), d), x + i + 24, a); \
-			} while (0)
-			Q4ROW(a0, 0);
-			Q4ROW(a1, 1);
-			Q4ROW(a2, 2);
-			Q4ROW(a3, 3);
-#undef Q4ROW
-		}
-		break;
-	}
-	case QUANT_TYPE_BF16:
-		if (!dotq_blocks_avx2(type, w, x, k, &a0, &a1, &a2, &a3))
-			return false;
-		break;
-	default:
-		return false;
-	}
-	out[0] = hsum_avx2(a0);
-	out[1] = hsum_avx2(a1);
-	out[2] = hsum_avx2(a2);
-	out[3] = hsum_avx2(a3);
-	return true;
-}
-
-/*
  * Prefill: 4 weight rows' chunk of @n elements (@n % 8 == 0) times every
  * token (x + t * @ldx), accumulated into @acc (@n_tok x 4 vectors of 8:
  * the accumulators of dot4x2_avx2() / dotn_avx2(), kept in memory between
@@ -722,7 +568,7 @@ static const struct nn_impl ops_avx2 = {
 	.dequant = dequant_avx2,
 	.dotn = dotn_avx2,
 	.dot4x2 = dot4x2_avx2,
-	.dotq4 = dotq4_avx2,
+	.dec_rows = nn_dec_rows_avx2,
 	.tile4 = tile4_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
@@ -848,6 +694,28 @@ static size_t mm_panels(struct mm_job *j, size_t r, size_t r1, float *wbuf, floa
 	return r;
 }
 
+/*
+ * Decode of rows [@r, @r + NN_DEC_ROWS) for each of the job's one or two
+ * tokens with the in-register kernel (dec_rows). False when it does not
+ * take the type or k (nothing written).
+ */
+static bool mm_dec_rows(struct mm_job *j, size_t r)
+{
+	const uint8_t *src[NN_DEC_ROWS];
+	float out[NN_DEC_ROWS];
+	size_t i, t;
+
+	for (i = 0; i < NN_DEC_ROWS; i++)
+		src[i] = j->w + (r + i) * j->row_bytes;
+	for (t = 0; t < j->n_tok; t++) {
+		if (!j->o->dec_rows(j->wtype, src, j->x + t * j->k, j->k, out))
+			return false;
+		for (i = 0; i < NN_DEC_ROWS; i++)
+			j->y[t * j->n_rows + r + i] = out[i];
+	}
+	return true;
+}
+
 /* Per-thread scratch of @bytes, 64-byte aligned: the pool's, or malloc'd into *@own. */
 static float *mm_scratch(struct mm_job *j, int tid, size_t bytes, int slot, float **own)
 {
@@ -895,20 +763,8 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 		 * instead of through the scratch rows, when the kernel has the
 		 * type; more tokens reuse one dequantized tile.
 		 */
-		if (nr == MM_TILE && j->n_tok <= 2 && o->dotq4 && buf) {
-			const uint8_t *src[MM_TILE];
-
-			for (i = 0; i < nr; i++)
-				src[i] = j->w + (r + i) * j->row_bytes;
-			for (t = 0; t < j->n_tok; t++) {
-				if (!o->dotq4(j->wtype, src, j->x + t * j->k, j->k, out))
-					break;
-				for (i = 0; i < nr; i++)
-					j->y[t * j->n_rows + r + i] = out[i];
-			}
-			if (t == j->n_tok)
-				continue;
-		}
+		if (nr == MM_TILE && j->n_tok <= 2 && o->dec_rows && buf && mm_dec_rows(j, r))
+			continue;
 		for (i = 0; i < nr; i++) {
 			const uint8_t *src = j->w + (r + i) * j->row_bytes;
 

@@ -416,10 +416,10 @@ static void test_matmul(void)
 }
 
 /*
- * Decode (1 or 2 tokens) converts F16, Q8_0 and Q4_0 weights in registers,
- * BF16 256 elements at a time through L1 (emulator/nn.c dotq4_avx2()) and
- * the other types whole rows through scratch; prefill (more tokens) runs panels of 16
- * rows in chunks of 256 columns (mm_panels()), with the rows left over
+ * Decode (1 or 2 tokens) converts the weights in registers, 4 rows at a
+ * time (emulator/nn_decode.c nn_dec_rows_avx2()); prefill (more tokens)
+ * runs panels of 16 rows in chunks of 256 columns (mm_panels()), with the
+ * rows left over
  * (fewer than 16, or than 4) in tiles of whole rows. All must give the
  * same bits: each token of a T-token matmul equals the 1-token matmul of
  * that token alone, and the 2-token one. 37 rows (two panels, a tile, a
