@@ -26,6 +26,7 @@
 #define INL inline __attribute__((always_inline))
 
 
+
 static NN_AVX2 INL float f16_at(const uint8_t *p)
 {
 	uint16_t h;
@@ -276,8 +277,20 @@ static NN_AVX2 INL void rows_kq(int type, const uint8_t *const *w, int nr, const
 	int r, c, j;
 
 	for (i = 0, off = 0; i < k; i += QUANT_QK_K, off += bb) {
-		for (r = 0; r < nr; r++)
+		for (r = 0; r < nr; r++) {
 			kq_scales(type, w[r] + off, dd[r], mm[r]);
+			/*
+			 * Q6_K reads a super-block from its end (the scales)
+			 * back to its start, which the hardware prefetcher
+			 * follows badly: fetching the lines 2 super-blocks
+			 * ahead measured 1.5x faster when streaming (no gain
+			 * for Q4_K/Q5_K). Prefetches past the row are harmless.
+			 */
+			if (six)
+				for (j = 0; j < (int)bb; j += 64)
+					_mm_prefetch((const char *)w[r] + off + 2 * bb + j,
+						     _MM_HINT_T0);
+		}
 #pragma GCC unroll 8
 		for (c = 0; c < 8; c++) {
 #pragma GCC unroll 8
