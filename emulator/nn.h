@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Emulator neural-network math (nn_*, the card's compute kernels):
- * weight-times-activation matmul for F32, F16, Q8_0 and Q4_0 weights with
- * F32 activations (the card's "W4A16" path computed in float), RMSNorm,
+ * weight-times-activation matmul for F32, F16, BF16, Q8_0, Q4_0, Q4_1,
+ * Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights with F32 activations (the
+ * card's "W4A16" path computed in float), RMSNorm,
  * RoPE, softmax, SiLU-gate and the small vector helpers attention needs.
  *
  * Two implementations: portable scalar C, and x86-64 AVX2 + FMA + F16C
@@ -49,7 +50,7 @@ const char *nn_isa_name(enum nn_isa isa);
 /**
  * nn_matmul() - Y[t][r] = sum_k W[r][k] * X[t][k]
  * @pool: thread pool; rows are split across its workers (NULL: caller only)
- * @wtype: weight type, QUANT_TYPE_F32/F16/Q4_0/Q8_0 (rk1828/quant_blocks.h)
+ * @wtype: weight type, any QUANT_TYPE_* of rk1828/quant_blocks.h
  * @w: @n_rows rows of quant_row_size(@wtype, @k) bytes each, contiguous;
  *	F32 rows 4-byte aligned, F16 2-byte aligned, quantized any alignment
  * @x: activations, F32 [@n_tok][@k]
