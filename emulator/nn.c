@@ -270,60 +270,63 @@ static AVX2 void dequant_q6k_avx2(const uint8_t *src, float *dst)
 	}
 }
 
+/* F16 (@bf false) or BF16 row of @k elements into floats. */
+static AVX2 void dequant_half_avx2(bool bf, const uint8_t *src, float *dst, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= k; i += 8) {
+		__m128i h = _mm_loadu_si128((const __m128i *)(src + 2 * i));
+
+		_mm256_storeu_ps(dst + i, bf ? _mm256_castsi256_ps(_mm256_slli_epi32(
+						_mm256_cvtepu16_epi32(h), 16)) :
+					  _mm256_cvtph_ps(h));
+	}
+	for (; i < k; i++)
+		dst[i] = bf ? quant_bf16_to_fp32(quant_load_le16(src + 2 * i)) : f16_avx2(src + 2 * i);
+}
+
+/* One Q8_0 (@q4 false) or Q4_0 block: 32 signed quants times d. */
+static AVX2 void dequant_q80_q40_avx2(bool q4, const uint8_t *src, float *dst)
+{
+	__m256 d = _mm256_set1_ps(f16_avx2(src));
+	__m128i lo, hi;
+
+	if (q4) {
+		const __m128i m4 = _mm_set1_epi8(0x0f), off = _mm_set1_epi8(8);
+		__m128i qs = _mm_loadu_si128((const __m128i *)(src + 2));
+
+		lo = _mm_sub_epi8(_mm_and_si128(qs, m4), off);
+		hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), off);
+	} else {
+		__m256i q = _mm256_loadu_si256((const __m256i *)(src + 2));
+
+		lo = _mm256_castsi256_si128(q);
+		hi = _mm256_extracti128_si256(q, 1);
+	}
+	_mm256_storeu_ps(dst, i8x8_ps(lo, d));
+	_mm256_storeu_ps(dst + 8, i8x8_ps(_mm_srli_si128(lo, 8), d));
+	_mm256_storeu_ps(dst + 16, i8x8_ps(hi, d));
+	_mm256_storeu_ps(dst + 24, i8x8_ps(_mm_srli_si128(hi, 8), d));
+}
+
 static AVX2 void dequant_avx2(int type, const uint8_t *src, float *dst, size_t k)
 {
 	size_t i;
 
 	switch (type) {
 	case QUANT_TYPE_F16:
-		for (i = 0; i + 8 <= k; i += 8) {
-			__m128i h = _mm_loadu_si128((const __m128i *)(src + 2 * i));
-
-			_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
-		}
-		for (; i < k; i++)
-			dst[i] = f16_avx2(src + 2 * i);
+	case QUANT_TYPE_BF16:
+		dequant_half_avx2(type == QUANT_TYPE_BF16, src, dst, k);
 		break;
 	case QUANT_TYPE_Q8_0:
-		for (i = 0; i < k; i += QUANT_QK8_0, src += QUANT_Q8_0_BLOCK_BYTES) {
-			__m256 d = _mm256_set1_ps(f16_avx2(src));
-			__m256i q = _mm256_loadu_si256((const __m256i *)(src + 2));
-			__m128i lo = _mm256_castsi256_si128(q);
-			__m128i hi = _mm256_extracti128_si256(q, 1);
-
-			_mm256_storeu_ps(dst + i, i8x8_ps(lo, d));
-			_mm256_storeu_ps(dst + i + 8, i8x8_ps(_mm_srli_si128(lo, 8), d));
-			_mm256_storeu_ps(dst + i + 16, i8x8_ps(hi, d));
-			_mm256_storeu_ps(dst + i + 24, i8x8_ps(_mm_srli_si128(hi, 8), d));
-		}
-		break;
 	case QUANT_TYPE_Q4_0: {
-		const __m128i m4 = _mm_set1_epi8(0x0f);
-		const __m128i off = _mm_set1_epi8(8);
+		size_t bb = quant_block_bytes(type);
 
-		for (i = 0; i < k; i += QUANT_QK4_0, src += QUANT_Q4_0_BLOCK_BYTES) {
-			__m256 d = _mm256_set1_ps(f16_avx2(src));
-			__m128i qs = _mm_loadu_si128((const __m128i *)(src + 2));
-			__m128i lo = _mm_sub_epi8(_mm_and_si128(qs, m4), off);
-			__m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(qs, 4), m4), off);
-
-			_mm256_storeu_ps(dst + i, i8x8_ps(lo, d));
-			_mm256_storeu_ps(dst + i + 8, i8x8_ps(_mm_srli_si128(lo, 8), d));
-			_mm256_storeu_ps(dst + i + 16, i8x8_ps(hi, d));
-			_mm256_storeu_ps(dst + i + 24, i8x8_ps(_mm_srli_si128(hi, 8), d));
-		}
+		for (i = 0; i < k; i += QUANT_QK, src += bb)
+			dequant_q80_q40_avx2(type == QUANT_TYPE_Q4_0, src, dst + i);
 		break;
 	}
-	case QUANT_TYPE_BF16:
-		for (i = 0; i + 8 <= k; i += 8) {
-			__m128i h = _mm_loadu_si128((const __m128i *)(src + 2 * i));
-
-			_mm256_storeu_ps(dst + i, _mm256_castsi256_ps(
-				_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
-		}
-		for (; i < k; i++)
-			dst[i] = quant_bf16_to_fp32(quant_load_le16(src + 2 * i));
-		break;
 	case QUANT_TYPE_Q4_1:
 		for (i = 0; i < k; i += QUANT_QK, src += QUANT_Q4_1_BLOCK_BYTES)
 			store32(dst + i, nibbles32(src + 4), false, _mm256_set1_ps(f16_avx2(src)),
@@ -459,97 +462,122 @@ static AVX2 void dot4x2_avx2(const float *const *rows, const float *x0, const fl
  * so chunking the rows changes no bit. @first starts from zero; @last
  * writes y[t * @ldy + i] = the horizontal sum, as they do.
  */
+/* A tile's @nq accumulators: zero (@first) or from @c. */
+static AVX2 inline void tile_acc_load(__m256 *a, int nq, const float *c, bool first)
+{
+	int q;
+
+	for (q = 0; q < nq; q++)
+		a[q] = first ? _mm256_setzero_ps() : _mm256_load_ps(c + 8 * q);
+}
+
+/*
+ * A tile's @nq accumulators (token q / 4, row q % 4) back to @c, or on the
+ * @last chunk their horizontal sums to y[(q / 4) * @ldy + q % 4].
+ */
+static AVX2 inline void tile_acc_done(const __m256 *a, int nq, float *c, bool last, float *y,
+				      size_t ldy)
+{
+	int q;
+
+	for (q = 0; q < nq; q++) {
+		if (last)
+			y[(size_t)(q / 4) * ldy + (size_t)(q % 4)] = hsum_avx2(a[q]);
+		else
+			_mm256_store_ps(c + 8 * q, a[q]);
+	}
+}
+
+/*
+ * 4 rows x 3 tokens (x0, x0 + ldx, x0 + 2 ldx): 12 accumulators, enough to
+ * cover the FMA latency.
+ */
+static AVX2 void tile4x3_avx2(const float *const *rows, const float *x0, size_t ldx, size_t n,
+			      float *c, bool first, bool last, float *y, size_t ldy)
+{
+	const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+	const float *x1 = x0 + ldx, *x2 = x1 + ldx;
+	__m256 a[12];
+	size_t i;
+
+	tile_acc_load(a, 12, c, first);
+	for (i = 0; i < n; i += 8) {
+		__m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
+		__m256 z = _mm256_loadu_ps(x2 + i), wv;
+
+#define ROW3(r, rp) do { \
+			wv = _mm256_loadu_ps(rp + i); \
+			a[r] = _mm256_fmadd_ps(wv, u, a[r]); \
+			a[r + 4] = _mm256_fmadd_ps(wv, v, a[r + 4]); \
+			a[r + 8] = _mm256_fmadd_ps(wv, z, a[r + 8]); \
+		} while (0)
+		ROW3(0, r0);
+		ROW3(1, r1);
+		ROW3(2, r2);
+		ROW3(3, r3);
+#undef ROW3
+	}
+	tile_acc_done(a, 12, c, last, y, ldy);
+}
+
+/* 4 rows x 2 tokens (x0, x0 + ldx). */
+static AVX2 void tile4x2_avx2(const float *const *rows, const float *x0, size_t ldx, size_t n,
+			      float *c, bool first, bool last, float *y, size_t ldy)
+{
+	const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+	const float *x1 = x0 + ldx;
+	__m256 a[8];
+	size_t i;
+
+	tile_acc_load(a, 8, c, first);
+	for (i = 0; i < n; i += 8) {
+		__m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
+		__m256 w0 = _mm256_loadu_ps(r0 + i), w1 = _mm256_loadu_ps(r1 + i);
+		__m256 w2 = _mm256_loadu_ps(r2 + i), w3 = _mm256_loadu_ps(r3 + i);
+
+		a[0] = _mm256_fmadd_ps(w0, u, a[0]);
+		a[1] = _mm256_fmadd_ps(w1, u, a[1]);
+		a[2] = _mm256_fmadd_ps(w2, u, a[2]);
+		a[3] = _mm256_fmadd_ps(w3, u, a[3]);
+		a[4] = _mm256_fmadd_ps(w0, v, a[4]);
+		a[5] = _mm256_fmadd_ps(w1, v, a[5]);
+		a[6] = _mm256_fmadd_ps(w2, v, a[6]);
+		a[7] = _mm256_fmadd_ps(w3, v, a[7]);
+	}
+	tile_acc_done(a, 8, c, last, y, ldy);
+}
+
+/* 4 rows x 1 token. */
+static AVX2 void tile4x1_avx2(const float *const *rows, const float *x0, size_t n, float *c,
+			      bool first, bool last, float *y)
+{
+	__m256 a[4];
+	size_t i;
+
+	tile_acc_load(a, 4, c, first);
+	for (i = 0; i < n; i += 8) {
+		__m256 u = _mm256_loadu_ps(x0 + i);
+
+		a[0] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[0] + i), u, a[0]);
+		a[1] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[1] + i), u, a[1]);
+		a[2] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[2] + i), u, a[2]);
+		a[3] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[3] + i), u, a[3]);
+	}
+	tile_acc_done(a, 4, c, last, y, 0);
+}
+
 static AVX2 void tile4_avx2(const float *const *rows, const float *x, size_t ldx, size_t n,
 			    size_t n_tok, float *acc, bool first, bool last, float *y,
 			    size_t ldy)
 {
-	const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
-	size_t t = 0, i;
+	size_t t = 0;
 
-	/* 4 rows x 3 tokens: 12 accumulators, enough to cover the FMA latency */
-	for (; t + 3 <= n_tok; t += 3) {
-		const float *x0 = x + t * ldx, *x1 = x0 + ldx, *x2 = x1 + ldx;
-		float *c = acc + t * 32;
-		__m256 a[12];
-		int q;
-
-		for (q = 0; q < 12; q++)
-			a[q] = first ? _mm256_setzero_ps() : _mm256_load_ps(c + 8 * q);
-		for (i = 0; i < n; i += 8) {
-			__m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
-			__m256 z = _mm256_loadu_ps(x2 + i), wv;
-
-#define ROW3(r, rp) do { \
-				wv = _mm256_loadu_ps(rp + i); \
-				a[r] = _mm256_fmadd_ps(wv, u, a[r]); \
-				a[r + 4] = _mm256_fmadd_ps(wv, v, a[r + 4]); \
-				a[r + 8] = _mm256_fmadd_ps(wv, z, a[r + 8]); \
-			} while (0)
-			ROW3(0, r0);
-			ROW3(1, r1);
-			ROW3(2, r2);
-			ROW3(3, r3);
-#undef ROW3
-		}
-		for (q = 0; q < 12; q++) {
-			if (last)
-				y[(t + (size_t)(q / 4)) * ldy + (size_t)(q % 4)] = hsum_avx2(a[q]);
-			else
-				_mm256_store_ps(c + 8 * q, a[q]);
-		}
-	}
-	for (; t + 2 <= n_tok; t += 2) {
-		const float *x0 = x + t * ldx, *x1 = x0 + ldx;
-		float *c = acc + t * 32;
-		__m256 a[8];
-		int q;
-
-		for (q = 0; q < 8; q++)
-			a[q] = first ? _mm256_setzero_ps() : _mm256_load_ps(c + 8 * q);
-		for (i = 0; i < n; i += 8) {
-			__m256 u = _mm256_loadu_ps(x0 + i), v = _mm256_loadu_ps(x1 + i);
-			__m256 w0 = _mm256_loadu_ps(r0 + i), w1 = _mm256_loadu_ps(r1 + i);
-			__m256 w2 = _mm256_loadu_ps(r2 + i), w3 = _mm256_loadu_ps(r3 + i);
-
-			a[0] = _mm256_fmadd_ps(w0, u, a[0]);
-			a[1] = _mm256_fmadd_ps(w1, u, a[1]);
-			a[2] = _mm256_fmadd_ps(w2, u, a[2]);
-			a[3] = _mm256_fmadd_ps(w3, u, a[3]);
-			a[4] = _mm256_fmadd_ps(w0, v, a[4]);
-			a[5] = _mm256_fmadd_ps(w1, v, a[5]);
-			a[6] = _mm256_fmadd_ps(w2, v, a[6]);
-			a[7] = _mm256_fmadd_ps(w3, v, a[7]);
-		}
-		for (q = 0; q < 8; q++) {
-			if (last)
-				y[(t + (size_t)(q / 4)) * ldy + (size_t)(q % 4)] = hsum_avx2(a[q]);
-			else
-				_mm256_store_ps(c + 8 * q, a[q]);
-		}
-	}
-	for (; t < n_tok; t++) {
-		const float *x0 = x + t * ldx;
-		float *c = acc + t * 32;
-		__m256 a[4];
-		int q;
-
-		for (q = 0; q < 4; q++)
-			a[q] = first ? _mm256_setzero_ps() : _mm256_load_ps(c + 8 * q);
-		for (i = 0; i < n; i += 8) {
-			__m256 u = _mm256_loadu_ps(x0 + i);
-
-			a[0] = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + i), u, a[0]);
-			a[1] = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + i), u, a[1]);
-			a[2] = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + i), u, a[2]);
-			a[3] = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + i), u, a[3]);
-		}
-		for (q = 0; q < 4; q++) {
-			if (last)
-				y[t * ldy + (size_t)q] = hsum_avx2(a[q]);
-			else
-				_mm256_store_ps(c + 8 * q, a[q]);
-		}
-	}
+	for (; t + 3 <= n_tok; t += 3)
+		tile4x3_avx2(rows, x + t * ldx, ldx, n, acc + t * 32, first, last, y + t * ldy, ldy);
+	for (; t + 2 <= n_tok; t += 2)
+		tile4x2_avx2(rows, x + t * ldx, ldx, n, acc + t * 32, first, last, y + t * ldy, ldy);
+	for (; t < n_tok; t++)
+		tile4x1_avx2(rows, x + t * ldx, n, acc + t * 32, first, last, y + t * ldy);
 }
 
 static AVX2 void axpy_avx2(float *y, float s, const float *x, size_t n)
