@@ -662,6 +662,39 @@ static bool parse_reply(const struct reply *r, size_t step, char *why, size_t wl
 	return ok;
 }
 
+/* A call cut off by the end of the reply is not complete; a closed one is. */
+static void test_cut_calls(void)
+{
+	static const struct { const char *tmpl, *text; bool complete; } c[] = {
+		{ "qwen3.5", "ok\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=location>\nPar",
+		  false },
+		{ "qwen3.5", "ok\n</think>\n\n<tool_call>\n<function=get_weather>\n<parameter=location>\nParis\n"
+		  "</parameter>\n</function>\n</tool_call>", true },
+		{ "qwen2.5", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Pa", false },
+		{ "qwen2.5", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>", true },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct chat_template ct;
+		const char *t = tmpl_text(c[i].tmpl);
+		struct chat_parser *p;
+		const struct chat_tool_call *tc;
+
+		chat_template_init(&ct, t, strlen(t), NULL);
+		p = chat_parser_new(&ct, !strcmp(c[i].tmpl, "qwen3.5"), tools_json, 1);
+		chat_parser_feed(p, c[i].text, strlen(c[i].text), NULL, NULL);
+		chat_parser_finish(p, NULL, NULL);
+		tc = chat_parser_call(p, 0);
+		tap_ok(chat_parser_n_calls(p) == 1 && tc->complete == c[i].complete,
+		       "parser: %s call %s is %scomplete (got %d calls, complete %d, arguments %s)",
+		       c[i].tmpl, c[i].complete ? "closed by its tag" : "cut off at the end",
+		       c[i].complete ? "" : "not ", chat_parser_n_calls(p), tc ? tc->complete : -1,
+		       tc ? tc->arguments : "-");
+		chat_parser_free(p);
+	}
+}
+
 static void test_parser(void)
 {
 	size_t i, step;
@@ -759,6 +792,7 @@ int main(void)
 	test_detect();
 	test_forms();
 	test_generic();
+	test_cut_calls();
 	test_encode();
 	test_parser();
 	test_tool_choice();

@@ -506,10 +506,23 @@ static int32_t special_at(const struct tokenizer *t, const char *p, const char *
 static int32_t next_special(const struct tokenizer *t, const char *text, size_t len,
 			    size_t from, bool any, const struct tok_encode_opts *o, size_t *at)
 {
-	size_t s = 0, n_spans = o && !any ? o->n_special : 0, p;
+	size_t s = 0, n_spans = o && !any ? o->n_special : 0, p, hi = n_spans;
 
 	if (!t->n_special || (!any && !n_spans && !t->n_plain))
 		return -1;
+	/*
+	 * The first span ending after @from (spans are sorted and disjoint):
+	 * a binary search, so that a prompt of many messages is not scanned
+	 * from its first span at every special token (quadratic).
+	 */
+	while (s < hi) {
+		size_t mid = s + (hi - s) / 2;
+
+		if (o->special[mid].off + o->special[mid].len <= from)
+			s = mid + 1;
+		else
+			hi = mid;
+	}
 	for (p = from; p < len; p++) {
 		const char *end = text + len;
 		bool in_span;

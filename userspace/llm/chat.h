@@ -120,11 +120,16 @@ void chat_template_init(struct chat_template *ct, const char *tmpl, size_t len,
  * @id: call id ("call_..."; may be NULL in input)
  * @name: function name
  * @arguments: the arguments as JSON object text
+ * @complete: parsed replies: the call's closing tag came (a call cut off
+ *	by the end of the reply has its arguments as far as they came, or,
+ *	in the XML form, closed after its last whole parameter); ignored in
+ *	input
  */
 struct chat_tool_call {
 	const char *id;
 	const char *name;
 	const char *arguments;
+	bool complete;
 };
 
 /**

@@ -38,6 +38,7 @@ struct pcall {
 	bool args_done;
 	int n_params;		/* XML: parameters added */
 	bool closed;		/* XML: "}" added */
+	bool complete;		/* its </tool_call> was seen */
 };
 
 struct chat_parser {
@@ -513,6 +514,7 @@ static bool step_call(struct chat_parser *p, const char *s, size_t n, bool final
 		return false;
 	}
 	consume(&p->hold, 12);
+	c->complete = true;
 	finish_call(p, c);
 	if (!c->begun) {
 		/* No name: not a call after all. */
@@ -630,6 +632,7 @@ int chat_parser_finish(struct chat_parser *p, chat_delta_fn fn, void *user)
 		p->out[i].id = p->calls[i].id;
 		p->out[i].name = sb_str(&p->calls[i].name);
 		p->out[i].arguments = sb_str(&p->calls[i].args);
+		p->out[i].complete = p->calls[i].complete;
 	}
 	return 0;
 }

@@ -218,6 +218,10 @@ static int parse_calls(json_t *m, const char *where, struct api_msg *out, struct
 	snprintf(at, sizeof(at), "%s.tool_calls", where);
 	if (!json_is_array(tc))
 		return api_bad(e, at, "'%s' must be an array", at);
+	/* As many as tools may be offered; also bounds the tool_call_id checks. */
+	if (json_array_size(tc) > MAX_TOOLS)
+		return api_bad(e, at, "'%s' has %zu calls; at most %d are supported", at,
+			       json_array_size(tc), MAX_TOOLS);
 	out->calls = calloc(json_array_size(tc) + 1, sizeof(*out->calls));
 	if (!out->calls) {
 		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");

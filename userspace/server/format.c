@@ -46,14 +46,18 @@ static int n_calls(const struct gen *g)
 	return g->one_call && n > 1 ? 1 : n;
 }
 
-/* Every call of the reply is whole: its arguments are a JSON object. */
+/*
+ * Every call of the reply is whole: closed by its tag, its arguments a
+ * JSON object (the XML form closes a cut-off call's object, so the tag
+ * is what tells).
+ */
 static bool calls_whole(const struct gen *g)
 {
 	int i, n = n_calls(g);
 
 	for (i = 0; i < n; i++) {
-		const char *a = chat_parser_call(g->parser, i)->arguments;
-		json_t *v = json_loads(a, 0, NULL);
+		const struct chat_tool_call *c = chat_parser_call(g->parser, i);
+		json_t *v = c->complete ? json_loads(c->arguments, 0, NULL) : NULL;
 		bool obj = json_is_object(v);
 
 		json_decref(v);

@@ -534,8 +534,9 @@ static struct chat_msg *chat_msgs(const struct api_params *p, char *sys, int n_s
 		if (a->n_calls && !c)
 			return m;	/* the caller sees n_tool_calls without calls: -EINVAL */
 		for (j = 0; j < a->n_calls; j++)
-			c[j] = (struct chat_tool_call){ a->calls[j].id, a->calls[j].name,
-							a->calls[j].arguments };
+			c[j] = (struct chat_tool_call){ .id = a->calls[j].id,
+							.name = a->calls[j].name,
+							.arguments = a->calls[j].arguments };
 		m[*k] = (struct chat_msg){ .role = a->role, .content = a->content,
 					   .reasoning = a->reasoning, .tool_calls = c,
 					   .n_tool_calls = a->n_calls,
@@ -1137,8 +1138,12 @@ int http_start(struct srv *s, char *err, size_t errlen)
 		snprintf(err, errlen, "--host %s: %s", s->o.host, gai_strerror(ret));
 		return -1;
 	}
-	if (ai->ai_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
+	if (ai->ai_family == AF_INET6) {
+		const struct sockaddr_in6 *a6 = (const void *)ai->ai_addr;
+
+		/* "::" means every address, IPv4 too (the help says so): dual stack. */
+		flags |= IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+	}
 	s->d = MHD_start_daemon(flags, (uint16_t)s->o.port, NULL, NULL, handler, s,
 				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)POOL_THREADS,
