@@ -99,6 +99,18 @@ cli_checks() {
 	}
 	# ids: "[1, 2, 3]" or JSON arrays as "1 2 3".
 	ids() { tr -d '[],' | tr -s ' ' | sed 's/^ //; s/ $//'; }
+	# same_ids WHAT WANT GOT: one TAP line, ok when llama.cpp's ids WANT
+	# are there and ours GOT equal them; else both are shown.
+	same_ids() {
+		n=$((n + 1))
+		if [ -n "$2" ] && [ "$3" = "$2" ]; then
+			echo "ok $n - cli: $1 ($(wc -w <<<"$2") tokens)"
+			return 0
+		fi
+		echo "not ok $n - cli: $1"
+		echo "#   ours:      $3"; echo "#   llama.cpp: $2"; fail=1
+		return 1
+	}
 	n=$((n + 1))
 	if [ "$(field "$chat" sha256)" = "$(field "$ref" sha256)" ]; then
 		echo "ok $n - cli: $name.chat and $name.ref describe the same model (sha256)"
@@ -112,25 +124,13 @@ cli_checks() {
 		unescape "$line"
 		want=$(awk -v c="$i" '$1 == "case" { k = $2 } $1 == "prompt_ids" && k == c { $1 = ""; print substr($0, 2); exit }' "$ref")
 		got=$("$llm" tokenize -m "$model" -p "$text" --ids 2>&1 | ids)
-		n=$((n + 1))
-		if [ -n "$want" ] && [ "$got" = "$want" ]; then
-			echo "ok $n - cli: tokenize gives llama.cpp's ids of case $i of cases.txt ($(wc -w <<<"$want") tokens)"
-		else
-			echo "not ok $n - cli: tokenize gives llama.cpp's ids of case $i of cases.txt"
-			echo "#   ours:      $got"; echo "#   llama.cpp: $want"; fail=1
-		fi
+		same_ids "tokenize gives llama.cpp's ids of case $i of cases.txt" "$want" "$got"
 		i=$((i + 1))
 	done <"$vec/cases.txt"
 	unescape "$(field "$chat" chat_text)"
 	want=$(field "$chat" chat_prompt_ids)
 	got=$("$llm" tokenize -m "$model" -p "$text" --ids --parse-special 2>&1 | ids)
-	n=$((n + 1))
-	if [ -n "$want" ] && [ "$got" = "$want" ]; then
-		echo "ok $n - cli: tokenize --parse-special gives llama.cpp's ids of the rendered chat prompt ($(wc -w <<<"$want") tokens)"
-	else
-		echo "not ok $n - cli: tokenize --parse-special gives llama.cpp's ids of the rendered chat prompt"
-		echo "#   ours:      $got"; echo "#   llama.cpp: $want"; fail=1
-	fi
+	same_ids "tokenize --parse-special gives llama.cpp's ids of the rendered chat prompt" "$want" "$got"
 	msg=$(field "$chat" message)
 	out=$("$llm" run -m "$model" -p "$msg" --chat --json -n "$(wc -w <<<"$(field "$chat" chat_gen_ids)")" \
 		--temp 0 --ignore-eos --cards 2 --bucket 32 --ctx 256 2>"$tmp/run.err")
@@ -141,14 +141,9 @@ cli_checks() {
 		IFS=: read -r l key vk <<<"$k"
 		want=$(field "$chat" "$vk")
 		got=$(sed -n "${l}p" "$tmp/ids")
-		n=$((n + 1))
-		if [ -n "$want" ] && [ "$got" = "$want" ]; then
-			echo "ok $n - cli: run --chat --json on 2 cards: its $key are llama.cpp's ($(wc -w <<<"$want") tokens)"
-		else
-			echo "not ok $n - cli: run --chat --json on 2 cards: its $key are llama.cpp's"
-			echo "#   ours:      $got"; echo "#   llama.cpp: $want"
-			echo "#   output: ${out:0:300}"; tail -n 3 "$tmp/run.err" | sed 's/^/#   /'; fail=1
-		fi
+		same_ids "run --chat --json on 2 cards: its $key are llama.cpp's" "$want" "$got" || {
+			echo "#   output: ${out:0:300}"; tail -n 3 "$tmp/run.err" | sed 's/^/#   /'
+		}
 	done
 	rm -rf "$tmp"
 	echo "# cli checks: $((SECONDS - t)) s"

@@ -80,25 +80,13 @@ static void put_tools(struct sbuf *b, const char *sys, const json_t *tools)
 /* The assistant's content followed by its calls in the JSON form. */
 static void put_calls(struct sbuf *b, const struct chat_msg *m)
 {
-	json_error_t je;
 	int k;
 
 	sb_texts(b, m->content);
 	for (k = 0; k < m->n_tool_calls; k++) {
-		const struct chat_tool_call *c = &m->tool_calls[k];
-		json_t *a = c->arguments ? json_loads(c->arguments, JSON_DECODE_ANY, &je) : NULL;
-
 		if (b->len)
 			sb_texts(b, "\n");
-		sb_texts(b, "<tool_call>\n{\"name\": \"");
-		sb_texts(b, c->name ? c->name : "");
-		sb_texts(b, "\", \"arguments\": ");
-		if (a)
-			chat_json_dump(b, a);
-		else
-			sb_texts(b, c->arguments && *c->arguments ? c->arguments : "{}");
-		sb_texts(b, "}\n</tool_call>");
-		json_decref(a);
+		chat_json_call(b, &m->tool_calls[k], false);
 	}
 }
 

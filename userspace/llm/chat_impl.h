@@ -58,6 +58,15 @@ void chat_json_dump(struct sbuf *b, const json_t *v);
 /* Python's str() of a JSON scalar (Jinja's |string): True, None, 1.5, text. */
 void chat_json_str(struct sbuf *b, const json_t *v);
 
+/*
+ * chat_json_call() - call @c in the JSON form, as Qwen2.5/3's templates
+ * write it: <tool_call>\n{"name": N, "arguments": A}\n</tool_call>, A
+ * dumped as tojson does (verbatim when it is not JSON, "{}" when empty).
+ * The markup is template text with @tags_tmpl (a template's own tool
+ * format), content otherwise (the generic route, chat_generic.c).
+ */
+void chat_json_call(struct sbuf *b, const struct chat_tool_call *c, bool tags_tmpl);
+
 /**
  * struct chat_generic - a conversation rewritten for a template without a
  * tool format (chat_generic.c)

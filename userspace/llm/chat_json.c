@@ -242,3 +242,20 @@ void chat_json_str(struct sbuf *b, const json_t *v)
 		break;
 	}
 }
+
+void chat_json_call(struct sbuf *b, const struct chat_tool_call *c, bool tags_tmpl)
+{
+	void (*tag)(struct sbuf *b, const char *s) = tags_tmpl ? sb_tmpls : sb_texts;
+	json_error_t je;
+	json_t *a = c->arguments ? json_loads(c->arguments, JSON_DECODE_ANY, &je) : NULL;
+
+	tag(b, "<tool_call>\n{\"name\": \"");
+	sb_texts(b, c->name ? c->name : "");
+	tag(b, "\", \"arguments\": ");
+	if (a)
+		chat_json_dump(b, a);	/* as tojson writes an object */
+	else
+		sb_texts(b, c->arguments && *c->arguments ? c->arguments : "{}");
+	tag(b, "}\n</tool_call>");
+	json_decref(a);
+}

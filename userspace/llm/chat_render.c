@@ -193,24 +193,6 @@ static int last_query(const struct rctx *r)
 	return -1;
 }
 
-/* One call in Qwen's JSON form. */
-static int call_json(struct rctx *r, const struct chat_tool_call *c)
-{
-	json_error_t je;
-	json_t *a = c->arguments ? json_loads(c->arguments, JSON_DECODE_ANY, &je) : NULL;
-
-	sb_tmpls(&r->b, "<tool_call>\n{\"name\": \"");
-	sb_texts(&r->b, c->name ? c->name : "");
-	sb_tmpls(&r->b, "\", \"arguments\": ");
-	if (a)
-		chat_json_dump(&r->b, a);	/* as tojson writes an object */
-	else
-		sb_texts(&r->b, c->arguments && *c->arguments ? c->arguments : "{}");
-	sb_tmpls(&r->b, "}\n</tool_call>");
-	json_decref(a);
-	return 0;
-}
-
 /* One call in Qwen3.5's XML form: a <parameter=K> block per argument. */
 static int call_xml(struct rctx *r, const struct chat_tool_call *c, int k)
 {
@@ -258,7 +240,8 @@ static int chatml_calls(struct rctx *r, const struct chat_msg *m, struct view c)
 			/* Qwen3: "\n" between parts; Qwen2.5: before every call. */
 			if (!ct->think || k || c.n)
 				sb_tmpls(&r->b, "\n");
-			ret = call_json(r, &m->tool_calls[k]);
+			chat_json_call(&r->b, &m->tool_calls[k], true);
+			ret = 0;
 		}
 		if (ret)
 			return ret;
