@@ -168,6 +168,7 @@ const bad = [
   ['a tool result before any call', { messages: [...user('x'), { role: 'tool', tool_call_id: 'a', content: 'r' }] }, 'messages'],
   ['a tool_call_id that names no call', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'b', content: 'r' }] }, 'messages[2].tool_call_id'],
   ['a call answered twice', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'a', content: 'r' }, { role: 'tool', tool_call_id: 'a', content: 'r' }] }, 'messages[3].tool_call_id'],
+  ['129 calls in one message', { messages: [...user('x'), { role: 'assistant', tool_calls: Array.from({ length: 129 }, (_, i) => ({ id: 'c' + i, type: 'function', function: { name: 'f', arguments: '{}' } })) }] }, 'messages[1].tool_calls'],
   ['tool_call_id a number', { messages: [...user('x'), { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 7, content: 'r' }] }, 'messages[2].tool_call_id'],
 ];
 for (const [name, extra, param] of bad) {

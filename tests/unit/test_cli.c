@@ -172,6 +172,10 @@ static void test_option_errors(const char *model)
 	rc = run(args, out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "--ctx: bad value \"0\" (an integer 1..2147483647)"),
 	       "--ctx 0 is refused with the accepted range (status %d)", rc);
+	snprintf(args, sizeof(args), "plan -m %s --parallel 65", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "--parallel: bad value \"65\" (an integer 1..64)"),
+	       "--parallel 65 is refused with its range 1..64 (status %d)", rc);
 	snprintf(args, sizeof(args), "plan -m %s --cards abc", model);
 	rc = run(args, out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "plan also takes auto"),
