@@ -600,6 +600,12 @@ static const struct reply replies[] = {
 	{ "generic (no template): a JSON call", "plain", false,
 	  "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>\n",
 	  "", "", 1, { "add" }, { "{\"a\": 1, \"b\": 2}" } },
+	{ "a </tool_call> inside an argument string is text", "qwen2.5", false,
+	  "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": \"x</tool_call>\\\"</tool_call>\", \"b\": \"<\"}}\n</tool_call>\nDone.",
+	  "Done.", "", 1, { "add" }, { "{\"a\": \"x</tool_call>\\\"</tool_call>\", \"b\": \"<\"}" } },
+	{ "a body that is not JSON ends at its first tag", "qwen2.5", false,
+	  "<tool_call>\nadd(\"</tool_call>\nok",
+	  "<tool_call>\nadd(\"</tool_call>ok", "", 0, { 0 }, { 0 } },
 	{ "cut off inside a call before its name", "qwen2.5", false,
 	  "Sure.\n<tool_call>\n{\"na", "Sure.\n<tool_call>\n{\"na", "", 0, { 0 }, { 0 } },
 };
@@ -672,6 +678,9 @@ static void test_cut_calls(void)
 		  "</parameter>\n</function>\n</tool_call>", true },
 		{ "qwen2.5", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Pa", false },
 		{ "qwen2.5", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>", true },
+		/* An unclosed string swallows the tag: the call never closed. */
+		{ "qwen2.5", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Pa}}\n</tool_call>",
+		  false },
 	};
 	size_t i;
 

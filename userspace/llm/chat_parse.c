@@ -14,7 +14,8 @@
  * Tool calls, JSON form: <tool_call>\n{"name": N, "arguments": {...}}
  * \n</tool_call>. TOOL_BEGIN goes out once the name string is complete,
  * then the arguments object's text as it arrives (a small scanner tracks
- * strings and nesting to find where it ends). XML form (Qwen3.5):
+ * strings and nesting to find where it ends); a </tool_call> inside one
+ * of the call's JSON strings is text, not the end of the call. XML form (Qwen3.5):
  * <function=N> begins the call; each <parameter=K>\nV\n</parameter> adds
  * "K": V to the arguments once complete, V as JSON when the tool's schema
  * does not say "string" and V reads as JSON, else as a string.
@@ -39,6 +40,12 @@ struct pcall {
 	int n_params;		/* XML: parameters added */
 	bool closed;		/* XML: "}" added */
 	bool complete;		/* its </tool_call> was seen */
+	struct jlex {		/* JSON: the lexer over the body, for the closing tag */
+		int depth;	/* open objects and arrays of the call's value */
+		bool str, esc;	/* inside a string; after its backslash */
+		bool started;	/* the value's first character was seen */
+		bool plain;	/* the body is not a JSON value: look for the tag anywhere */
+	} lex;
 };
 
 struct chat_parser {
@@ -501,12 +508,73 @@ static bool step_content(struct chat_parser *p, const char *s, size_t n, bool fi
 	return true;
 }
 
+/*
+ * JSON form: the first </tool_call> outside the call's JSON strings in
+ * @s[0..@n), continuing @x over the body so far; NULL when there is none.
+ * *@keep is how much of @s can join the body: all of it but a trailing
+ * prefix of the tag outside a string (unless @final). A tag inside a
+ * string ("arguments": {"code": "...</tool_call>..."}) is text: the call
+ * ends at the first tag after its top-level value closed, or anywhere
+ * when the body does not start as a JSON object or array.
+ */
+static const char *json_close_tag(struct jlex *x, const char *s, size_t n, bool final,
+				  size_t *keep)
+{
+	static const char tag[] = "</tool_call>";
+	const size_t tl = sizeof(tag) - 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (x->str) {
+			if (x->esc)
+				x->esc = false;
+			else if (ch == '\\')
+				x->esc = true;
+			else if (ch == '"')
+				x->str = false;
+			continue;
+		}
+		if (!x->started && !x->plain && !ws_char(ch)) {
+			x->started = true;
+			x->plain = ch != '{' && ch != '[';
+		}
+		if (ch == '<' && (x->plain || !x->depth)) {
+			if (n - i >= tl && !memcmp(s + i, tag, tl)) {
+				*keep = i;
+				return s + i;
+			}
+			if (!final && n - i < tl && !memcmp(s + i, tag, n - i)) {
+				*keep = i;
+				return NULL;
+			}
+		}
+		if (x->plain)
+			continue;
+		if (ch == '"' && x->depth)
+			x->str = true;
+		else if (ch == '{' || ch == '[')
+			x->depth++;
+		else if ((ch == '}' || ch == ']') && x->depth)
+			x->depth--;
+	}
+	*keep = n;
+	return NULL;
+}
+
 static bool step_call(struct chat_parser *p, const char *s, size_t n, bool final)
 {
 	struct pcall *c = &p->calls[p->n_calls - 1];
-	const char *tag = memmem(s, n, "</tool_call>", 12);
-	size_t keep = tag ? (size_t)(tag - s) : n - (final ? 0 : tag_prefix(s, n, "</tool_call>"));
+	const char *tag;
+	size_t keep;
 
+	if (p->xml) {
+		tag = memmem(s, n, "</tool_call>", 12);
+		keep = tag ? (size_t)(tag - s) : n - (final ? 0 : tag_prefix(s, n, "</tool_call>"));
+	} else {
+		tag = json_close_tag(&c->lex, s, n, final, &keep);
+	}
 	sb_text(&c->body, s, keep);
 	consume(&p->hold, keep);
 	if (!tag) {
