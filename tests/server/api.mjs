@@ -159,6 +159,13 @@ await expectErr('400 completions: echo true', B, 400, () => c.completions.create
 await expectErr('400 context length exceeded, with the numbers', B, 400,
   () => c.chat.completions.create({ messages: msgs, max_tokens: model.ctx + 1 }),
   (e) => e.code === 'context_length_exceeded' && e.message.includes(String(model.ctx)) && e.message.includes(String(model.ctx + 1)));
+await expectErr('400 context length exceeded by the prompt alone names messages, not max_tokens', B, 400,
+  () => c.chat.completions.create({ messages: [{ role: 'user', content: 'once upon a time '.repeat(model.ctx) }], max_tokens: 1 }),
+  (e) => e.code === 'context_length_exceeded' && e.param === 'messages' && !e.message.includes('max_tokens') &&
+         e.message.includes(`context is ${model.ctx} tokens`));
+await expectErr('400 completions: a prompt alone over the context names prompt', B, 400,
+  () => c.completions.create({ prompt: 'once upon a time '.repeat(model.ctx), max_tokens: 1 }),
+  (e) => e.code === 'context_length_exceeded' && e.param === 'prompt');
 await check('invalid JSON', async () => {
   const r = await raw('POST', '/v1/chat/completions', '{"messages": [', { 'Content-Type': 'application/json' });
   ok(r.status === 400 && r.json?.error?.type === 'invalid_request_error' && /invalid JSON/.test(r.json.error.message),

@@ -660,23 +660,28 @@ static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, i
 	return ret;
 }
 
+/*
+ * The prompt alone must leave room for one token, and with max_tokens
+ * the two must fit the context; the error names the field to change
+ * (the prompt's when it alone is too long, else max_tokens).
+ */
 static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
 		     struct api_error *e)
 {
 	const char *key = p->kind == API_RESPONSES ? "max_output_tokens" : "max_tokens";
+	const char *in = p->kind == API_COMPLETION ? "prompt" :
+			 p->kind == API_RESPONSES ? "input" : "messages";
 
-	if ((uint32_t)n_prompt >= s->n_ctx ||
-	    (p->max_tokens > 0 && (uint64_t)n_prompt + p->max_tokens > s->n_ctx)) {
-		if (p->max_tokens > 0)
-			api_error_set(e, 400, "invalid_request_error", "context_length_exceeded",
-				      key, "context length exceeded: the prompt has %d tokens and %s is %d (%d in all), but the context is %u tokens",
-				      n_prompt, key, p->max_tokens, n_prompt + p->max_tokens,
-				      s->n_ctx);
-		else
-			api_error_set(e, 400, "invalid_request_error", "context_length_exceeded",
-				      p->kind == API_COMPLETION ? "prompt" : "messages",
-				      "context length exceeded: the prompt has %d tokens, but the context is %u tokens",
-				      n_prompt, s->n_ctx);
+	if ((uint32_t)n_prompt >= s->n_ctx) {
+		api_error_set(e, 400, "invalid_request_error", "context_length_exceeded", in,
+			      "context length exceeded: the prompt has %d tokens, but the context is %u tokens",
+			      n_prompt, s->n_ctx);
+		return -1;
+	}
+	if (p->max_tokens > 0 && (uint64_t)n_prompt + p->max_tokens > s->n_ctx) {
+		api_error_set(e, 400, "invalid_request_error", "context_length_exceeded", key,
+			      "context length exceeded: the prompt has %d tokens and %s is %d (%d in all), but the context is %u tokens",
+			      n_prompt, key, p->max_tokens, n_prompt + p->max_tokens, s->n_ctx);
 		return -1;
 	}
 	return 0;
