@@ -43,7 +43,7 @@ struct res {
 	int32_t ids[512];
 	int n_ids;
 	float lp[512], top0_lp[512];
-	int32_t top0[512];
+	int32_t top0[512], top1[512];
 	int n_text_events;
 	int cancel_after;	/* cancel once this many TEXT events came (0: never) */
 	struct engine_req *q;
@@ -77,6 +77,7 @@ static void on_event(const struct engine_event *ev, void *user)
 		if (ev->logprobs) {
 			r->lp[r->n_ids] = ev->logprobs[i].logprob;
 			r->top0[r->n_ids] = ev->logprobs[i].n_top ? ev->logprobs[i].top[0].id : -1;
+			r->top1[r->n_ids] = ev->logprobs[i].n_top > 1 ? ev->logprobs[i].top[1].id : -1;
 			r->top0_lp[r->n_ids] = ev->logprobs[i].n_top ?
 					       ev->logprobs[i].top[0].logprob : 1;
 		}
@@ -412,6 +413,92 @@ static void test_destroy(void)
 		       env->live_objs());
 }
 
+/* One greedy request of @n tokens over @text with sampling @s, alone on @e. */
+static void run_with(struct engine *e, const char *text, int n, const struct engine_sampling *s,
+		     struct res *r)
+{
+	struct engine_request rq = { 0 };
+	int32_t toks[256];
+
+	res_init(r);
+	rq.n_prompt = encode(text, toks, 256);
+	rq.prompt = toks;
+	rq.max_tokens = n;
+	rq.s = *s;
+	rq.ignore_eos = true;
+	rq.cb = on_event;
+	rq.user = r;
+	if (engine_submit(e, &rq, &r->q, NULL, 0)) {
+		r->done = true;
+		return;
+	}
+	res_wait(r);
+	engine_req_put(r->q);
+}
+
+static bool has_repeat(const int32_t *ids, int n, const int32_t *prompt, int n_prompt)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i; j++)
+			if (ids[j] == ids[i])
+				return true;
+		for (j = 0; j < n_prompt; j++)
+			if (prompt[j] == ids[i])
+				return true;
+	}
+	return false;
+}
+
+/*
+ * logit_bias and the penalties through the engine (greedy): banning the
+ * greedy first token gives the model's second choice, +100 forces a
+ * token at every step, and a repeat penalty over the whole context keeps
+ * a reply that repeats itself greedily free of repeats.
+ */
+static void test_sampling(void)
+{
+	static struct res base, r;
+	struct engine_sampling s = { .top_p = 1, .logprobs = true, .n_probs = 2 };
+	struct sampler_bias b[1];
+	struct engine *e = mk_engine(1, 4, 2);
+	int32_t toks[256];
+	int i, n_prompt, ok;
+
+	if (!e)
+		return;
+	n_prompt = encode(prompts[0], toks, 256);
+	run_with(e, prompts[0], 24, &s, &base);
+	tap_ok(base.n_ids == 24 && base.top1[0] >= 0 && base.top1[0] != base.ids[0],
+	       "greedy baseline: 24 tokens, a second choice at step 0 (%d after %d)",
+	       base.top1[0], base.ids[0]);
+	b[0].id = base.ids[0];
+	b[0].bias = -INFINITY;
+	s.bias = b;
+	s.n_bias = 1;
+	run_with(e, prompts[0], 4, &s, &r);
+	tap_ok(r.n_ids == 4 && r.ids[0] == base.top1[0],
+	       "logit_bias ban of greedy's first token %d: the first token is the second choice %d (got %d)",
+	       base.ids[0], base.top1[0], r.n_ids ? r.ids[0] : -1);
+	b[0].id = base.ids[1];
+	b[0].bias = 100.0f;
+	run_with(e, prompts[0], 8, &s, &r);
+	ok = r.n_ids == 8;
+	for (i = 0; ok && i < 8; i++)
+		ok = r.ids[i] == b[0].id;
+	tap_ok(ok, "logit_bias +100 on token %d: all 8 tokens are %d", b[0].id, b[0].id);
+	s.n_bias = 0;
+	s.bias = NULL;
+	s.repeat_penalty = 1e9f;
+	s.repeat_last_n = -1;
+	run_with(e, prompts[0], 16, &s, &r);
+	tap_ok(has_repeat(base.ids, 24, toks, n_prompt) && r.n_ids == 16 &&
+	       !has_repeat(r.ids, 16, toks, n_prompt),
+	       "repeat penalty 1e9 over the whole context: 16 tokens, none repeated or from the prompt (greedy repeats)");
+	engine_destroy(e);
+}
+
 void engine_cases_run(const struct engine_cases_env *e, const char *model_path)
 {
 	struct gguf_file *gf;
@@ -431,6 +518,7 @@ void engine_cases_run(const struct engine_cases_env *e, const char *model_path)
 	test_stop();
 	test_cancel();
 	test_limits();
+	test_sampling();
 	test_destroy();
 	tok_free(tk);
 	llm_model_free(&M);

@@ -150,10 +150,28 @@ const bad = [
   ['unknown role', { messages: [{ role: 'wizard', content: 'x' }] }, 'messages'],
   ['response_format json_object', { messages: msgs, response_format: { type: 'json_object' } }, 'response_format'],
   ['top_logprobs without logprobs', { messages: msgs, top_logprobs: 3 }, 'top_logprobs'],
+  ['presence_penalty > 2', { messages: msgs, presence_penalty: 2.5 }, 'presence_penalty'],
+  ['frequency_penalty < -2', { messages: msgs, frequency_penalty: -3 }, 'frequency_penalty'],
+  ['repeat_penalty < 0', { messages: msgs, repeat_penalty: -1 }, 'repeat_penalty'],
+  ['repeat_last_n -2', { messages: msgs, repeat_last_n: -2 }, 'repeat_last_n'],
+  ['min_p > 1', { messages: msgs, min_p: 1.5 }, 'min_p'],
+  ['logit_bias key "abc"', { messages: msgs, logit_bias: { abc: 1 } }, 'logit_bias'],
+  ['logit_bias id outside the vocabulary', { messages: msgs, logit_bias: { 99999999: 1 } }, 'logit_bias'],
+  ['logit_bias 101', { messages: msgs, logit_bias: { 5: 101 } }, 'logit_bias'],
+  ['logit_bias [[5]]', { messages: msgs, logit_bias: [[5]] }, 'logit_bias'],
 ];
 for (const [name, body, param] of bad)
   await expectErr(`400 ${name} (BadRequestError, param ${param})`, B, 400,
     () => c.chat.completions.create(body), (e) => e.param?.startsWith(param) && e.error?.type === 'invalid_request_error');
+await check('sampling fields in range are taken', async () => {
+  const r = await c.chat.completions.create({ messages: msgs, ...greedy, max_tokens: 4, presence_penalty: -2, frequency_penalty: 2,
+    repeat_penalty: 1.1, repeat_last_n: -1, min_p: 0.05, logit_bias: { 5: -100, 6: 100 } });
+  ok(r.choices[0].message.role === 'assistant' && r.usage.completion_tokens > 0,
+     'presence/frequency -2/2, repeat_penalty 1.1, repeat_last_n -1, min_p 0.05, logit_bias: 200 with a reply', r.usage);
+  const a = await raw('POST', '/v1/completions', JSON.stringify({ prompt: 'x', max_tokens: 2, logit_bias: [[5, false], [6, 1.5]] }),
+    { 'Content-Type': 'application/json' });
+  ok(a.status === 200 && a.json?.choices?.length === 1, 'llama-server logit_bias [[5,false],[6,1.5]]: 200', a.text);
+});
 await expectErr('400 completions: missing prompt', B, 400, () => c.completions.create({ max_tokens: 3 }), (e) => e.param === 'prompt');
 await expectErr('400 completions: echo true', B, 400, () => c.completions.create({ prompt: 'x', echo: true }), (e) => e.param === 'echo');
 await expectErr('400 context length exceeded, with the numbers', B, 400,

@@ -11,6 +11,9 @@
  */
 #include "api.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -167,11 +170,122 @@ static void test_tools(void)
 	api_params_free(&p);
 }
 
+/* @body (after MSGS) is a 400 naming @param. */
+static bool bad_field(const char *extra, const char *param)
+{
+	char body[1024];
+	struct api_params p;
+	struct api_error e;
+	int rc;
+
+	snprintf(body, sizeof(body), "{" MSGS ",%s}", extra);
+	rc = chat(body, &p, &e);
+	api_params_free(&p);
+	return rc == -1 && e.status == 400 && !strcmp(e.param, param) &&
+	       !strcmp(e.type, "invalid_request_error");
+}
+
+static void test_penalties(void)
+{
+	static const struct { const char *extra, *param; } bad[] = {
+		{ "\"presence_penalty\":2.01", "presence_penalty" },
+		{ "\"presence_penalty\":-2.5", "presence_penalty" },
+		{ "\"presence_penalty\":\"1\"", "presence_penalty" },
+		{ "\"frequency_penalty\":3", "frequency_penalty" },
+		{ "\"frequency_penalty\":-2.0001", "frequency_penalty" },
+		{ "\"repeat_penalty\":-0.1", "repeat_penalty" },
+		{ "\"repeat_penalty\":true", "repeat_penalty" },
+		{ "\"repeat_last_n\":-2", "repeat_last_n" },
+		{ "\"repeat_last_n\":1.5", "repeat_last_n" },
+		{ "\"min_p\":1.5", "min_p" },
+		{ "\"min_p\":-0.01", "min_p" },
+		{ "\"logit_bias\":{\"abc\":1}", "logit_bias" },
+		{ "\"logit_bias\":{\"-1\":1}", "logit_bias" },
+		{ "\"logit_bias\":{\"1.5\":1}", "logit_bias" },
+		{ "\"logit_bias\":{\"\":1}", "logit_bias" },
+		{ "\"logit_bias\":{\"99999999999\":1}", "logit_bias" },
+		{ "\"logit_bias\":{\"5\":100.5}", "logit_bias" },
+		{ "\"logit_bias\":{\"5\":-101}", "logit_bias" },
+		{ "\"logit_bias\":{\"5\":\"-100\"}", "logit_bias" },
+		{ "\"logit_bias\":[[5]]", "logit_bias" },
+		{ "\"logit_bias\":[[\"Hello\",1]]", "logit_bias" },
+		{ "\"logit_bias\":[[5,true]]", "logit_bias" },
+		{ "\"logit_bias\":[5,1]", "logit_bias" },
+		{ "\"logit_bias\":\"5:1\"", "logit_bias" },
+	};
+	struct api_params p;
+	struct api_error e;
+	size_t i;
+	char *big;
+	int rc, k;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		tap_ok(bad_field(bad[i].extra, bad[i].param), "%s is a 400 naming '%s'",
+		       bad[i].extra, bad[i].param);
+
+	rc = chat("{" MSGS "}", &p, &e);
+	tap_ok(rc == 0 && p.s.presence_penalty == 0 && p.s.frequency_penalty == 0 &&
+	       p.s.repeat_penalty == 1.0f && p.s.repeat_last_n == 64 && p.s.min_p == 0 &&
+	       p.s.n_bias == 0 && !p.s.bias,
+	       "defaults: presence/frequency 0, repeat_penalty 1, repeat_last_n 64, min_p 0, no bias");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"presence_penalty\":-2,\"frequency_penalty\":2,\"repeat_penalty\":1.3,"
+		  "\"repeat_last_n\":-1,\"min_p\":0.05}", &p, &e);
+	tap_ok(rc == 0 && p.s.presence_penalty == -2.0f && p.s.frequency_penalty == 2.0f &&
+	       p.s.repeat_penalty == 1.3f && p.s.repeat_last_n == -1 && p.s.min_p == 0.05f,
+	       "the range ends and repeat_last_n -1 are accepted with their values");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"logit_bias\":{\"7\":-100,\"12\":2.5,\"0\":100}}", &p, &e);
+	tap_ok(rc == 0 && p.s.n_bias == 3 && p.s.bias == p.bias &&
+	       p.bias[0].id == 7 && p.bias[0].bias == -100.0f &&
+	       p.bias[1].id == 12 && p.bias[1].bias == 2.5f &&
+	       p.bias[2].id == 0 && p.bias[2].bias == 100.0f,
+	       "OpenAI logit_bias {\"7\":-100,\"12\":2.5,\"0\":100} -> 3 entries in order");
+	tap_ok(rc == 0 && api_check_bias(&p, 13, &e) == 0, "ids 0..12 fit a vocabulary of 13");
+	memset(&e, 0, sizeof(e));
+	tap_ok(rc == 0 && api_check_bias(&p, 12, &e) == -1 && e.status == 400 &&
+	       !strcmp(e.param, "logit_bias") && strstr(e.msg, "12"),
+	       "id 12 outside a vocabulary of 12 is a 400 naming logit_bias (%s)", e.msg);
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"logit_bias\":[[3,false],[4,-0.5]]}", &p, &e);
+	tap_ok(rc == 0 && p.s.n_bias == 2 && p.bias[0].id == 3 && isinf(p.bias[0].bias) &&
+	       p.bias[0].bias < 0 && p.bias[1].id == 4 && p.bias[1].bias == -0.5f,
+	       "llama-server logit_bias [[3,false],[4,-0.5]]: 3 banned (-inf), 4 -0.5");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"logit_bias\":{}}", &p, &e);
+	tap_ok(rc == 0 && p.s.n_bias == 0, "an empty logit_bias is no bias");
+	api_params_free(&p);
+
+	/* API_MAX_BIAS entries pass, one more is a 400 */
+	big = malloc(16 * (API_MAX_BIAS + 1) + 256);
+	for (k = API_MAX_BIAS; big && k <= API_MAX_BIAS + 1; k++) {
+		size_t o = (size_t)sprintf(big, "{" MSGS ",\"logit_bias\":{");
+		int j;
+
+		for (j = 0; j < k; j++)
+			o += (size_t)sprintf(big + o, "%s\"%d\":1", j ? "," : "", j);
+		sprintf(big + o, "}}");
+		rc = chat(big, &p, &e);
+		if (k == API_MAX_BIAS)
+			tap_ok(rc == 0 && p.n_bias == API_MAX_BIAS, "%d logit_bias entries are accepted", k);
+		else
+			tap_ok(rc == -1 && !strcmp(e.param, "logit_bias"),
+			       "%d logit_bias entries are a 400 naming logit_bias", k);
+		api_params_free(&p);
+	}
+	free(big);
+}
+
 int main(void)
 {
 	test_tools();
 	test_prompt();
 	test_seed();
 	test_sampling();
+	test_penalties();
 	return tap_done();
 }

@@ -176,6 +176,23 @@ static void test_option_errors(const char *model)
 	rc = run(args, out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "--parallel: bad value \"65\" (an integer 1..64)"),
 	       "--parallel 65 is refused with its range 1..64 (status %d)", rc);
+	{
+		static const struct { const char *opt, *want; } pen[] = {
+			{ "--min-p 1.5", "--min-p: bad value \"1.5\" (0..1)" },
+			{ "--repeat-penalty -1", "--repeat-penalty: bad value \"-1\" (0..3.40282e+38)" },
+			{ "--repeat-last-n -2", "--repeat-last-n: bad value \"-2\"" },
+			{ "--presence-penalty 2.5", "--presence-penalty: bad value \"2.5\" (-2..2)" },
+			{ "--frequency-penalty -3", "--frequency-penalty: bad value \"-3\" (-2..2)" },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(pen) / sizeof(pen[0]); k++) {
+			snprintf(args, sizeof(args), "run -m %s -p x -n 1 %s", model, pen[k].opt);
+			rc = run(args, out, sizeof(out));
+			tap_ok(rc == 2 && strstr(out, pen[k].want),
+			       "run %s is refused with its range (status %d)", pen[k].opt, rc);
+		}
+	}
 	snprintf(args, sizeof(args), "plan -m %s --cards abc", model);
 	rc = run(args, out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "plan also takes auto"),
@@ -199,6 +216,7 @@ static void test_foreign_options(const char *model)
 		{ "tokenize -m M -p hi --chat", "tokenize does not take --chat (an option of run)" },
 		{ "plan -m M -p hi", "plan does not take -p (an option of run, tokenize and bench)" },
 		{ "plan -m M --temp 0", "plan does not take --temp (an option of run and chat)" },
+		{ "plan -m M --min-p 0.1", "plan does not take --min-p (an option of run and chat)" },
 		{ "plan -m M -v", "plan does not take -v (an option of run, chat and serve)" },
 		{ "plan -m M --link usb", "plan: --link needs --predict (the link of the prediction)" },
 		{ "run -m M -p hi --predict", "run does not take --predict (an option of plan)" },
@@ -220,10 +238,12 @@ static void test_foreign_options(const char *model)
 		"tokenize -m M -p hi --ids --no-bos --parse-special",
 		"plan -m M --cards 2 --ctx 64 --bucket 4 --card-mem 1G --predict --link usb"
 		" --profile emulator/profiles/rk1828.conf --json --parallel 2",
-		"run -m M -p hi -n 1 --temp 0 --top-k 1 --top-p 0.5 --seed 1 --cards 1 --bucket 4"
+		"run -m M -p hi -n 1 --temp 0 --top-k 1 --top-p 0.5 --min-p 0.05 --repeat-penalty 1.1"
+		" --repeat-last-n -1 --presence-penalty -2 --frequency-penalty 2 --seed 1 --cards 1 --bucket 4"
 		" --ctx 64 --no-bos --dump-logits /tmp/rk1828-cli.logits --json --ignore-eos"
 		" --parse-special --chat -s sys --think -v",
-		"chat -m M -s sys --no-think -n 1 --temp 0 --top-k 1 --top-p 0.5 --seed 1 --cards 1"
+		"chat -m M -s sys --no-think -n 1 --temp 0 --top-k 1 --top-p 0.5 --min-p 0 --repeat-penalty 0"
+		" --repeat-last-n 0 --presence-penalty 0.5 --frequency-penalty -0.5 --seed 1 --cards 1"
 		" --bucket 4 --ctx 64 --no-bos --ignore-eos --parse-special -v </dev/null",
 		"bench -m M -p 16 -n 1 -r 1 --sessions 1 --trace /tmp/rk1828-cli.trace --cards 1"
 		" --ctx 64 --bucket 4 --link usb --profile emulator/profiles/rk1828.conf",

@@ -44,6 +44,8 @@ struct args {
 	int n_predict;
 	float temp, top_p;
 	int top_k;
+	float min_p, repeat_penalty, presence_penalty, frequency_penalty;
+	int repeat_last_n;
 	uint64_t seed;
 	bool have_seed, no_bos, bucket_set;
 	bool json, ignore_eos, parse_special, chat, ids, n_predict_set;

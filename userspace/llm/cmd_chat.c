@@ -191,6 +191,11 @@ static int reply(struct chat_ctx *c)
 	rq.s.temperature = c->a->temp;
 	rq.s.top_k = c->a->top_k;
 	rq.s.top_p = c->a->top_p;
+	rq.s.min_p = c->a->min_p;
+	rq.s.repeat_penalty = c->a->repeat_penalty;
+	rq.s.repeat_last_n = c->a->repeat_last_n;
+	rq.s.presence_penalty = c->a->presence_penalty;
+	rq.s.frequency_penalty = c->a->frequency_penalty;
 	rq.s.seed = c->a->seed + c->turn;
 	rq.s.have_seed = c->a->have_seed;
 	rq.ignore_eos = c->a->ignore_eos;

@@ -267,6 +267,11 @@ static int submit(struct engine *e, const struct session *S, const struct args *
 	rq.s.temperature = a->temp;
 	rq.s.top_k = a->top_k;
 	rq.s.top_p = a->top_p;
+	rq.s.min_p = a->min_p;
+	rq.s.repeat_penalty = a->repeat_penalty;
+	rq.s.repeat_last_n = a->repeat_last_n;
+	rq.s.presence_penalty = a->presence_penalty;
+	rq.s.frequency_penalty = a->frequency_penalty;
 	rq.s.seed = a->seed;
 	rq.s.have_seed = a->have_seed;
 	rq.ignore_eos = a->ignore_eos;

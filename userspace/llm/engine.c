@@ -27,6 +27,7 @@
 #include "engine_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@ static void req_free(struct engine_req *q)
 	sampler_free(q->smp);
 	free(q->prompt);
 	free(q->lp);
+	free(q->bias);
 	free(q);
 }
 
@@ -112,10 +114,37 @@ static int sub_err(char *err, size_t errlen, int ret, const char *fmt, ...)
 }
 
 /* Validate @r against the engine's limits (no state touched). */
+/* The sampling fields of a request, in the ranges engine.h gives. */
+static int check_sampling(const struct engine *e, const struct engine_sampling *s,
+			  char *err, size_t errlen)
+{
+	int i;
+
+	if (!(s->temperature >= 0.0f) || !(s->top_p > 0.0f && s->top_p <= 1.0f) ||
+	    s->top_k < 0)
+		return sub_err(err, errlen, -EINVAL,
+			       "sampling: temperature must be >= 0, top_p in (0, 1], top_k >= 0");
+	if (!(s->min_p >= 0.0f && s->min_p <= 1.0f) || !(s->repeat_penalty >= 0.0f) ||
+	    !isfinite(s->repeat_penalty) || s->repeat_last_n < -1 ||
+	    !(s->presence_penalty >= -2.0f && s->presence_penalty <= 2.0f) ||
+	    !(s->frequency_penalty >= -2.0f && s->frequency_penalty <= 2.0f))
+		return sub_err(err, errlen, -EINVAL,
+			       "sampling: min_p in [0, 1], repeat_penalty >= 0, repeat_last_n >= -1, presence/frequency penalties in [-2, 2]");
+	if (s->n_bias < 0 || (s->n_bias && !s->bias))
+		return sub_err(err, errlen, -EINVAL, "sampling: no logit bias array");
+	for (i = 0; i < s->n_bias; i++)
+		if (s->bias[i].id < 0 || (uint32_t)s->bias[i].id >= e->m->n_vocab ||
+		    isnan(s->bias[i].bias))
+			return sub_err(err, errlen, -EINVAL,
+				       "logit bias %d: token %d is outside the vocabulary of %u (or its bias is NaN)",
+				       i, s->bias[i].id, e->m->n_vocab);
+	return 0;
+}
+
 static int check_request(const struct engine *e, const struct engine_request *r,
 			 char *err, size_t errlen)
 {
-	int i;
+	int i, ret;
 
 	if (!r || !r->cb)
 		return sub_err(err, errlen, -EINVAL, "no request or no callback");
@@ -128,10 +157,9 @@ static int check_request(const struct engine *e, const struct engine_request *r,
 				       r->prompt[i], e->m->n_vocab);
 	if (r->max_tokens < -1)
 		return sub_err(err, errlen, -EINVAL, "max_tokens %d is negative", r->max_tokens);
-	if (!(r->s.temperature >= 0.0f) || !(r->s.top_p > 0.0f && r->s.top_p <= 1.0f) ||
-	    r->s.top_k < 0)
-		return sub_err(err, errlen, -EINVAL,
-			       "sampling: temperature must be >= 0, top_p in (0, 1], top_k >= 0");
+	ret = check_sampling(e, &r->s, err, errlen);
+	if (ret)
+		return ret;
 	if (r->s.n_probs < 0 || r->s.n_probs > ENGINE_MAX_TOP)
 		return sub_err(err, errlen, -EINVAL, "top_logprobs must be 0..%d", ENGINE_MAX_TOP);
 	if (r->n_stop < 0 || r->n_stop > ENGINE_MAX_STOP || (r->n_stop && !r->stop))
@@ -175,6 +203,20 @@ static struct engine_req *req_new(struct engine *e, const struct engine_request 
 	q->n_prompt = r->n_prompt;
 	q->max_tokens = r->max_tokens;
 	q->s = r->s;
+	q->s.bias = NULL;
+	q->s.n_bias = 0;
+	if (r->s.n_bias > 0 && r->s.bias) {
+		q->bias = malloc((size_t)r->s.n_bias * sizeof(*q->bias));
+		if (!q->bias) {
+			txo_free(&q->txo);
+			free(q->prompt);
+			free(q);
+			return NULL;
+		}
+		memcpy(q->bias, r->s.bias, (size_t)r->s.n_bias * sizeof(*q->bias));
+		q->s.bias = q->bias;
+		q->s.n_bias = r->s.n_bias;
+	}
 	q->ignore_eos = r->ignore_eos;
 	q->prompt_logits = r->prompt_logits;
 	q->cb = r->cb;

@@ -45,6 +45,7 @@
 #include "model.h"
 #include "planner.h"
 #include "rk1828.h"
+#include "sampler.h"
 
 struct tokenizer;
 struct engine;
@@ -156,6 +157,14 @@ struct engine_trace {
  * @temperature: 0 = greedy (argmax, lowest id on ties); > 0 sampled
  * @top_p: nucleus, (0, 1]; 1 = off
  * @top_k: 0 = off
+ * @min_p: llama.cpp's min-p, [0, 1]; 0 = off
+ * @repeat_penalty: llama.cpp's repeat penalty over the last
+ *	@repeat_last_n tokens, prompt included (>= 0; 1 and 0 = off)
+ * @repeat_last_n: its window in tokens; 0 = off, -1 = the whole context
+ * @presence_penalty, @frequency_penalty: OpenAI's, over the reply's
+ *	tokens ([-2, 2]; 0 = off)
+ * @bias, @n_bias: logit biases (OpenAI logit_bias); engine_submit()
+ *	copies them
  * @seed: sampler seed (used when @have_seed, else the engine picks one)
  * @have_seed: @seed is set
  * @logprobs: report the log-probability of every generated token
@@ -163,12 +172,21 @@ struct engine_trace {
  *	likely alternatives at each position
  *
  * Log-probabilities are those of the model's distribution (log-softmax of
- * the raw logits, before temperature, top-k and top-p), as OpenAI reports.
+ * the raw logits, before bias, penalties, temperature, top-k, top-p and
+ * min-p), as OpenAI reports. A zeroed struct is greedy with every other
+ * step off; the order of the steps is userspace/common/sampler.c's.
  */
 struct engine_sampling {
 	float temperature;
 	float top_p;
 	int top_k;
+	float min_p;
+	float repeat_penalty;
+	int repeat_last_n;
+	float presence_penalty;
+	float frequency_penalty;
+	const struct sampler_bias *bias;
+	int n_bias;
 	uint64_t seed;
 	bool have_seed;
 	bool logprobs;

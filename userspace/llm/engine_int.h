@@ -41,6 +41,7 @@ enum rq_state { RQ_QUEUED, RQ_ACTIVE, RQ_DONE };
  * @next: queue / list link
  * @prompt, @n_prompt, @max_tokens, @s, @ignore_eos, @prompt_logits, @cb,
  *	@user: copied from struct engine_request
+ * @bias: the copy of s.bias that s.bias points at (owned)
  * @slot: its session slot once admitted, else -1
  * @cached: prompt tokens reused from the slot (prefix cache)
  * @sq: scheduling state
@@ -64,6 +65,7 @@ struct engine_req {
 	int n_prompt;
 	int max_tokens;
 	struct engine_sampling s;
+	struct sampler_bias *bias;
 	bool ignore_eos;
 	float *prompt_logits;
 	engine_event_fn cb;

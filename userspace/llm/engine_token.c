@@ -44,6 +44,13 @@ int eng_start(struct engine *e, struct engine_req *q)
 		.temp = q->s.temperature,
 		.top_k = q->s.top_k,
 		.top_p = q->s.top_p,
+		.min_p = q->s.min_p,
+		.repeat_penalty = q->s.repeat_penalty,
+		.repeat_last_n = q->s.repeat_last_n,
+		.presence_penalty = q->s.presence_penalty,
+		.frequency_penalty = q->s.frequency_penalty,
+		.bias = q->s.bias,
+		.n_bias = q->s.n_bias,
 		.seed = q->s.have_seed ? q->s.seed : auto_seed(),
 	};
 	struct sched_slot *sl = &e->slots[q->slot];
@@ -51,6 +58,7 @@ int eng_start(struct engine *e, struct engine_req *q)
 	q->smp = sampler_new(&sp, (int)e->m->n_vocab);
 	if (!q->smp)
 		return -ENOMEM;
+	sampler_prime(q->smp, q->prompt, q->n_prompt);	/* the repeat window */
 	/* A hybrid model reuses only where a recurrent state exists. */
 	q->cached = eng_hybrid_reuse(e, q);
 	/* Rows past the reused prefix are overwritten by this request. */
@@ -340,6 +348,7 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 		return;
 	}
 	tok = sampler_sample(q->smp, logits);
+	sampler_accept(q->smp, tok);
 	if (!q->got_first) {
 		q->got_first = true;
 		q->t_first = eng_now_ms();

@@ -21,6 +21,7 @@
  * prints one JSON object instead.
  */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,12 +48,16 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rk1828-llm run -m MODEL -p PROMPT [-n N_PREDICT] [--temp T] [--top-k K]\n"
-		"                      [--top-p P] [--seed S] [--cards all|N|LIST] [--bucket B]\n"
+		"                      [--top-p P] [--min-p P] [--repeat-penalty R]\n"
+		"                      [--repeat-last-n N] [--presence-penalty A]\n"
+		"                      [--frequency-penalty A] [--seed S] [--cards all|N|LIST] [--bucket B]\n"
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
 		"                      [--ignore-eos] [--parse-special] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
-		"                       [--top-k K] [--top-p P] [--seed S] [--cards C] [--ctx N]\n"
+		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
+		"                       [--repeat-last-n N] [--presence-penalty A]\n"
+		"                       [--frequency-penalty A] [--seed S] [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
@@ -72,6 +77,17 @@ static void usage(FILE *f)
 		"  --temp T         temperature, 0 = greedy (default 0.8)\n"
 		"  --top-k K        top-k (default 40, 0 = off)\n"
 		"  --top-p P        nucleus sampling, 0 < P <= 1 (default 0.95, 1 = off)\n"
+		"  --min-p P        min-p, 0..1: keep tokens at least P times as likely as the\n"
+		"                   most likely one (default 0 = off)\n"
+		"  --repeat-penalty R  llama.cpp repeat penalty, >= 0, over the last\n"
+		"                   --repeat-last-n tokens, prompt included (default 1 = off)\n"
+		"  --repeat-last-n N  its window, -1..2^30 tokens (default 64, 0 = off,\n"
+		"                   -1 = the whole context)\n"
+		"  --presence-penalty A  OpenAI presence penalty, -2..2: subtracted once from\n"
+		"                   each token already generated (default 0 = off)\n"
+		"  --frequency-penalty A  OpenAI frequency penalty, -2..2: times the count of\n"
+		"                   each token already generated (default 0 = off)\n"
+		"                   (order: penalties, top-k, top-p, min-p, temperature)\n"
 		"  --seed S         sampler seed, an integer >= 0; -1 or none: time based\n"
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
@@ -161,7 +177,7 @@ static int parse_float(const char *s, const char *opt, float min, bool min_open,
 	return 0;
 }
 
-enum { O_TEMP = 256, O_TOPK, O_TOPP, O_SEED, O_CARDS, O_BUCKET, O_CTX,
+enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQPEN, O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
        O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
@@ -174,6 +190,11 @@ static const struct option cli_opts[] = {
 	{ "temp", required_argument, NULL, O_TEMP },
 	{ "top-k", required_argument, NULL, O_TOPK },
 	{ "top-p", required_argument, NULL, O_TOPP },
+	{ "min-p", required_argument, NULL, O_MINP },
+	{ "repeat-penalty", required_argument, NULL, O_REPPEN },
+	{ "repeat-last-n", required_argument, NULL, O_REPN },
+	{ "presence-penalty", required_argument, NULL, O_PRESPEN },
+	{ "frequency-penalty", required_argument, NULL, O_FREQPEN },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "cards", required_argument, NULL, O_CARDS },
 	{ "bucket", required_argument, NULL, O_BUCKET },
@@ -218,9 +239,11 @@ static const struct option cli_opts[] = {
 static const struct {
 	const char *cmd, *opts;
 } cmd_opts[] = {
-	{ "run", " model prompt n-predict temp top-k top-p seed cards bucket ctx no-bos"
+	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
+		 " presence-penalty frequency-penalty seed cards bucket ctx no-bos"
 		 " dump-logits json ignore-eos parse-special chat system think no-think verbose " },
-	{ "chat", " model system think no-think n-predict temp top-k top-p seed cards bucket"
+	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
+		  " repeat-last-n presence-penalty frequency-penalty seed cards bucket"
 		  " ctx no-bos ignore-eos parse-special verbose " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
@@ -366,7 +389,22 @@ static int parse_seed(const char *s, uint64_t *out, bool *have)
 	return 0;
 }
 
-/* Generation (run, chat): -n, --temp, --top-k, --top-p, --seed. */
+/* --repeat-last-n: -1 (the whole context) or 0..2^30. */
+static int parse_repeat_last_n(const char *s, int *out)
+{
+	uint32_t u;
+
+	if (!strcmp(s, "-1")) {
+		*out = -1;
+		return 0;
+	}
+	if (parse_u32_in(s, "--repeat-last-n", 0, 1u << 30, &u))
+		return -1;
+	*out = (int)u;
+	return 0;
+}
+
+/* Generation (run, chat): -n, --temp, --top-k, --top-p, the penalties, --seed. */
 static int parse_sampling_opt(int c, const char *arg, struct args *a)
 {
 	uint32_t u;
@@ -387,6 +425,19 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 		return 0;
 	case O_TOPP:
 		return parse_float(arg, "--top-p", 0.0f, true, 1.0f, &a->top_p) ? -1 : 0;
+	case O_MINP:
+		return parse_float(arg, "--min-p", 0.0f, false, 1.0f, &a->min_p) ? -1 : 0;
+	case O_REPPEN:
+		return parse_float(arg, "--repeat-penalty", 0.0f, false, FLT_MAX,
+				   &a->repeat_penalty) ? -1 : 0;
+	case O_REPN:
+		return parse_repeat_last_n(arg, &a->repeat_last_n);
+	case O_PRESPEN:
+		return parse_float(arg, "--presence-penalty", -2.0f, false, 2.0f,
+				   &a->presence_penalty) ? -1 : 0;
+	case O_FREQPEN:
+		return parse_float(arg, "--frequency-penalty", -2.0f, false, 2.0f,
+				   &a->frequency_penalty) ? -1 : 0;
 	case O_SEED:
 		return parse_seed(arg, &a->seed, &a->have_seed) ? -1 : 0;
 	}
@@ -515,6 +566,8 @@ static void args_defaults(struct args *a)
 	a->temp = 0.8f;
 	a->top_k = 40;
 	a->top_p = 0.95f;
+	a->repeat_penalty = 1.0f;
+	a->repeat_last_n = 64;
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
 	a->thinking = CHAT_THINK_DEFAULT;

@@ -4,9 +4,12 @@
  * fields are ignored (as llama-server does); known fields with the wrong
  * type or out of range are a 400 naming the field.
  */
+#include <errno.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,8 @@
 #define DEF_TOP_K	40
 #define DEF_TOP_P	0.95f
 #define MAX_TOP_LOGPROBS 20
+/* llama.cpp's defaults (common/common.h): repeat penalty 1 = off, window 64. */
+#define DEF_REPEAT_LAST_N 64
 
 void api_error_set(struct api_error *e, int status, const char *type, const char *code,
 		   const char *param, const char *fmt, ...)
@@ -148,6 +153,121 @@ static int parse_stop(json_t *o, struct api_params *p, struct api_error *e)
 	return 0;
 }
 
+/* One logit_bias value: a number in [-100, 100], or false (ban). */
+static int bias_value(json_t *v, const char *where, float *out, struct api_error *e)
+{
+	double d;
+
+	if (json_is_false(v)) {
+		*out = -INFINITY;
+		return 0;
+	}
+	if (!json_is_number(v))
+		return api_bad(e, "logit_bias", "'%s' must be a number from -100 to 100 (or false to ban the token)",
+			   where);
+	d = json_number_value(v);
+	if (!(d >= -API_BIAS_MAX && d <= API_BIAS_MAX))
+		return api_bad(e, "logit_bias", "'%s' must be from -100 to 100 (got %g)", where, d);
+	*out = (float)d;
+	return 0;
+}
+
+/* A token id: a non-negative integer (vocabulary checked by api_check_bias()). */
+static int bias_id_str(const char *key, int32_t *out, struct api_error *e)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(key, &end, 10);
+	if (key[0] < '0' || key[0] > '9' || *end || errno || v > INT32_MAX)
+		return api_bad(e, "logit_bias", "invalid key in 'logit_bias': \"%.40s\"; keys are token ids (non-negative integers)",
+			   key);
+	*out = (int32_t)v;
+	return 0;
+}
+
+/*
+ * logit_bias: OpenAI's object {"token id": bias}, or llama-server's array
+ * [[id, bias], ...] where bias false bans the token.
+ */
+static int parse_bias(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_t *v = api_field(o, "logit_bias"), *val, *it;
+	const char *key;
+	size_t n, i;
+	char where[64];
+
+	if (!v)
+		return 0;
+	if (!json_is_object(v) && !json_is_array(v))
+		return api_bad(e, "logit_bias", "'logit_bias' must be an object mapping token ids to a bias from -100 to 100");
+	n = json_is_object(v) ? json_object_size(v) : json_array_size(v);
+	if (n > API_MAX_BIAS)
+		return api_bad(e, "logit_bias", "'logit_bias' has %zu entries; at most %d are supported",
+			   n, API_MAX_BIAS);
+	if (!n)
+		return 0;
+	p->bias = calloc(n, sizeof(*p->bias));
+	if (!p->bias)
+		return api_bad(e, "logit_bias", "out of memory");
+	if (json_is_object(v)) {
+		json_object_foreach(v, key, val) {
+			struct sampler_bias *b = &p->bias[p->n_bias];
+
+			snprintf(where, sizeof(where), "logit_bias[\"%.30s\"]", key);
+			if (bias_id_str(key, &b->id, e) || bias_value(val, where, &b->bias, e))
+				return -1;
+			p->n_bias++;
+		}
+	} else {
+		json_array_foreach(v, i, it) {
+			struct sampler_bias *b = &p->bias[p->n_bias];
+			json_t *id = json_array_get(it, 0);
+
+			snprintf(where, sizeof(where), "logit_bias[%zu][1]", i);
+			if (!json_is_array(it) || json_array_size(it) != 2 || !json_is_integer(id) ||
+			    json_integer_value(id) < 0 || json_integer_value(id) > INT32_MAX)
+				return api_bad(e, "logit_bias", "'logit_bias[%zu]' must be [token id, bias] with a non-negative integer id (token strings are not supported)",
+					   i);
+			b->id = (int32_t)json_integer_value(id);
+			if (bias_value(json_array_get(it, 1), where, &b->bias, e))
+				return -1;
+			p->n_bias++;
+		}
+	}
+	p->s.bias = p->bias;
+	p->s.n_bias = p->n_bias;
+	return 0;
+}
+
+int api_check_bias(const struct api_params *p, int n_vocab, struct api_error *e)
+{
+	int i;
+
+	for (i = 0; i < p->n_bias; i++)
+		if (p->bias[i].id >= n_vocab)
+			return api_bad(e, "logit_bias", "invalid key in 'logit_bias': %d; token ids are 0..%d (the model's vocabulary has %d tokens)",
+				   p->bias[i].id, n_vocab - 1, n_vocab);
+	return 0;
+}
+
+/* presence/frequency (OpenAI), repeat_penalty, repeat_last_n, min_p (llama-server). */
+static int parse_penalties(json_t *o, struct api_params *p, struct api_error *e)
+{
+	long long v = p->s.repeat_last_n;
+
+	if (get_num(o, "presence_penalty", -2, false, 2, &p->s.presence_penalty, e) ||
+	    get_num(o, "frequency_penalty", -2, false, 2, &p->s.frequency_penalty, e) ||
+	    get_num(o, "repeat_penalty", 0, false, FLT_MAX, &p->s.repeat_penalty, e) ||
+	    get_num(o, "min_p", 0, false, 1, &p->s.min_p, e))
+		return -1;
+	if (get_int(o, "repeat_last_n", -1, 1 << 30, &v, NULL, e))
+		return -1;
+	p->s.repeat_last_n = (int)v;
+	return parse_bias(o, p, e);
+}
+
 /* Fields shared by every endpoint: stream, sampling, stop, n. */
 static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 			struct api_error *e)
@@ -171,7 +291,7 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	if (have)
 		p->max_tokens = (int)v;
 	if (get_num(o, "temperature", 0, false, 2, &p->s.temperature, e) ||
-	    get_num(o, "top_p", 0, true, 1, &p->s.top_p, e))
+	    get_num(o, "top_p", 0, true, 1, &p->s.top_p, e) || parse_penalties(o, p, e))
 		return -1;
 	v = p->s.top_k;
 	if (get_int(o, "top_k", 0, 1 << 30, &v, NULL, e))
@@ -432,6 +552,16 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 	return 0;
 }
 
+void api_sampling_defaults(struct engine_sampling *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->temperature = DEF_TEMP;
+	s->top_k = DEF_TOP_K;
+	s->top_p = DEF_TOP_P;
+	s->repeat_penalty = 1.0f;
+	s->repeat_last_n = DEF_REPEAT_LAST_N;
+}
+
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
 	      struct api_error *e)
 {
@@ -442,9 +572,7 @@ int api_parse(enum api_kind kind, const char *body, size_t len, struct api_param
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	p->max_tokens = -1;
-	p->s.temperature = DEF_TEMP;
-	p->s.top_k = DEF_TOP_K;
-	p->s.top_p = DEF_TOP_P;
+	api_sampling_defaults(&p->s);
 	o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
 		return api_bad(e, NULL, "invalid JSON body: %s (line %d, column %d)", je.text, je.line,
@@ -491,5 +619,6 @@ void api_params_free(struct api_params *p)
 	free(p->prompt);
 	for (i = 0; i < p->n_stop; i++)
 		free(p->stop[i]);
+	free(p->bias);
 	memset(p, 0, sizeof(*p));
 }

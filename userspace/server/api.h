@@ -17,6 +17,14 @@
 #include "engine.h"
 
 #define API_MAX_STOP 4
+/*
+ * logit_bias: at most this many entries (OpenAI refuses more than 300,
+ * dottxt-ai/outlines#99; llama-server has no limit; 4096 lets a client ban
+ * a whole class of tokens, e.g. the 1128 digit tokens of cl100k), each bias
+ * in [-API_BIAS_MAX, API_BIAS_MAX] (the OpenAI API reference).
+ */
+#define API_MAX_BIAS 4096
+#define API_BIAS_MAX 100
 
 enum api_kind { API_CHAT, API_COMPLETION, API_RESPONSES };
 
@@ -96,6 +104,8 @@ enum api_tool_choice {
  * @tool_choice: enum api_tool_choice
  * @tool_name: the function of API_TOOL_FUNCTION
  * @one_call: "parallel_tool_calls": false: at most one call is returned
+ * @bias, @n_bias: logit_bias entries (owned; @s.bias points at them);
+ *	ids are checked against the vocabulary by api_check_bias()
  */
 struct api_params {
 	enum api_kind kind;
@@ -113,6 +123,8 @@ struct api_params {
 	int tool_choice;
 	char *tool_name;
 	bool one_call;
+	struct sampler_bias *bias;
+	int n_bias;
 };
 
 /**
@@ -127,6 +139,19 @@ struct api_params {
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
 	      struct api_error *e);
 void api_params_free(struct api_params *p);
+
+/*
+ * api_sampling_defaults() - the sampling of a request that sets none
+ * (temperature 0.8, top_k 40, top_p 0.95, repeat_penalty 1 with
+ * repeat_last_n 64, the rest off; no seed: a random one).
+ */
+void api_sampling_defaults(struct engine_sampling *s);
+
+/*
+ * api_check_bias() - every logit_bias id of @p is below @n_vocab.
+ * Return: 0, or -1 with @e a 400 naming logit_bias.
+ */
+int api_check_bias(const struct api_params *p, int n_vocab, struct api_error *e);
 
 /*
  * api_tools.c: the chat tool fields. api_parse_tools() reads "tools",
