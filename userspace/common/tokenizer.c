@@ -428,6 +428,11 @@ int32_t tok_eot(const struct tokenizer *t)
 	return t->eot;
 }
 
+bool tok_add_space_prefix(const struct tokenizer *t)
+{
+	return t->model == TOK_MODEL_SPM && t->add_space_prefix;
+}
+
 bool tok_add_bos_default(const struct tokenizer *t)
 {
 	return t->add_bos && t->bos >= 0;

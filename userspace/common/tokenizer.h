@@ -227,4 +227,11 @@ int32_t tok_special_id(const struct tokenizer *t, const char *text);
 bool tok_add_bos_default(const struct tokenizer *t);
 bool tok_add_eos_default(const struct tokenizer *t);
 
+/*
+ * tok_add_space_prefix() - SPM with tokenizer.ggml.add_space_prefix: the
+ * encoder prepends a space to the text, so a detokenizer drops the one
+ * leading space of the first piece (llama.cpp's llama_detokenize does).
+ */
+bool tok_add_space_prefix(const struct tokenizer *t);
+
 #endif

@@ -41,7 +41,9 @@
 #define DISCARD_MAX	(256ull << 20)
 
 enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
-	     R_METRICS, R_UI };
+	     R_METRICS, R_UI, R_TOKENIZE, R_DETOKENIZE, R_APPLY_TEMPLATE, R_PROPS };
+
+static bool is_post_route(enum route r);
 
 /**
  * struct hreq - one HTTP request (libmicrohttpd's per-request pointer)
@@ -87,8 +89,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int statu
 	add_common_headers(r);
 	if (status == 405)
 		MHD_add_response_header(r, "Allow",
-					h->route == R_CHAT || h->route == R_COMPLETION ||
-					h->route == R_RESPONSES ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+					is_post_route(h->route) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	h->status = status;
@@ -134,8 +135,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, struct hreq *h,
 	}
 	if (e->status == 405)
 		MHD_add_response_header(r, "Allow",
-					h->route == R_CHAT || h->route == R_COMPLETION ||
-					h->route == R_RESPONSES ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+					is_post_route(h->route) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
 	if (e->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
 	ret = MHD_queue_response(c, e->status, r);
@@ -166,6 +166,9 @@ static enum route route_of(const char *url)
 		{ "/v1/completions", R_COMPLETION }, { "/completions", R_COMPLETION },
 		{ "/v1/responses", R_RESPONSES }, { "/responses", R_RESPONSES },
 		{ "/metrics", R_METRICS },
+		/* llama-server's utility endpoints (utility.c) */
+		{ "/tokenize", R_TOKENIZE }, { "/detokenize", R_DETOKENIZE },
+		{ "/apply-template", R_APPLY_TEMPLATE }, { "/props", R_PROPS },
 	};
 	size_t i;
 
@@ -181,7 +184,8 @@ static enum route route_of(const char *url)
 
 static bool is_post_route(enum route r)
 {
-	return r == R_CHAT || r == R_COMPLETION || r == R_RESPONSES;
+	return r == R_CHAT || r == R_COMPLETION || r == R_RESPONSES || r == R_TOKENIZE ||
+	       r == R_DETOKENIZE || r == R_APPLY_TEMPLATE;
 }
 
 /* Constant-time comparison of "Bearer KEY" with the configured key. */
@@ -554,9 +558,8 @@ static void chat_msgs_free(struct chat_msg *m, int k)
 	free(m);
 }
 
-/* The prompt of a chat or responses request through the model's template (chat.h). */
-static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
-		       struct reply_start *rs, struct api_error *e)
+int srv_chat_prompt(struct srv *s, const struct api_params *p, struct chat_prompt *cp,
+		    struct api_error *e)
 {
 	struct chat_opts co = {
 		.add_generation_prompt = strcmp(p->msgs[p->n_msgs - 1].role, "assistant") != 0 ||
@@ -567,17 +570,17 @@ static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks
 		.tool_name = p->tool_name,
 	};
 	struct chat_msg *m = NULL;
-	struct chat_prompt cp = { 0 };
 	char why[256] = "", *sys;
 	int k = 0, n_sys, ret;
 
+	memset(cp, 0, sizeof(*cp));
 	sys = join_system(p, &n_sys);
 	m = sys ? chat_msgs(p, sys, n_sys, &k) : NULL;
 	if (!m) {
 		free(sys);
 		goto oom;
 	}
-	ret = chat_render(&s->ct, m, k, &co, &cp, why, sizeof(why));
+	ret = chat_render(&s->ct, m, k, &co, cp, why, sizeof(why));
 	chat_msgs_free(m, k);
 	free(sys);
 	if (ret == -EINVAL) {
@@ -589,12 +592,27 @@ static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks
 	}
 	if (ret)
 		goto oom;
-	if (cp.len > TOK_MAX_TEXT) {
+	if (cp->len > TOK_MAX_TEXT) {
 		api_error_set(e, 400, "invalid_request_error", NULL, NULL,
 			      "the prompt is longer than %u bytes", TOK_MAX_TEXT);
-		chat_prompt_free(&cp);
+		chat_prompt_free(cp);
 		return -1;
 	}
+	return 0;
+oom:
+	api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+	return -1;
+}
+
+/* The prompt of a chat or responses request through the model's template (chat.h). */
+static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		       struct reply_start *rs, struct api_error *e)
+{
+	struct chat_prompt cp;
+	int ret;
+
+	if (srv_chat_prompt(s, p, &cp, e))
+		return -1;
 	ret = chat_encode(s->tok, &cp, 0, toks, n);
 	rs->in_think = cp.reply_in_think;
 	if (!ret && cp.reply_prefix && *cp.reply_prefix) {
@@ -602,16 +620,15 @@ static int render_chat(struct srv *s, const struct api_params *p, int32_t **toks
 		cp.reply_prefix = NULL;
 	}
 	chat_prompt_free(&cp);
-	if (ret == -ENOMEM)
-		goto oom;
+	if (ret == -ENOMEM) {
+		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
 	if (ret) {
 		api_error_set(e, 500, "server_error", NULL, NULL, "cannot tokenize the prompt");
 		return -1;
 	}
 	return 0;
-oom:
-	api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
-	return -1;
 }
 
 /* A completions prompt: the text as it is, no template, no special tokens. */
@@ -872,6 +889,31 @@ static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, stru
 	return ret;
 }
 
+/* llama-server's /tokenize, /detokenize, /apply-template, /props (utility.c). */
+static enum MHD_Result do_utility(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	const char *b = h->body ? h->body : "";
+	struct api_error e;
+	json_t *out = NULL;
+	int ret;
+
+	switch (h->route) {
+	case R_TOKENIZE: ret = util_tokenize(s, b, h->len, &out, &e); break;
+	case R_DETOKENIZE: ret = util_detokenize(s, b, h->len, &out, &e); break;
+	case R_APPLY_TEMPLATE: ret = util_apply_template(s, b, h->len, &out, &e); break;
+	default:
+		out = util_props(s);
+		if (out)
+			return reply_json(c, h, 200, out);
+		api_error_set(&e, 500, "server_error", NULL, NULL, "out of memory");
+		ret = -1;
+		break;
+	}
+	if (ret)
+		return reply_error(c, h, &e);
+	return reply_json(c, h, 200, out);
+}
+
 /* ---- the access handler ------------------------------------------------- */
 
 /* First call for a request: route, method, key, state, announced size. */
@@ -984,6 +1026,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return do_models(s, c, h, url);
 	case R_METRICS:
 		return do_metrics(s, c, h);
+	case R_TOKENIZE:
+	case R_DETOKENIZE:
+	case R_APPLY_TEMPLATE:
+	case R_PROPS:
+		return do_utility(s, c, h);
 	default:
 		return do_generate(s, c, h);
 	}

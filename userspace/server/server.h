@@ -118,6 +118,33 @@ void http_cancel_all(struct srv *s);
 int http_wait_idle(struct srv *s, int timeout_ms);
 void http_stop(struct srv *s);
 
+/*
+ * srv_chat_prompt() (http.c) - the text of a chat or responses request
+ * through the model's chat template, as /v1/chat/completions renders it
+ * (generation prompt unless the last message is an assistant prefill).
+ * Return: 0 with @cp (free with chat_prompt_free()), or -1 with @e.
+ */
+struct api_params;
+struct api_error;
+int srv_chat_prompt(struct srv *s, const struct api_params *p, struct chat_prompt *cp,
+		    struct api_error *e);
+
+/*
+ * utility.c: llama-server's utility endpoints. util_tokenize(),
+ * util_detokenize() and util_apply_template() take the request body and
+ * return 0 with *@out the answer ({"tokens"}, {"content"}, {"prompt"}),
+ * or -1 with @e (a 400 naming the field, or 500). util_props() is the
+ * GET /props object (NULL: out of memory).
+ */
+struct json_t;
+int util_tokenize(struct srv *s, const char *body, size_t len, struct json_t **out,
+		  struct api_error *e);
+int util_detokenize(struct srv *s, const char *body, size_t len, struct json_t **out,
+		    struct api_error *e);
+int util_apply_template(struct srv *s, const char *body, size_t len, struct json_t **out,
+			struct api_error *e);
+struct json_t *util_props(struct srv *s);
+
 /* metrics.c: count an answered request; the /metrics text (malloc'ed). */
 void metrics_observe(struct srv *s, int status);
 char *metrics_render(struct srv *s, size_t *len);
