@@ -15,7 +15,7 @@ const c = client();
 const N = 64, CLIENTS = 16;
 const model = (await c.models.list()).data[0];
 ok(CLIENTS <= model.parallel + model.queue, `${CLIENTS} clients fit ${model.parallel} slots and a queue of ${model.queue} (no 503 expected)`, model);
-const m0 = await waitIdle(30000);
+const m0 = await waitIdle();
 const jobs = Array.from({ length: N }, (_, i) => ({ i, ref: refs[i % refs.length], stream: i % 2 === 1, abort: i % 8 === 7 }));
 const bad = [];
 let finished = 0, aborted = 0, next = 0;
@@ -60,7 +60,7 @@ ok(finished + aborted === N && aborted <= expectAborted && finished >= N - expec
    `${CLIENTS} clients, ${N} requests: ${finished} finished, ${aborted} aborted, none lost`, bad.join('\n'));
 ok(bad.length === 0, claim('every greedy completion equals the same prompt run alone with rk1828-llm run',
   'every completion equals the scripted engine\'s text for its max_tokens'), bad.slice(0, 8).join('\n'));
-const m = await waitIdle(30000);
+const m = await waitIdle();
 ok(!m.rk1828_sessions_active && !m.rk1828_sessions_queued, 'no session left active or queued', m);
 const d = (f) => ended(m, f) - ended(m0, f);
 ok(d('stop') + d('length') + d('cancelled') === N && d('error') === 0 && d('cancelled') <= aborted,

@@ -93,7 +93,11 @@ export async function waitMetrics(pred, ms, what) {
   }
 }
 
-export async function waitIdle(ms = 10000) {
+// waitIdle(ms): poll /metrics until no session is active or queued; returns
+// the last values either way (the caller's checks then say what was left).
+// The deadline only matters when something hangs: a loaded TCG guest
+// answers 10-50x slower than a native run.
+export async function waitIdle(ms = 120000) {
   const end = Date.now() + ms;
   for (;;) {
     const m = await metrics();
