@@ -25,7 +25,7 @@
 static const char *llm;
 
 /*
- * run() - run "timeout 20 rk1828-llm ARGS 2>&1", output into @out.
+ * run() - run "timeout 120 rk1828-llm ARGS 2>&1" (a hang guard only), output into @out.
  * Return: the exit status (124: timed out), or -1.
  */
 static int run(const char *args, char *out, size_t size)
@@ -35,7 +35,7 @@ static int run(const char *args, char *out, size_t size)
 	FILE *f;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "timeout 20 %s %s 2>&1", llm, args);
+	snprintf(cmd, sizeof(cmd), "timeout 120 %s %s 2>&1", llm, args);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
