@@ -44,7 +44,8 @@
 #define COPYQ	RK1828_HIF_QUEUE_COPY
 #define HDR	sizeof(struct rk1828_hif_msg)
 #define MEM	(64u << 20)
-#define TMO	5000
+/* ms to wait for what must come (a completion, an interrupt): only a hang reaches it */
+#define TMO	60000
 
 static uint32_t next_seq = 100;
 
@@ -1142,7 +1143,7 @@ static void test_usbredir(void)
 		 * READ and WRITE headers plus 15 MiB are acknowledged; the 16th
 		 * MiB takes the backlog past 16 MiB and is held, with all later.
 		 */
-		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 17, 2000);
+		peer_pump_until(&pe, &pe.n_out_acks, acks0 + 17, TMO);
 		peer_pump(&pe, &pe.n_out_acks, 300);
 		tap_ok(pe.n_out_acks - acks0 == 17,
 		      "usbredir: OUT acks held past the input high-water mark (%d of 26)",

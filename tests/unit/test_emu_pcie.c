@@ -36,7 +36,8 @@
 #define COPYQ	RK1828_HIF_QUEUE_COPY
 #define RAM_GPA	0x100000ull		/* guest RAM starts at 1 MiB */
 #define RAM	(16u << 20)
-#define TMO	5000
+/* ms to wait for what must come (a completion, an interrupt): only a hang reaches it */
+#define TMO	60000
 
 /* Layout of the guest RAM used by the "driver". */
 #define SQ_OFF(q)	(0x1000u + (q) * 0x4000u)
