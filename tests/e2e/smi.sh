@@ -65,6 +65,19 @@ report() {
 
 ncards=$(ls /dev/accel 2>/dev/null | grep -c '^accel')
 
+# wait_for FILE REGEX COUNT SECONDS: until FILE has COUNT lines matching
+# (status 1 after SECONDS). Every wait for another process (the events
+# listener, a module load) polls with a deadline that only a hang reaches
+# (a loaded TCG guest is 10-50x slower than a native run), never a sleep.
+wait_for() {
+	local t
+	for ((t = 0; t < $4 * 10; t++)); do
+		[ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # 1. The table.
 out=$("$smi" 2>&1)
 rc=$?
@@ -136,17 +149,16 @@ report $ok "-i $idx0 gives that card; -i 999 exits 4 with the kernel's message" 
 	"-i $idx0: rc $rc1 $one" "-i 999: rc $rc2 $bad"
 
 # 4. events: a debugfs reset and an admin reset, as they happen.
-"$smi" events -t 120 >"$tmp/ev.out" 2>"$tmp/ev.err" &
+"$smi" events -t 300 >"$tmp/ev.out" 2>"$tmp/ev.err" &
 ev=$!
-for _ in $(seq 100); do
-	grep -q listening "$tmp/ev.err" && break
-	sleep 0.1
-done
+wait_for "$tmp/ev.err" listening 1 120
 echo 1 >"/sys/kernel/debug/accel/$dev0/reset"
 rc_dbg=$?
 "$smi" reset "$idx0" >"$tmp/reset.out" 2>&1
 rc_adm=$?
-sleep 1
+# Both resets are done (the kernel multicasts each event before the reset
+# returns); the listener prints them when it gets to run.
+wait_for "$tmp/ev.out" ' reset ' 2 120
 kill -INT $ev
 wait $ev
 rc_ev=$?
@@ -176,8 +188,13 @@ else
 	report 1 "unprivileged reset # SKIP no setpriv"
 fi
 
-# 6. Watch mode.
-timeout -s INT --preserve-status 5 "$smi" -l 1 --json >"$tmp/watch" 2>&1
+# 6. Watch mode: SIGINT once it printed 2 objects (a loaded guest may
+# need more than a second for the first).
+"$smi" -l 1 --json >"$tmp/watch" 2>&1 &
+wpid=$!
+wait_for "$tmp/watch" '^\{' 2 120
+kill -INT $wpid
+wait $wpid
 rc=$?
 res=$(python3 -c '
 import json, sys
@@ -259,41 +276,32 @@ fi
 
 # 10. events across rmmod / insmod.
 ko=${RK1828_KO:-$root/build/rk1828.ko}
-# wait_for FILE REGEX COUNT SECONDS: until FILE has COUNT lines matching.
-wait_for() {
-	local t
-	for ((t = 0; t < $4 * 10; t++)); do
-		[ "$(grep -cE "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 if [ -r "$ko" ] && [ -d /sys/module/rk1828 ]; then
 	mparams=
 	tmo=$(cat /sys/module/rk1828/parameters/job_timeout_ms 2>/dev/null) && mparams="job_timeout_ms=$tmo"
 	serials=$(python3 -c '
 import json, sys
 print(" ".join(str(c["serial"]) for c in sorted(json.load(open(sys.argv[1]))["cards"], key=lambda c: c["serial"])))' "$tmp/smi.json")
-	"$smi" events -t 180 >"$tmp/rl.out" 2>"$tmp/rl.err" &
+	"$smi" events -t 600 >"$tmp/rl.out" 2>"$tmp/rl.err" &
 	ev=$!
-	wait_for "$tmp/rl.err" listening 1 10
+	wait_for "$tmp/rl.err" listening 1 120
 	t0=$SECONDS
-	for _ in $(seq 50); do
+	for _ in $(seq 600); do
 		rmmod rk1828 2>/dev/null && break
 		sleep 0.1
 	done
 	gone=$([ -d /sys/module/rk1828 ] && echo 0 || echo 1)
-	wait_for "$tmp/rl.err" 'driver was unloaded' 1 10
+	wait_for "$tmp/rl.err" 'driver was unloaded' 1 120
 	insmod "$ko" $mparams
 	rc_ins=$?
-	wait_for "$tmp/rl.out" ' card-add ' "$ncards" 30
+	wait_for "$tmp/rl.out" ' card-add ' "$ncards" 120
 	ready=$?
 	sleep 0.5
 	# The first card-add: its index and device, reset through debugfs.
 	read -r ridx rdev < <(sed -nE 's/^.* card ([0-9]+) card-add .* dev=([^ ]+) .*$/\1 \2/p' "$tmp/rl.out" | head -n1)
 	rc_dbg=1
 	[ -n "${rdev:-}" ] && echo 1 >"/sys/kernel/debug/accel/$rdev/reset" && rc_dbg=0
-	wait_for "$tmp/rl.out" ' reset ' 1 10
+	wait_for "$tmp/rl.out" ' reset ' 1 120
 	kill -INT $ev
 	wait $ev
 	rc_ev=$?
