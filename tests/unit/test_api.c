@@ -7,7 +7,9 @@
  * completions prompt is refused; a wrong type or range
  * is a 400 naming the field, and max_tokens is checked next to
  * max_completion_tokens; tools, tool_choice and the tool fields of
- * messages land in struct api_params (api_tools.c). Output: TAP.
+ * messages land in struct api_params (api_tools.c); /v1/responses' flat
+ * tools and its input items (function_call, function_call_output,
+ * reasoning) become the same messages (api_input.c). Output: TAP.
  */
 #include "api.h"
 
@@ -280,9 +282,137 @@ static void test_penalties(void)
 	free(big);
 }
 
+/* Parse @body as a /v1/responses request. */
+static int resp(const char *body, struct api_params *p, struct api_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	return api_parse(API_RESPONSES, body, strlen(body), p, e);
+}
+
+#define RTOOLS "\"tools\":[{\"type\":\"function\",\"name\":\"get_weather\",\"description\":\"d\"," \
+	"\"parameters\":{\"type\":\"object\"},\"strict\":true},{\"type\":\"function\",\"name\":\"f\"}]"
+
+/* Flat tools and tool_choice of /v1/responses, validated as chat's. */
+static void test_responses_tools(void)
+{
+	struct api_params p;
+	struct api_error e;
+	int rc;
+
+	rc = resp("{\"input\":\"w?\"," RTOOLS ",\"parallel_tool_calls\":false}", &p, &e);
+	tap_ok(rc == 0 && p.tools_json && p.one_call && p.tool_choice == API_TOOL_AUTO &&
+	       !strcmp(p.tools_json, "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+		       "\"description\":\"d\",\"parameters\":{\"type\":\"object\"},\"strict\":true}},"
+		       "{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]"),
+	       "responses: flat tools reach the template in the chat shape, parallel_tool_calls false (%s)",
+	       p.tools_json ? p.tools_json : e.msg);
+	api_params_free(&p);
+	rc = resp("{\"input\":\"w?\"," RTOOLS ",\"tool_choice\":{\"type\":\"function\",\"name\":\"f\"}}",
+		  &p, &e);
+	tap_ok(rc == 0 && p.tool_choice == API_TOOL_FUNCTION && !strcmp(p.tool_name, "f"),
+	       "responses: tool_choice {type: function, name: f}");
+	api_params_free(&p);
+	rc = resp("{\"input\":\"w?\"," RTOOLS ",\"tool_choice\":\"none\"}", &p, &e);
+	tap_ok(rc == 0 && !p.tools_json && p.tool_choice == API_TOOL_NONE,
+	       "responses: tool_choice none passes no tools");
+	api_params_free(&p);
+	rc = resp("{\"input\":\"w?\",\"tools\":[{\"type\":\"function\",\"name\":\"f\"},"
+		  "{\"type\":\"code_interpreter\",\"container\":{\"type\":\"auto\"}}]}", &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "tools[1].type") &&
+	       strstr(e.msg, "code_interpreter"), "responses: a hosted tool is a 400 naming tools[1].type (%s)",
+	       e.msg);
+	api_params_free(&p);
+	rc = resp("{\"input\":\"w?\",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}",
+		  &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "tools[0].name") && strstr(e.msg, "flat"),
+	       "responses: a chat-shaped tool is a 400 saying tools are flat (%s)", e.msg);
+	api_params_free(&p);
+	rc = resp("{\"input\":\"w?\",\"tools\":[{\"type\":\"function\",\"name\":\"f\"},"
+		  "{\"type\":\"function\",\"name\":\"f\"}]}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "tools[1].name"), "responses: duplicate names: tools[1].name");
+	api_params_free(&p);
+	rc = resp("{\"input\":\"w?\"," RTOOLS ",\"tool_choice\":{\"type\":\"function\","
+		  "\"function\":{\"name\":\"f\"}}}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "tool_choice"),
+	       "responses: a chat-shaped tool_choice is a 400 naming tool_choice (%s)", e.msg);
+	api_params_free(&p);
+	rc = chat("{" MSGS ",\"tools\":[{\"type\":\"web_search\"}]}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "tools[0].type"),
+	       "chat shares the validator: a web_search tool is a 400 naming tools[0].type");
+	api_params_free(&p);
+}
+
+#define CALL(id, n) "{\"type\":\"function_call\",\"call_id\":\"" id "\",\"name\":\"" n \
+	"\",\"arguments\":\"{}\"}"
+#define OUT(id, o) "{\"type\":\"function_call_output\",\"call_id\":\"" id "\",\"output\":" o "}"
+
+/* Input items as the chat messages they stand for. */
+static void test_responses_input(void)
+{
+	struct api_params p;
+	struct api_error e;
+	int rc;
+
+	rc = resp("{\"instructions\":\"be brief\",\"input\":[{\"role\":\"user\",\"content\":\"w?\"},"
+		  "{\"type\":\"reasoning\",\"id\":\"rs_1\",\"summary\":[],\"content\":[{\"type\":"
+		  "\"reasoning_text\",\"text\":\"think\"}]},{\"type\":\"message\",\"role\":\"assistant\","
+		  "\"content\":[{\"type\":\"output_text\",\"text\":\"I will check.\"}]},"
+		  CALL("c1", "get_weather") "," CALL("c2", "f") "," OUT("c2", "\"r2\"") ","
+		  OUT("c1", "[{\"type\":\"input_text\",\"text\":\"r\"},{\"type\":\"input_text\","
+		  "\"text\":\"1\"}]") ",{\"role\":\"developer\",\"content\":\"d\"}]}", &p, &e);
+	tap_ok(rc == 0 && p.n_msgs == 6 && !strcmp(p.msgs[0].role, "system") &&
+	       !strcmp(p.msgs[1].role, "user") && !strcmp(p.msgs[2].role, "assistant") &&
+	       !strcmp(p.msgs[2].content, "I will check.") && !strcmp(p.msgs[2].reasoning, "think") &&
+	       p.msgs[2].n_calls == 2 && !strcmp(p.msgs[2].calls[1].id, "c2") &&
+	       !strcmp(p.msgs[2].calls[1].name, "f") && !strcmp(p.msgs[2].calls[1].arguments, "{}") &&
+	       p.msgs[2].item == 2 && !strcmp(p.msgs[3].role, "tool") &&
+	       !strcmp(p.msgs[3].tool_call_id, "c2") && !strcmp(p.msgs[3].name, "f") &&
+	       !strcmp(p.msgs[3].content, "r2") && !strcmp(p.msgs[4].content, "r1") &&
+	       !strcmp(p.msgs[4].name, "get_weather") && p.msgs[4].item == 6 &&
+	       !strcmp(p.msgs[5].role, "system"),
+	       "responses input: reasoning + message + two calls are one assistant turn, outputs are tool messages (%s)",
+	       rc ? e.msg : "ok");
+	api_params_free(&p);
+	rc = resp("{\"input\":[{\"role\":\"user\",\"content\":\"w?\"},{\"type\":\"reasoning\","
+		  "\"summary\":[{\"type\":\"summary_text\",\"text\":\"a\"},{\"type\":\"summary_text\","
+		  "\"text\":\"b\"}]}," CALL("c1", "f") "," OUT("c1", "\"x\"") "," CALL("c2", "f") "]}",
+		  &p, &e);
+	tap_ok(rc == 0 && p.n_msgs == 4 && p.msgs[1].n_calls == 1 &&
+	       !strcmp(p.msgs[1].reasoning, "a\n\nb") && !strcmp(p.msgs[1].content, "") &&
+	       p.msgs[3].n_calls == 1 && !p.msgs[3].reasoning && p.msgs[3].item == 4,
+	       "responses input: a summary is the reasoning; a call after an output starts a new turn (%s)",
+	       rc ? e.msg : "ok");
+	api_params_free(&p);
+	rc = resp("{\"input\":[{\"role\":\"user\",\"content\":\"w?\"}," CALL("c1", "f") ","
+		  OUT("c9", "\"x\"") "]}", &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "input[2].call_id") &&
+	       strstr(e.msg, "c9"), "responses input: a call_id naming no call is a 400 naming input[2].call_id (%s)",
+	       e.msg);
+	api_params_free(&p);
+	rc = resp("{\"instructions\":\"i\",\"input\":[" OUT("c1", "\"x\"") "]}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "input[0].call_id"),
+	       "responses input: an output with no call before it: input[0].call_id (%s)", e.msg);
+	api_params_free(&p);
+	rc = resp("{\"input\":[{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"f\","
+		  "\"arguments\":{}}]}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "input[0].arguments"),
+	       "responses input: arguments must be a string: input[0].arguments");
+	api_params_free(&p);
+	rc = resp("{\"input\":[{\"type\":\"file_search_call\",\"id\":\"x\"}]}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "input[0].type") && strstr(e.msg, "file_search_call"),
+	       "responses input: an item we cannot take is a 400 naming input[0].type (%s)", e.msg);
+	api_params_free(&p);
+	rc = resp("{\"input\":[{\"type\":\"reasoning\",\"summary\":[]}]}", &p, &e);
+	tap_ok(rc == -1 && !strcmp(e.param, "input"),
+	       "responses input: only a reasoning item is a 400 (nothing to answer)");
+	api_params_free(&p);
+}
+
 int main(void)
 {
 	test_tools();
+	test_responses_tools();
+	test_responses_input();
 	test_prompt();
 	test_seed();
 	test_sampling();

@@ -313,13 +313,13 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	return parse_stop(o, p, e);
 }
 
-/* completions and responses: function calling is a chat completions feature. */
+/* completions: function calling is a feature of chat completions and responses. */
 static int no_tools(json_t *o, const char *endpoint, struct api_error *e)
 {
 	json_t *t = api_field(o, "tools");
 
 	if (t && (!json_is_array(t) || json_array_size(t)))
-		return api_bad(e, "tools", "'tools' (function calling) is not supported on %s: use /v1/chat/completions",
+		return api_bad(e, "tools", "'tools' (function calling) is not supported on %s: use /v1/chat/completions or /v1/responses",
 			   endpoint);
 	if (api_field(o, "functions"))
 		return api_bad(e, "functions", "'functions' is not supported on %s: use 'tools' on /v1/chat/completions",
@@ -328,7 +328,7 @@ static int no_tools(json_t *o, const char *endpoint, struct api_error *e)
 }
 
 /* Chat content: a string, or an array of text parts (joined, BR-23). */
-static int parse_content(json_t *c, const char *where, const char *part_type2, char **out,
+int api_parse_content(json_t *c, const char *where, const char *part_type2, char **out,
 			 struct api_error *e)
 {
 	json_t *part;
@@ -429,7 +429,8 @@ static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int
 				   json_string_value(role), chat ? ", assistant and tool" : " and assistant");
 		p->msgs[p->n_msgs].role = r;
 		snprintf(at, sizeof(at), "%s[%zu].content", name, i);
-		if (parse_content(api_field(m, "content"), at, part_type2,
+		p->msgs[p->n_msgs].item = (int)i;
+		if (api_parse_content(api_field(m, "content"), at, part_type2,
 				  &p->msgs[p->n_msgs++].content, e))
 			return -1;
 		if (chat && api_parse_tool_msg(m, where, &p->msgs[p->n_msgs - 1], e))
@@ -528,7 +529,7 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 		return api_bad(e, "input", "'input' is required");
 	if (ins && !json_is_string(ins))
 		return api_bad(e, "instructions", "'instructions' must be a string");
-	if (parse_common(o, p, "max_output_tokens", e) || no_tools(o, "/v1/responses", e))
+	if (parse_common(o, p, "max_output_tokens", e) || api_parse_response_tools(o, p, e))
 		return -1;
 	p->include_usage = true;
 	pre = ins ? 1 : 0;
@@ -540,7 +541,7 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 		p->msgs[pre].content = strndup(json_string_value(in), json_string_length(in));
 		p->n_msgs = pre + 1;
 	} else if (json_is_array(in) && json_array_size(in)) {
-		if (parse_msgs(in, "input", "input_text", pre, p, e))
+		if (api_parse_input(in, pre, p, e))
 			return -1;
 	} else {
 		return api_bad(e, "input", "'input' must be a string or a non-empty array of message items");
@@ -548,8 +549,9 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 	if (ins) {
 		p->msgs[0].role = "system";
 		p->msgs[0].content = strndup(json_string_value(ins), json_string_length(ins));
+		p->msgs[0].item = -1;
 	}
-	return 0;
+	return api_check_tool_ids(p, e);
 }
 
 void api_sampling_defaults(struct engine_sampling *s)

@@ -68,6 +68,8 @@ struct api_tool_call {
  * @calls, @n_calls: the assistant's tool_calls
  * @tool_call_id: role tool: the call it answers, or NULL
  * @name: role tool: the function's name, or NULL
+ * @item: the request item it came from (messages[@item], input[@item]; a
+ *	responses assistant turn: its first item), for error params
  */
 struct api_msg {
 	const char *role;
@@ -77,6 +79,7 @@ struct api_msg {
 	int n_calls;
 	char *tool_call_id;
 	char *name;
+	int item;
 };
 
 /* tool_choice (OpenAI): "auto", "none", "required" or one named function. */
@@ -99,8 +102,9 @@ enum api_tool_choice {
  * @stop, @n_stop: stop strings (owned)
  * @logprobs: return log probabilities of the chosen tokens
  * @top_logprobs: alternatives per token (0..20)
- * @tools_json: chat: the "tools" array as compact JSON text, NULL when
- *	none are offered or tool_choice is "none"
+ * @tools_json: chat, responses: the "tools" array as compact JSON text in
+ *	the chat completions shape (the template's), NULL when none are
+ *	offered or tool_choice is "none"
  * @tool_choice: enum api_tool_choice
  * @tool_name: the function of API_TOOL_FUNCTION
  * @one_call: "parallel_tool_calls": false: at most one call is returned
@@ -164,10 +168,18 @@ struct json_t;
 int api_parse_tools(struct json_t *o, struct api_params *p, struct api_error *e);
 
 /*
+ * api_parse_response_tools() - the same for /v1/responses, whose tools
+ * and tool_choice are flat ({type: "function", name, ...}); p->tools_json
+ * gets them in the chat shape.
+ */
+int api_parse_response_tools(struct json_t *o, struct api_params *p, struct api_error *e);
+
+/*
  * api_check_tool_ids() - each tool message's tool_call_id (when given)
  * names a call of the nearest assistant message with tool_calls before it,
- * and answers it once. Return: 0, or -1 with @e naming
- * messages[i].tool_call_id.
+ * and answers it once; on /v1/responses a function_call_output with no
+ * function_call before it is refused too. Return: 0, or -1 with @e naming
+ * messages[i].tool_call_id (input[i].call_id).
  */
 int api_check_tool_ids(const struct api_params *p, struct api_error *e);
 
@@ -181,6 +193,22 @@ int api_bad(struct api_error *e, const char *param, const char *fmt, ...)
 struct json_t *api_field(struct json_t *o, const char *key);
 int api_parse_tool_msg(struct json_t *m, const char *where, struct api_msg *out,
 		       struct api_error *e);
+
+/*
+ * api_parse_content() - message content at @where: a string, or an array
+ * of text parts ("text", "output_text" and @part_type2 when not NULL),
+ * joined; absent (@c NULL) is "". @out malloc'ed. Return: 0 or -1 (400).
+ */
+int api_parse_content(struct json_t *c, const char *where, const char *part_type2, char **out,
+		      struct api_error *e);
+
+/*
+ * api_parse_input() - api_input.c: the /v1/responses "input" array of
+ * items (messages, function_call, function_call_output, reasoning) into
+ * p->msgs after @n_pre slots, as the chat messages they stand for.
+ * Return: 0, or -1 with @e a 400 naming input[i]...
+ */
+int api_parse_input(struct json_t *in, int n_pre, struct api_params *p, struct api_error *e);
 
 /** api_error_set() - fill @e; @param may be NULL (JSON null). */
 void api_error_set(struct api_error *e, int status, const char *type, const char *code,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Function calling in chat completions (api.h): the "tools" array and
- * "tool_choice" of a request, and the tool fields of its messages (an
- * assistant's "tool_calls", a tool result's "tool_call_id"). Reference: the OpenAI API reference (chat
- * completions: tools, tool_choice, ChatCompletionMessageToolCall) and
- * llama-server, which takes the same fields. The deprecated "functions" /
+ * Function calling (api.h): the "tools" array and "tool_choice" of a
+ * request, one validator for chat completions' nested tools and the
+ * Responses API's flat ones, and the tool fields of chat messages (an
+ * assistant's "tool_calls", a tool result's "tool_call_id"). Reference:
+ * the OpenAI API reference (chat completions: tools, tool_choice,
+ * ChatCompletionMessageToolCall; responses: FunctionTool, ToolChoiceFunction)
+ * and llama-server, which takes the same fields. The deprecated "functions" /
  * "function_call" are refused with a pointer to their replacements.
  */
 #include <jansson.h>
@@ -65,21 +67,86 @@ static int check_function(json_t *fn, const char *where, struct api_error *e)
 	return 0;
 }
 
-static const char *tool_name_at(json_t *tools, size_t i)
+/*
+ * The two shapes of a function tool: chat completions nest the function
+ * ({type, function: {name, ...}}), the Responses API has it flat ({type,
+ * name, ...}); tool_choice likewise ({type, function: {name}} or {type,
+ * name}).
+ */
+struct tool_shape {
+	bool flat;
+	const char *form;	/* for messages: how a tool is written */
+	const char *choice_form;
+};
+
+static const struct tool_shape chat_shape = {
+	false, "{\"type\": \"function\", \"function\": {\"name\": ...}}",
+	"{\"type\": \"function\", \"function\": {\"name\": \"...\"}}",
+};
+static const struct tool_shape responses_shape = {
+	true, "{\"type\": \"function\", \"name\": ...}",
+	"{\"type\": \"function\", \"name\": \"...\"}",
+};
+
+/* The function definition of tool @t: @t itself (flat) or its "function". */
+static json_t *tool_fn(json_t *t, const struct tool_shape *sh)
 {
-	return json_string_value(json_object_get(json_object_get(json_array_get(tools, i),
-								  "function"), "name"));
+	return sh->flat ? t : json_object_get(t, "function");
 }
 
-/* "tools": [{type: "function", function: {...}}]; names unique. */
-static int check_tools(json_t *tools, struct api_error *e)
+static const char *tool_name_at(json_t *tools, size_t i, const struct tool_shape *sh)
 {
-	json_t *t, *ty;
+	return json_string_value(json_object_get(tool_fn(json_array_get(tools, i), sh), "name"));
+}
+
+/*
+ * Tool types of the OpenAI API that the server cannot run (hosted tools,
+ * or ones whose calls are not function calls), for a clear refusal.
+ */
+static const char *const hosted_tools[] = {
+	"web_search", "web_search_preview", "web_search_preview_2025_03_11",
+	"web_search_2025_08_26", "file_search", "code_interpreter", "computer",
+	"computer_use", "computer_use_preview", "mcp", "image_generation", "local_shell",
+	"shell", "apply_patch", "custom", "namespace", "tool_search", "retrieval", NULL,
+};
+
+static bool hosted(const char *ty)
+{
+	int i;
+
+	for (i = 0; hosted_tools[i]; i++)
+		if (!strcmp(hosted_tools[i], ty))
+			return true;
+	return false;
+}
+
+/* tools[i].type: "function" only. */
+static int check_type(json_t *t, const char *at, struct api_error *e)
+{
+	json_t *ty = json_object_get(t, "type");
+	char p[80];
+
+	snprintf(p, sizeof(p), "%s.type", at);
+	if (!json_is_string(ty))
+		return api_bad(e, p, "'%s' is required and must be \"function\"", p);
+	if (hosted(json_string_value(ty)))
+		return api_bad(e, p, "'%s' is '%.40s': that tool is not supported here (the server runs no hosted tools); only \"function\" tools, which the client runs",
+			       p, json_string_value(ty));
+	if (strcmp(json_string_value(ty), "function"))
+		return api_bad(e, p, "'%s' is '%.40s': only \"function\" tools are supported", p,
+			       json_string_value(ty));
+	return 0;
+}
+
+/* "tools": an array of function tools in shape @sh; names unique. */
+static int check_tools(json_t *tools, const struct tool_shape *sh, struct api_error *e)
+{
+	json_t *t;
 	size_t i, k;
-	char at[64];
+	char at[64], fn_at[80];
 
 	if (!json_is_array(tools))
-		return api_bad(e, "tools", "'tools' must be an array of {\"type\": \"function\", \"function\": {...}} objects");
+		return api_bad(e, "tools", "'tools' must be an array of %s objects", sh->form);
 	if (json_array_size(tools) > MAX_TOOLS)
 		return api_bad(e, "tools", "'tools' has %zu entries; at most %d are supported (as OpenAI)",
 			       json_array_size(tools), MAX_TOOLS);
@@ -87,37 +154,61 @@ static int check_tools(json_t *tools, struct api_error *e)
 		snprintf(at, sizeof(at), "tools[%zu]", i);
 		if (!json_is_object(t))
 			return api_bad(e, at, "'%s' must be an object", at);
-		ty = json_object_get(t, "type");
-		if (!json_is_string(ty) || strcmp(json_string_value(ty), "function"))
-			return api_bad(e, at, "'%s.type' must be \"function\": only function tools are supported",
-				   at);
-		snprintf(at, sizeof(at), "tools[%zu].function", i);
-		if (check_function(json_object_get(t, "function"), at, e))
+		if (check_type(t, at, e))
 			return -1;
-		snprintf(at, sizeof(at), "tools[%zu].function.name", i);
+		snprintf(fn_at, sizeof(fn_at), "%s.name", at);
+		if (sh->flat && json_object_get(t, "function") && !json_object_get(t, "name"))
+			return api_bad(e, fn_at, "'%s' is required: tools of /v1/responses are flat, %s (not nested under 'function' as in chat completions)",
+				       fn_at, sh->form);
+		snprintf(fn_at, sizeof(fn_at), sh->flat ? "%s" : "%s.function", at);
+		if (check_function(tool_fn(t, sh), fn_at, e))
+			return -1;
+		snprintf(fn_at, sizeof(fn_at), sh->flat ? "%s.name" : "%s.function.name", at);
 		for (k = 0; k < i; k++)
-			if (!strcmp(tool_name_at(tools, k), tool_name_at(tools, i)))
-				return api_bad(e, at, "'tools[%zu]' and 'tools[%zu]' are both named '%s'",
-					   k, i, tool_name_at(tools, i));
+			if (!strcmp(tool_name_at(tools, k, sh), tool_name_at(tools, i, sh)))
+				return api_bad(e, fn_at, "'tools[%zu]' and 'tools[%zu]' are both named '%s'",
+					   k, i, tool_name_at(tools, i, sh));
 	}
 	return 0;
 }
 
-static bool has_tool(json_t *tools, const char *name)
+static bool has_tool(json_t *tools, const char *name, const struct tool_shape *sh)
 {
 	size_t i;
 
 	for (i = 0; tools && i < json_array_size(tools); i++)
-		if (!strcmp(tool_name_at(tools, i), name))
+		if (!strcmp(tool_name_at(tools, i, sh), name))
 			return true;
 	return false;
 }
 
-/* tool_choice into @p: "auto", "none", "required" or {type, function: {name}}. */
-static int parse_choice(json_t *c, json_t *tools, struct api_params *p, struct api_error *e)
+/* A tool_choice object naming one function ({type: "function", ...}). */
+static int parse_choice_obj(json_t *c, json_t *tools, const struct tool_shape *sh,
+			    struct api_params *p, struct api_error *e)
 {
-	json_t *name = json_object_get(json_object_get(c, "function"), "name");
+	json_t *ty = json_object_get(c, "type");
+	json_t *name = json_object_get(sh->flat ? c : json_object_get(c, "function"), "name");
 
+	if (!json_is_string(ty) || strcmp(json_string_value(ty), "function"))
+		return api_bad(e, "tool_choice", "'tool_choice.type' is '%.40s': it must be \"function\" (%s); other tool choices are not supported",
+			       json_is_string(ty) ? json_string_value(ty) : "missing", sh->choice_form);
+	if (!json_is_string(name))
+		return api_bad(e, "tool_choice", "'tool_choice' must name a function: %s",
+			       sh->choice_form);
+	if (!has_tool(tools, json_string_value(name), sh))
+		return api_bad(e, "tool_choice", "'tool_choice' names the function '%.64s', which is not in 'tools'",
+			   json_string_value(name));
+	p->tool_choice = API_TOOL_FUNCTION;
+	p->tool_name = strdup(json_string_value(name));
+	if (!p->tool_name)
+		return api_bad(e, "tool_choice", "out of memory");
+	return 0;
+}
+
+/* tool_choice into @p: "auto", "none", "required" or one named function. */
+static int parse_choice(json_t *c, json_t *tools, const struct tool_shape *sh,
+			struct api_params *p, struct api_error *e)
+{
 	if (json_is_string(c)) {
 		const char *s = json_string_value(c);
 
@@ -128,22 +219,11 @@ static int parse_choice(json_t *c, json_t *tools, struct api_params *p, struct a
 		else if (!strcmp(s, "required"))
 			p->tool_choice = API_TOOL_REQUIRED;
 		else
-			return api_bad(e, "tool_choice", "'tool_choice' is '%.32s': it must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}",
-				   s);
+			return api_bad(e, "tool_choice", "'tool_choice' is '%.32s': it must be \"auto\", \"none\", \"required\" or %s",
+				   s, sh->choice_form);
 	} else if (json_is_object(c)) {
-		json_t *ty = json_object_get(c, "type");
-
-		if (!json_is_string(ty) || strcmp(json_string_value(ty), "function"))
-			return api_bad(e, "tool_choice", "'tool_choice.type' must be \"function\"");
-		if (!json_is_string(name))
-			return api_bad(e, "tool_choice", "'tool_choice' must name a function: {\"type\": \"function\", \"function\": {\"name\": \"...\"}}");
-		if (!has_tool(tools, json_string_value(name)))
-			return api_bad(e, "tool_choice", "'tool_choice' names the function '%.64s', which is not in 'tools'",
-				   json_string_value(name));
-		p->tool_choice = API_TOOL_FUNCTION;
-		p->tool_name = strdup(json_string_value(name));
-		if (!p->tool_name)
-			return api_bad(e, "tool_choice", "out of memory");
+		if (parse_choice_obj(c, tools, sh, p, e))
+			return -1;
 	} else {
 		return api_bad(e, "tool_choice", "'tool_choice' must be a string or an object");
 	}
@@ -152,7 +232,34 @@ static int parse_choice(json_t *c, json_t *tools, struct api_params *p, struct a
 	return 0;
 }
 
-int api_parse_tools(json_t *o, struct api_params *p, struct api_error *e)
+/*
+ * The tools as the chat template and the reply parser take them: the chat
+ * completions array ({type, function: {...}}), whatever shape came in.
+ */
+static char *tools_for_template(json_t *tools, const struct tool_shape *sh)
+{
+	json_t *arr, *t;
+	size_t i;
+	char *s;
+
+	if (!sh->flat)
+		return json_dumps(tools, JSON_COMPACT);
+	arr = json_array();
+	json_array_foreach(tools, i, t) {
+		json_t *fn = json_deep_copy(t);
+
+		json_object_del(fn, "type");
+		json_array_append_new(arr, json_pack("{s:s, s:o}", "type", "function",
+						     "function", fn));
+	}
+	s = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	return s;
+}
+
+/* tools, tool_choice and parallel_tool_calls of @o in shape @sh. */
+static int parse_tools(json_t *o, const struct tool_shape *sh, struct api_params *p,
+		       struct api_error *e)
 {
 	json_t *tools = api_field(o, "tools"), *c = api_field(o, "tool_choice"), *ptc;
 
@@ -160,21 +267,31 @@ int api_parse_tools(json_t *o, struct api_params *p, struct api_error *e)
 	if (ptc && !json_is_boolean(ptc))
 		return api_bad(e, "parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
 	p->one_call = ptc && json_is_false(ptc);
-	if (api_field(o, "functions") || api_field(o, "function_call"))
-		return api_bad(e, api_field(o, "functions") ? "functions" : "function_call",
-			   "'functions' and 'function_call' are deprecated and not supported: use 'tools' and 'tool_choice'");
-	if (tools && check_tools(tools, e))
+	if (tools && check_tools(tools, sh, e))
 		return -1;
-	if (c && parse_choice(c, tools, p, e))
+	if (c && parse_choice(c, tools, sh, p, e))
 		return -1;
 	if (tools && json_array_size(tools) && p->tool_choice != API_TOOL_NONE) {
-		p->tools_json = json_dumps(tools, JSON_COMPACT);
+		p->tools_json = tools_for_template(tools, sh);
 		if (!p->tools_json) {
 			api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
 			return -1;
 		}
 	}
 	return 0;
+}
+
+int api_parse_tools(json_t *o, struct api_params *p, struct api_error *e)
+{
+	if (api_field(o, "functions") || api_field(o, "function_call"))
+		return api_bad(e, api_field(o, "functions") ? "functions" : "function_call",
+			   "'functions' and 'function_call' are deprecated and not supported: use 'tools' and 'tool_choice'");
+	return parse_tools(o, &chat_shape, p, e);
+}
+
+int api_parse_response_tools(json_t *o, struct api_params *p, struct api_error *e)
+{
+	return parse_tools(o, &responses_shape, p, e);
 }
 
 /* One entry of an assistant's tool_calls: {id, type: "function", function: {name, arguments}}. */
@@ -277,6 +394,8 @@ static bool answered(const struct api_params *p, int from, int to, const char *i
 
 int api_check_tool_ids(const struct api_params *p, struct api_error *e)
 {
+	bool resp = p->kind == API_RESPONSES;
+	const char *list = resp ? "input" : "messages", *key = resp ? "call_id" : "tool_call_id";
 	int i, k, last = -1;
 
 	for (i = 0; i < p->n_msgs; i++) {
@@ -287,12 +406,20 @@ int api_check_tool_ids(const struct api_params *p, struct api_error *e)
 			last = i;
 			continue;
 		}
-		if (strcmp(m->role, "tool") || !m->tool_call_id || last < 0)
+		if (strcmp(m->role, "tool") || !m->tool_call_id)
+			continue;
+		snprintf(at, sizeof(at), "%s[%d].%s", list, m->item, key);
+		if (last < 0 && !resp)
 			continue;	/* chat_render() refuses a result with no call before */
-		snprintf(at, sizeof(at), "messages[%d].tool_call_id", i);
+		if (last < 0)
+			return api_bad(e, at, "'%s' is '%.64s', but no function_call item comes before it",
+				       at, m->tool_call_id);
 		for (k = 0; k < p->msgs[last].n_calls; k++)
 			if (!strcmp(p->msgs[last].calls[k].id, m->tool_call_id))
 				break;
+		if (k == p->msgs[last].n_calls && resp)
+			return api_bad(e, at, "'%s' is '%.64s', which is not the call_id of a function_call of the assistant turn before it (from input[%d])",
+				       at, m->tool_call_id, p->msgs[last].item);
 		if (k == p->msgs[last].n_calls)
 			return api_bad(e, at, "'%s' is '%.64s', which is not the id of a call of messages[%d]",
 				       at, m->tool_call_id, last);

@@ -3,8 +3,8 @@
  * Answers of the generation endpoints in the OpenAI schema, whole (JSON)
  * or streamed (SSE, "data: {...}\n\n", ending "data: [DONE]"; /v1/responses
  * streams named events "event: response.output_text.delta" and has no
- * [DONE]). Reference: the OpenAI API reference (chat.completion,
- * chat.completion.chunk, text_completion, response objects).
+ * [DONE]: format_responses.c). Reference: the OpenAI API reference
+ * (chat.completion, chat.completion.chunk, text_completion).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +82,7 @@ static const char *finish_name(const struct gen *g)
 }
 
 /* Emit "data: JSON\n\n" (or "event: NAME\ndata: ..." for responses); steals @o. */
-static void sse(struct gen *g, const char *event, json_t *o)
+void fmt_sse(struct gen *g, const char *event, json_t *o)
 {
 	char *s;
 
@@ -102,7 +102,7 @@ static void sse(struct gen *g, const char *event, json_t *o)
 	free(s);
 }
 
-static json_t *usage_json(const struct gen *g)
+json_t *fmt_usage(const struct gen *g)
 {
 	const struct engine_usage *u = &g->usage;
 
@@ -120,7 +120,7 @@ static json_t *usage_json(const struct gen *g)
 }
 
 /* Our extension: the engine's timing of this request (the web UI shows it). */
-static json_t *timings_json(const struct gen *g)
+json_t *fmt_timings(const struct gen *g)
 {
 	const struct engine_timing *t = &g->timing;
 	double dec = t->decode_ms;
@@ -139,35 +139,6 @@ static json_t *chunk_base(const struct gen *g)
 			 "system_fingerprint", "rk1828");
 }
 
-static json_t *response_obj(struct gen *g, const char *status)
-{
-	json_t *r = json_pack("{s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:[], s:b}",
-			      "id", g->id, "object", "response", "created_at", (json_int_t)g->created,
-			      "status", status, "model", g->s->model_id, "error", json_null(),
-			      "incomplete_details", json_null(), "previous_response_id", json_null(),
-			      "output", "parallel_tool_calls", 0);
-
-	if (!strcmp(status, "in_progress"))
-		return r;
-	json_array_append_new(json_object_get(r, "output"),
-		json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s%, s:[]}]}", "type", "message",
-			  "id", g->item_id, "status", "completed", "role", "assistant",
-			  "content", "type", "output_text", "text", g->text ? g->text : "",
-			  g->text_len, "annotations"));
-	if (g->finish == ENGINE_FINISH_LENGTH)
-		json_object_set_new(r, "incomplete_details",
-				    json_pack("{s:s}", "reason", "max_output_tokens"));
-	json_object_set_new(r, "usage", usage_json(g));
-	json_object_set_new(r, "timings", timings_json(g));
-	return r;
-}
-
-static json_t *text_part(const struct gen *g, const char *text, size_t len)
-{
-	return json_pack("{s:s, s:s%, s:[]}", "type", "output_text", "text", text, len,
-			 "annotations");
-}
-
 /* A streamed chat chunk with @delta (stolen) and any pending logprobs. */
 static void chat_chunk(struct gen *g, json_t *delta)
 {
@@ -178,7 +149,7 @@ static void chat_chunk(struct gen *g, json_t *delta)
 			  g->pend_lp ? json_pack("{s:o}", "content", g->pend_lp) : json_null(),
 			  "finish_reason"));
 	g->pend_lp = NULL;
-	sse(g, NULL, c);
+	fmt_sse(g, NULL, c);
 }
 
 /*
@@ -224,6 +195,10 @@ void fmt_start(struct gen *g)
 {
 	json_t *c;
 
+	if (g->kind == API_RESPONSES) {
+		fmt_resp_start(g);
+		return;
+	}
 	if (!g->stream) {
 		if (g->prefix)
 			chat_feed(g, g->prefix, strlen(g->prefix));
@@ -236,23 +211,9 @@ void fmt_start(struct gen *g)
 			json_pack("[{s:i, s:{s:s, s:o}, s:n, s:n}]", "index", 0, "delta", "role",
 				  "assistant", "content", g->tools ? json_null() : json_string(""),
 				  "logprobs", "finish_reason"));
-		sse(g, NULL, c);
+		fmt_sse(g, NULL, c);
 		if (g->prefix)
 			chat_feed(g, g->prefix, strlen(g->prefix));
-	} else if (g->kind == API_RESPONSES) {
-		sse(g, "response.created", json_pack("{s:s, s:o}", "type", "response.created",
-			"response", response_obj(g, "in_progress")));
-		sse(g, "response.in_progress", json_pack("{s:s, s:o}", "type",
-			"response.in_progress", "response", response_obj(g, "in_progress")));
-		sse(g, "response.output_item.added",
-		    json_pack("{s:s, s:i, s:{s:s, s:s, s:s, s:s, s:[]}}", "type",
-			      "response.output_item.added", "output_index", 0, "item", "type",
-			      "message", "id", g->item_id, "status", "in_progress", "role",
-			      "assistant", "content"));
-		sse(g, "response.content_part.added",
-		    json_pack("{s:s, s:s, s:i, s:i, s:o}", "type", "response.content_part.added",
-			      "item_id", g->item_id, "output_index", 0, "content_index", 0,
-			      "part", text_part(g, "", 0)));
 	}
 }
 
@@ -332,6 +293,11 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 			g->lp = json_array();
 		json_array_extend(g->lp, lp);
 	}
+	if (g->kind == API_RESPONSES) {
+		json_decref(lp);
+		fmt_resp_feed(g, ev->text, ev->len);
+		return;
+	}
 	if (g->kind == API_CHAT && g->parser) {
 		/* Chunks as the parser settles the text; logprobs ride on the first. */
 		g->pend_lp = g->stream ? lp : NULL;
@@ -344,13 +310,6 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 	}
 	if (!g->stream || (!ev->len && !lp)) {
 		json_decref(lp);
-		return;
-	}
-	if (g->kind == API_RESPONSES) {
-		sse(g, "response.output_text.delta",
-		    json_pack("{s:s, s:s, s:i, s:i, s:s%}", "type", "response.output_text.delta",
-			      "item_id", g->item_id, "output_index", 0, "content_index", 0,
-			      "delta", ev->text, ev->len));
 		return;
 	}
 	c = chunk_base(g);
@@ -366,10 +325,10 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 				  "logprobs", lp ? legacy_logprobs(lp, off) : json_null(),
 				  "finish_reason"));
 	json_decref(lp);
-	sse(g, NULL, c);
+	fmt_sse(g, NULL, c);
 }
 
-static json_t *error_obj(const struct gen *g)
+json_t *fmt_error_obj(const struct gen *g)
 {
 	return json_pack("{s:s, s:s, s:n, s:n}", "message",
 			 g->shutdown ? "the server is shutting down" :
@@ -377,50 +336,20 @@ static json_t *error_obj(const struct gen *g)
 			 "type", g->shutdown ? "unavailable_error" : "server_error", "param", "code");
 }
 
-static void fmt_done_responses(struct gen *g)
-{
-	if (g->finish == ENGINE_FINISH_ERROR || g->finish == ENGINE_FINISH_CANCELLED) {
-		json_t *r = response_obj(g, "failed");
-
-		json_object_set_new(r, "error", error_obj(g));
-		sse(g, "response.failed", json_pack("{s:s, s:o}", "type", "response.failed",
-						    "response", r));
-		return;
-	}
-	sse(g, "response.output_text.done",
-	    json_pack("{s:s, s:s, s:i, s:i, s:s%}", "type", "response.output_text.done",
-		      "item_id", g->item_id, "output_index", 0, "content_index", 0,
-		      "text", g->text ? g->text : "", g->text_len));
-	sse(g, "response.content_part.done",
-	    json_pack("{s:s, s:s, s:i, s:i, s:o}", "type", "response.content_part.done",
-		      "item_id", g->item_id, "output_index", 0, "content_index", 0,
-		      "part", text_part(g, g->text ? g->text : "", g->text_len)));
-	sse(g, "response.output_item.done",
-	    json_pack("{s:s, s:i, s:{s:s, s:s, s:s, s:s, s:[o]}}", "type",
-		      "response.output_item.done", "output_index", 0, "item", "type", "message",
-		      "id", g->item_id, "status", "completed", "role", "assistant", "content",
-		      text_part(g, g->text ? g->text : "", g->text_len)));
-	sse(g, g->finish == ENGINE_FINISH_LENGTH ? "response.incomplete" : "response.completed",
-	    json_pack("{s:s, s:o}", "type", g->finish == ENGINE_FINISH_LENGTH ?
-		      "response.incomplete" : "response.completed",
-		      "response", response_obj(g, g->finish == ENGINE_FINISH_LENGTH ?
-					       "incomplete" : "completed")));
-}
-
 void fmt_done(struct gen *g)
 {
 	json_t *c;
 
+	if (g->kind == API_RESPONSES) {
+		fmt_resp_done(g);
+		return;
+	}
 	if (g->parser)	/* what the parser held back (a tag that never closed) */
 		chat_parser_finish(g->parser, g->stream ? chat_piece : NULL, g);
 	if (!g->stream)
 		return;
-	if (g->kind == API_RESPONSES) {
-		fmt_done_responses(g);
-		return;
-	}
 	if (g->finish == ENGINE_FINISH_ERROR || g->finish == ENGINE_FINISH_CANCELLED) {
-		sse(g, NULL, json_pack("{s:o}", "error", error_obj(g)));
+		fmt_sse(g, NULL, json_pack("{s:o}", "error", fmt_error_obj(g)));
 	} else {
 		c = chunk_base(g);
 		if (g->kind == API_CHAT)
@@ -432,14 +361,14 @@ void fmt_done(struct gen *g)
 				json_pack("[{s:i, s:s, s:n, s:s}]", "index", 0, "text", "",
 					  "logprobs", "finish_reason", finish_name(g)));
 		if (!g->include_usage)
-			json_object_set_new(c, "timings", timings_json(g));
-		sse(g, NULL, c);
+			json_object_set_new(c, "timings", fmt_timings(g));
+		fmt_sse(g, NULL, c);
 		if (g->include_usage) {
 			c = chunk_base(g);
 			json_object_set_new(c, "choices", json_array());
-			json_object_set_new(c, "usage", usage_json(g));
-			json_object_set_new(c, "timings", timings_json(g));
-			sse(g, NULL, c);
+			json_object_set_new(c, "usage", fmt_usage(g));
+			json_object_set_new(c, "timings", fmt_timings(g));
+			fmt_sse(g, NULL, c);
 		}
 	}
 	gen_append(&g->out, &g->out_len, &g->out_cap, "data: [DONE]\n\n", 14);
@@ -480,25 +409,23 @@ char *fmt_body(struct gen *g, size_t *len)
 	json_t *o, *ch;
 	char *s;
 
-	if (g->kind == API_RESPONSES) {
-		o = response_obj(g, g->finish == ENGINE_FINISH_LENGTH ? "incomplete" : "completed");
-	} else {
-		o = json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object",
-			      object_name(g, false), "created", (json_int_t)g->created, "model",
-			      g->s->model_id, "system_fingerprint", "rk1828");
-		if (g->kind == API_CHAT)
-			ch = json_pack("{s:i, s:o, s:o, s:s}", "index", 0, "message",
-				       chat_message(g, text), "logprobs", g->lp ?
-				       json_pack("{s:O}", "content", g->lp) : json_null(),
-				       "finish_reason", finish_name(g));
-		else
-			ch = json_pack("{s:i, s:s%, s:o, s:s}", "index", 0, "text", text,
-				       g->text_len, "logprobs", g->lp ? legacy_logprobs(g->lp, 0) :
-				       json_null(), "finish_reason", finish_name(g));
-		json_object_set_new(o, "choices", json_pack("[o]", ch));
-		json_object_set_new(o, "usage", usage_json(g));
-		json_object_set_new(o, "timings", timings_json(g));
-	}
+	if (g->kind == API_RESPONSES)
+		return fmt_resp_body(g, len);
+	o = json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object",
+		      object_name(g, false), "created", (json_int_t)g->created, "model",
+		      g->s->model_id, "system_fingerprint", "rk1828");
+	if (g->kind == API_CHAT)
+		ch = json_pack("{s:i, s:o, s:o, s:s}", "index", 0, "message",
+			       chat_message(g, text), "logprobs", g->lp ?
+			       json_pack("{s:O}", "content", g->lp) : json_null(),
+			       "finish_reason", finish_name(g));
+	else
+		ch = json_pack("{s:i, s:s%, s:o, s:s}", "index", 0, "text", text,
+			       g->text_len, "logprobs", g->lp ? legacy_logprobs(g->lp, 0) :
+			       json_null(), "finish_reason", finish_name(g));
+	json_object_set_new(o, "choices", json_pack("[o]", ch));
+	json_object_set_new(o, "usage", fmt_usage(g));
+	json_object_set_new(o, "timings", fmt_timings(g));
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	*len = s ? strlen(s) : 0;

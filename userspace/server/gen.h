@@ -34,9 +34,9 @@ struct MHD_Connection;
  * @q: the engine request (valid until engine_req_put() in gen_put())
  * @out, @out_len, @out_off, @out_cap: SSE bytes not yet sent
  * @text, @text_len, @text_cap: the whole generated text
- * @parser: chat: the reply split into content, reasoning_content and
+ * @parser: chat, responses: the reply split into content, reasoning_content and
  *	tool calls (chat.h), fed every piece of text as it arrives
- * @prefix: chat: the reply's start the prompt already wrote (a forced
+ * @prefix: chat, responses: the reply's start the prompt already wrote (a forced
  *	tool call's opening), fed to @parser first; NULL when none
  * @tools: chat: tools were offered (the first chunk's content is null)
  * @one_call: "parallel_tool_calls": false: only the reply's first call
@@ -45,6 +45,7 @@ struct MHD_Connection;
  *	with a chunk
  * @lp: logprobs entries (json array) or NULL
  * @seq: next sequence_number of a /v1/responses stream
+ * @ro: responses: the output items (format_responses.c)
  * @done: DONE arrived (@finish, @usage, @timing, @error are final)
  * @suspended: the connection is suspended waiting for output
  * @conn_gone: libmicrohttpd completed the request (client gone or done)
@@ -74,6 +75,7 @@ struct gen {
 	json_t *pend_lp;
 	json_t *lp;
 	int seq;
+	struct resp_out *ro;
 	bool done, suspended, conn_gone, cancel_sent, shutdown;
 	enum engine_finish finish;
 	struct engine_usage usage;
@@ -87,5 +89,29 @@ void fmt_delta(struct gen *g, const struct engine_event *ev);
 void fmt_done(struct gen *g);
 char *fmt_body(struct gen *g, size_t *len);
 void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
+
+/*
+ * format.c's pieces shared with format_responses.c: fmt_sse() appends one
+ * SSE event (named @event with its sequence_number, or a bare data line
+ * when NULL; steals @o), fmt_usage()/fmt_timings() the usage and timings
+ * objects, fmt_error_obj() the error of a failed generation.
+ */
+void fmt_sse(struct gen *g, const char *event, json_t *o);
+json_t *fmt_usage(const struct gen *g);
+json_t *fmt_timings(const struct gen *g);
+json_t *fmt_error_obj(const struct gen *g);
+
+/*
+ * format_responses.c: /v1/responses. fmt_resp_new() sets up g->ro from
+ * the request (0, or -1 when out of memory), fmt_resp_free() frees it;
+ * the others are fmt_start(), fmt_delta()'s text, fmt_done() and
+ * fmt_body() of a response.
+ */
+int fmt_resp_new(struct gen *g, const struct api_params *p);
+void fmt_resp_free(struct gen *g);
+void fmt_resp_start(struct gen *g);
+void fmt_resp_feed(struct gen *g, const char *text, size_t len);
+void fmt_resp_done(struct gen *g);
+char *fmt_resp_body(struct gen *g, size_t *len);
 
 #endif

@@ -323,6 +323,7 @@ static void gen_free(struct gen *g)
 	json_decref(g->lp);
 	json_decref(g->pend_lp);
 	chat_parser_free(g->parser);
+	fmt_resp_free(g);
 	free(g->prefix);
 	free(g->out);
 	free(g->text);
@@ -722,7 +723,7 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 
 	if (!g)
 		return NULL;
-	if (p->kind == API_CHAT) {
+	if (p->kind != API_COMPLETION) {
 		/*
 		 * Call ids "call_<n>_<i>": n from the clock at start-up plus the
 		 * requests since, so that ids stay unique in a conversation that
@@ -742,6 +743,12 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 		rs->prefix = NULL;
 		g->tools = p->tools_json != NULL;
 		g->one_call = p->one_call;
+		if (p->kind == API_RESPONSES && fmt_resp_new(g, p)) {
+			chat_parser_free(g->parser);
+			free(g->prefix);
+			free(g);
+			return NULL;
+		}
 	}
 	pthread_mutex_init(&g->mu, NULL);
 	g->s = s;

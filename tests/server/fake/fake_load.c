@@ -3,8 +3,12 @@
  * build/tests/serve-fake: `rk1828-llm serve` with the scripted engine
  * (fake_engine.c) for host tests of the HTTP layer. The model file and
  * its tokenizer are real (templates and token counts are real); no cards.
+ * RK1828_FAKE_TEMPLATE replaces the model's chat template by its text
+ * (the markers chat.h recognises, e.g. "<|im_start|><think>" for a
+ * reasoning chatml model), for tests of reasoning replies.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,6 +23,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	struct engine_opts eo = { .n_slots = s->o.n_slots ? s->o.n_slots : 4,
 				  .n_ctx = s->o.n_ctx ? s->o.n_ctx : 512,
 				  .queue_max = s->o.queue_max };
+	const char *tmpl = getenv("RK1828_FAKE_TEMPLATE");
 	struct gguf_str t;
 	const char *base;
 
@@ -30,7 +35,9 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	if (!s->tok)
 		return -1;
 	s->add_bos = tok_add_bos_default(s->tok);
-	if (gguf_get_str(s->gf, "tokenizer.chat_template", &t))
+	if (tmpl)
+		chat_template_init(&s->ct, tmpl, strlen(tmpl), s->tok);
+	else if (gguf_get_str(s->gf, "tokenizer.chat_template", &t))
 		chat_template_init(&s->ct, t.s, t.len, s->tok);
 	else
 		chat_template_init(&s->ct, NULL, 0, s->tok);
