@@ -13,6 +13,8 @@
 #  - --ignore-eos gives the same -n tokens (finish "length");
 #  - --parse-special makes "</s>" in the prompt the EOS token, without it
 #    "</s>" is text;
+#  - --logit-bias X-inf of the greedy first token X: the first token is
+#    another; --logit-bias Y+100: every token is Y;
 #  - run --chat without a template says so;
 #  - chat reads two messages from stdin, answers the first exactly as run
 #    does, keeps the history (the second prompt is longer) and exits 0 at
@@ -44,6 +46,10 @@ common=(-m "$model" --cards 2 --temp 0)
 "$llm" run "${common[@]}" -p "$p" -n 12 --ignore-eos --json >"$tmp/ign.json" 2>"$tmp/ign.err"
 "$llm" run "${common[@]}" -p "</s>" -n 0 --parse-special --json >"$tmp/ps.json" 2>"$tmp/ps.err"
 "$llm" run "${common[@]}" -p "</s>" -n 0 --json >"$tmp/nps.json" 2>>"$tmp/ps.err"
+# --logit-bias on the greedy run's own ids: ban its first, force its second.
+read -r x y < <(python3 -c 'import json,sys; i=json.load(open(sys.argv[1])).get("ids",[0,0]); print(i[0], i[1])' "$tmp/run.json" 2>/dev/null)
+"$llm" run "${common[@]}" -p "$p" -n 4 --logit-bias "${x:-0}-inf" --json >"$tmp/ban.json" 2>"$tmp/ban.err"
+"$llm" run "${common[@]}" -p "$p" -n 4 --logit-bias "${y:-0}+100" --json >"$tmp/force.json" 2>"$tmp/force.err"
 printf '%s\n%s\n' "$p" "The dog" | "$llm" chat "${common[@]}" -n 12 -v -v \
 	>"$tmp/chat.txt" 2>"$tmp/chat.err"
 echo "$?" >"$tmp/chat.rc"
@@ -78,7 +84,7 @@ def report(ok, name, *files):
             for line in read(f).splitlines()[:15]:
                 print("# " + line)
 
-print("1..9")
+print("1..11")
 run, ign, ps, nps = load("run.json"), load("ign.json"), load("ps.json"), load("nps.json")
 st = run.get("stats", {})
 report(read("run.json").count("\n") == 1 and str(run.get("prompt_ids")) == read("ids.txt").strip()
@@ -99,6 +105,13 @@ report(ign.get("ids") == run.get("ids") and ign.get("stats", {}).get("finish") =
 report(ps.get("prompt_ids") == [1, 2] and len(nps.get("prompt_ids", [])) > 2
        and 2 not in nps.get("prompt_ids", []),
        "run --parse-special: '</s>' is EOS; without it, text", "ps.err", "ps.json", "nps.json")
+ids = run.get("ids", [0, 0])
+ban, force = load("ban.json"), load("force.json")
+report(len(ban.get("ids", [])) == 4 and ban["ids"][0] != ids[0],
+       "run --logit-bias %d-inf: the first token is no longer the greedy %d" % (ids[0], ids[0]),
+       "ban.err", "ban.json")
+report(force.get("ids") == [ids[1]] * 4,
+       "run --logit-bias %d+100: all 4 tokens are %d" % (ids[1], ids[1]), "force.err", "force.json")
 report(read("chat.rc").strip() == "0", "chat: two messages from stdin, exit 0 at end of input",
        "chat.err")
 # The reply as printed: the run's text without its trailing whitespace

@@ -168,9 +168,9 @@ await check('sampling fields in range are taken', async () => {
     repeat_penalty: 1.1, repeat_last_n: -1, min_p: 0.05, logit_bias: { 5: -100, 6: 100 } });
   ok(r.choices[0].message.role === 'assistant' && r.usage.completion_tokens > 0,
      'presence/frequency -2/2, repeat_penalty 1.1, repeat_last_n -1, min_p 0.05, logit_bias: 200 with a reply', r.usage);
-  const a = await raw('POST', '/v1/completions', JSON.stringify({ prompt: 'x', max_tokens: 2, logit_bias: [[5, false], [6, 1.5]] }),
+  const a = await raw('POST', '/v1/completions', JSON.stringify({ prompt: 'x', max_tokens: 2, logit_bias: [[5, false], [6, 1.5], ['Once', -1]] }),
     { 'Content-Type': 'application/json' });
-  ok(a.status === 200 && a.json?.choices?.length === 1, 'llama-server logit_bias [[5,false],[6,1.5]]: 200', a.text);
+  ok(a.status === 200 && a.json?.choices?.length === 1, 'llama-server logit_bias [[5,false],[6,1.5],["Once",-1]]: 200', a.text);
 });
 await expectErr('400 completions: missing prompt', B, 400, () => c.completions.create({ max_tokens: 3 }), (e) => e.param === 'prompt');
 await expectErr('400 completions: echo true', B, 400, () => c.completions.create({ prompt: 'x', echo: true }), (e) => e.param === 'echo');

@@ -12,6 +12,8 @@
  * reasoning) become the same messages (api_input.c). Output: TAP.
  */
 #include "api.h"
+#include "gguf.h"
+#include "tokenizer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -187,7 +189,7 @@ static bool bad_field(const char *extra, const char *param)
 	       !strcmp(e.type, "invalid_request_error");
 }
 
-static void test_penalties(void)
+static void test_penalties(const struct tokenizer *tk)
 {
 	static const struct { const char *extra, *param; } bad[] = {
 		{ "\"presence_penalty\":2.01", "presence_penalty" },
@@ -210,7 +212,9 @@ static void test_penalties(void)
 		{ "\"logit_bias\":{\"5\":-101}", "logit_bias" },
 		{ "\"logit_bias\":{\"5\":\"-100\"}", "logit_bias" },
 		{ "\"logit_bias\":[[5]]", "logit_bias" },
-		{ "\"logit_bias\":[[\"Hello\",1]]", "logit_bias" },
+		{ "\"logit_bias\":[[\"Hello\",101]]", "logit_bias" },
+		{ "\"logit_bias\":[[\"Hello\"]]", "logit_bias" },
+		{ "\"logit_bias\":[[[1],1]]", "logit_bias" },
 		{ "\"logit_bias\":[[5,true]]", "logit_bias" },
 		{ "\"logit_bias\":[5,1]", "logit_bias" },
 		{ "\"logit_bias\":\"5:1\"", "logit_bias" },
@@ -261,6 +265,32 @@ static void test_penalties(void)
 	rc = chat("{" MSGS ",\"logit_bias\":{}}", &p, &e);
 	tap_ok(rc == 0 && p.s.n_bias == 0, "an empty logit_bias is no bias");
 	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"logit_bias\":[[\"Once upon\",-2],[9,false]]}", &p, &e);
+	tap_ok(rc == 0 && p.n_bias == 1 && p.n_bias_text == 1 && p.bias[0].id == 9 &&
+	       !strcmp(p.bias_text[0].text, "Once upon") && p.bias_text[0].bias == -2.0f,
+	       "llama-server logit_bias [[\"Once upon\",-2],[9,false]]: one id, one text kept");
+	if (tk) {
+		int32_t want[16];
+		int nw = tok_encode(tk, "Once upon", false, want, 16), j;
+		bool same;
+
+		memset(&e, 0, sizeof(e));
+		same = rc == 0 && nw > 0 && api_resolve_bias(&p, tk, &e) == 0 &&
+		       p.n_bias == 1 + nw && p.s.n_bias == p.n_bias && p.s.bias == p.bias;
+		for (j = 0; same && j < nw; j++)
+			same = p.bias[1 + j].id == want[j] && p.bias[1 + j].bias == -2.0f;
+		tap_ok(same, "api_resolve_bias: \"Once upon\" becomes its %d tokens (no BOS), each -2 (%s)",
+		       nw, e.msg);
+	}
+	api_params_free(&p);
+	if (tk) {
+		rc = chat("{" MSGS ",\"logit_bias\":[[600,1]]}", &p, &e);
+		memset(&e, 0, sizeof(e));
+		tap_ok(rc == 0 && api_resolve_bias(&p, tk, &e) == -1 && !strcmp(e.param, "logit_bias"),
+		       "api_resolve_bias: id 600 outside stories260K's 512 is a 400 naming logit_bias");
+		api_params_free(&p);
+	}
 
 	/* API_MAX_BIAS entries pass, one more is a 400 */
 	big = malloc(16 * (API_MAX_BIAS + 1) + 256);
@@ -416,6 +446,19 @@ int main(void)
 	test_prompt();
 	test_seed();
 	test_sampling();
-	test_penalties();
+	{
+		const char *path = getenv("RK1828_MODEL");
+		char err[256];
+		struct gguf_file *gf = gguf_open(path ? path : "../shared/models/stories260K.gguf",
+						 err, sizeof(err));
+		struct tokenizer *tk = gf ? tok_load(gf, err, sizeof(err)) : NULL;
+
+		tap_ok(tk != NULL, "stories260K's tokenizer for the logit_bias texts (%s)",
+		       tk ? "loaded" : err);
+		test_penalties(tk);
+		tok_free(tk);
+		if (gf)
+			gguf_close(gf);
+	}
 	return tap_done();
 }

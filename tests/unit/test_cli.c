@@ -183,6 +183,10 @@ static void test_option_errors(const char *model)
 			{ "--repeat-last-n -2", "--repeat-last-n: bad value \"-2\"" },
 			{ "--presence-penalty 2.5", "--presence-penalty: bad value \"2.5\" (-2..2)" },
 			{ "--frequency-penalty -3", "--frequency-penalty: bad value \"-3\" (-2..2)" },
+			{ "--logit-bias 5+101", "--logit-bias: bad value \"5+101\" (ID+B or ID-B with B 0..100, or ID-inf to ban)" },
+			{ "--logit-bias 5+inf", "--logit-bias: bad value \"5+inf\"" },
+			{ "--logit-bias x+1", "--logit-bias: bad value \"x+1\"" },
+			{ "--logit-bias 5", "--logit-bias: bad value \"5\"" },
 		};
 		size_t k;
 
@@ -239,7 +243,8 @@ static void test_foreign_options(const char *model)
 		"plan -m M --cards 2 --ctx 64 --bucket 4 --card-mem 1G --predict --link usb"
 		" --profile emulator/profiles/rk1828.conf --json --parallel 2",
 		"run -m M -p hi -n 1 --temp 0 --top-k 1 --top-p 0.5 --min-p 0.05 --repeat-penalty 1.1"
-		" --repeat-last-n -1 --presence-penalty -2 --frequency-penalty 2 --seed 1 --cards 1 --bucket 4"
+		" --repeat-last-n -1 --presence-penalty -2 --frequency-penalty 2 --logit-bias 5+1"
+		" --logit-bias 6-inf --logit-bias 7-2.5 --seed 1 --cards 1 --bucket 4"
 		" --ctx 64 --no-bos --dump-logits /tmp/rk1828-cli.logits --json --ignore-eos"
 		" --parse-special --chat -s sys --think -v",
 		"chat -m M -s sys --no-think -n 1 --temp 0 --top-k 1 --top-p 0.5 --min-p 0 --repeat-penalty 0"

@@ -17,6 +17,7 @@
 #include "cost.h"
 #include "model.h"
 #include "planner.h"
+#include "sampler.h"
 #include "tokenizer.h"
 
 struct gguf_file;
@@ -25,6 +26,9 @@ struct rk_card;
 /* Exit status: 0 success, see usage() in main.c. */
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
+
+/* --logit-bias may be given this many times. */
+#define CLI_MAX_BIAS 256
 
 /**
  * struct args - the options of every command
@@ -46,6 +50,8 @@ struct args {
 	int top_k;
 	float min_p, repeat_penalty, presence_penalty, frequency_penalty;
 	int repeat_last_n;
+	struct sampler_bias bias[CLI_MAX_BIAS];	/* --logit-bias, in order */
+	int n_bias;
 	uint64_t seed;
 	bool have_seed, no_bos, bucket_set;
 	bool json, ignore_eos, parse_special, chat, ids, n_predict_set;

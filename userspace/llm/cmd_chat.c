@@ -196,6 +196,8 @@ static int reply(struct chat_ctx *c)
 	rq.s.repeat_last_n = c->a->repeat_last_n;
 	rq.s.presence_penalty = c->a->presence_penalty;
 	rq.s.frequency_penalty = c->a->frequency_penalty;
+	rq.s.bias = c->a->bias;
+	rq.s.n_bias = c->a->n_bias;
 	rq.s.seed = c->a->seed + c->turn;
 	rq.s.have_seed = c->a->have_seed;
 	rq.ignore_eos = c->a->ignore_eos;

@@ -272,6 +272,8 @@ static int submit(struct engine *e, const struct session *S, const struct args *
 	rq.s.repeat_last_n = a->repeat_last_n;
 	rq.s.presence_penalty = a->presence_penalty;
 	rq.s.frequency_penalty = a->frequency_penalty;
+	rq.s.bias = a->bias;
+	rq.s.n_bias = a->n_bias;
 	rq.s.seed = a->seed;
 	rq.s.have_seed = a->have_seed;
 	rq.ignore_eos = a->ignore_eos;

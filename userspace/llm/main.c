@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,14 +51,16 @@ static void usage(FILE *f)
 		"usage: rk1828-llm run -m MODEL -p PROMPT [-n N_PREDICT] [--temp T] [--top-k K]\n"
 		"                      [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                      [--repeat-last-n N] [--presence-penalty A]\n"
-		"                      [--frequency-penalty A] [--seed S] [--cards all|N|LIST] [--bucket B]\n"
+		"                      [--frequency-penalty A] [--logit-bias ID(+|-)B]... [--seed S]\n"
+		"                      [--cards all|N|LIST] [--bucket B]\n"
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
 		"                      [--ignore-eos] [--parse-special] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                       [--repeat-last-n N] [--presence-penalty A]\n"
-		"                       [--frequency-penalty A] [--seed S] [--cards C] [--ctx N]\n"
+		"                       [--frequency-penalty A] [--logit-bias ID(+|-)B]... [--seed S]\n"
+		"                       [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
@@ -87,7 +90,9 @@ static void usage(FILE *f)
 		"                   each token already generated (default 0 = off)\n"
 		"  --frequency-penalty A  OpenAI frequency penalty, -2..2: times the count of\n"
 		"                   each token already generated (default 0 = off)\n"
-		"                   (order: penalties, top-k, top-p, min-p, temperature)\n"
+		"  --logit-bias ID(+|-)B  add B (0..100) to token ID's logit, -inf bans it\n"
+		"                   (llama.cpp's form: 15043+1, 15043-inf); up to 256 times\n"
+		"                   (order: bias, penalties, top-k, top-p, min-p, temperature)\n"
 		"  --seed S         sampler seed, an integer >= 0; -1 or none: time based\n"
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
@@ -177,7 +182,8 @@ static int parse_float(const char *s, const char *opt, float min, bool min_open,
 	return 0;
 }
 
-enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQPEN, O_SEED, O_CARDS, O_BUCKET, O_CTX,
+enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQPEN, O_BIAS,
+       O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
        O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
@@ -195,6 +201,7 @@ static const struct option cli_opts[] = {
 	{ "repeat-last-n", required_argument, NULL, O_REPN },
 	{ "presence-penalty", required_argument, NULL, O_PRESPEN },
 	{ "frequency-penalty", required_argument, NULL, O_FREQPEN },
+	{ "logit-bias", required_argument, NULL, O_BIAS },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "cards", required_argument, NULL, O_CARDS },
 	{ "bucket", required_argument, NULL, O_BUCKET },
@@ -240,10 +247,10 @@ static const struct {
 	const char *cmd, *opts;
 } cmd_opts[] = {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
-		 " presence-penalty frequency-penalty seed cards bucket ctx no-bos"
+		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json ignore-eos parse-special chat system think no-think verbose " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
-		  " repeat-last-n presence-penalty frequency-penalty seed cards bucket"
+		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
 		  " ctx no-bos ignore-eos parse-special verbose " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
@@ -404,6 +411,39 @@ static int parse_repeat_last_n(const char *s, int *out)
 	return 0;
 }
 
+/*
+ * --logit-bias ID(+|-)B, llama.cpp's form (common/arg.cpp -l): B a number
+ * 0..100 or inf (-inf bans the token); the id is checked against the
+ * vocabulary when the request is submitted.
+ */
+static int parse_bias(const char *s, struct args *a)
+{
+	char *end;
+	unsigned long id;
+	float b;
+
+	errno = 0;
+	id = strtoul(s, &end, 10);
+	if (a->n_bias == CLI_MAX_BIAS) {
+		fprintf(stderr, "rk1828-llm: --logit-bias: at most %d\n", CLI_MAX_BIAS);
+		return -1;
+	}
+	if (s[0] >= '0' && s[0] <= '9' && !errno && id <= INT32_MAX && (*end == '+' || *end == '-')) {
+		char *e2;
+
+		b = strtof(end + 1, &e2);
+		if (end[1] != '+' && end[1] != '-' && e2 != end + 1 && !*e2 &&
+		    ((b >= 0.0f && b <= 100.0f) || (isinf(b) && *end == '-'))) {
+			a->bias[a->n_bias].id = (int32_t)id;
+			a->bias[a->n_bias++].bias = *end == '-' ? -b : b;
+			return 0;
+		}
+	}
+	fprintf(stderr, "rk1828-llm: --logit-bias: bad value \"%s\" (ID+B or ID-B with B 0..100, or ID-inf to ban)\n",
+		s);
+	return -1;
+}
+
 /* Generation (run, chat): -n, --temp, --top-k, --top-p, the penalties, --seed. */
 static int parse_sampling_opt(int c, const char *arg, struct args *a)
 {
@@ -438,6 +478,8 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 	case O_FREQPEN:
 		return parse_float(arg, "--frequency-penalty", -2.0f, false, 2.0f,
 				   &a->frequency_penalty) ? -1 : 0;
+	case O_BIAS:
+		return parse_bias(arg, a);
 	case O_SEED:
 		return parse_seed(arg, &a->seed, &a->have_seed) ? -1 : 0;
 	}

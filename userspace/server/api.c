@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "tokenizer.h"
 
 /* Sampling defaults: the runtime's (rk1828-llm run, llama-server). */
 #define DEF_TEMP	0.8f
@@ -188,8 +189,44 @@ static int bias_id_str(const char *key, int32_t *out, struct api_error *e)
 }
 
 /*
+ * One [id, bias] or [text, bias] pair of llama-server's array form; a text
+ * is kept in p->bias_text until api_resolve_bias() tokenizes it.
+ */
+static int bias_pair(json_t *it, size_t i, struct api_params *p, struct api_error *e)
+{
+	json_t *id = json_array_get(it, 0);
+	char where[64];
+	float bias;
+
+	snprintf(where, sizeof(where), "logit_bias[%zu][1]", i);
+	if (!json_is_array(it) || json_array_size(it) != 2 ||
+	    !(json_is_string(id) || (json_is_integer(id) && json_integer_value(id) >= 0 &&
+				     json_integer_value(id) <= INT32_MAX)))
+		return api_bad(e, "logit_bias", "'logit_bias[%zu]' must be [token id, bias] with a non-negative integer id, or [\"text\", bias]",
+			   i);
+	if (bias_value(json_array_get(it, 1), where, &bias, e))
+		return -1;
+	if (json_is_string(id)) {
+		struct api_bias_text *t = &p->bias_text[p->n_bias_text];
+
+		t->text = strndup(json_string_value(id), json_string_length(id));
+		if (!t->text)
+			return api_bad(e, "logit_bias", "out of memory");
+		t->len = json_string_length(id);
+		t->bias = bias;
+		p->n_bias_text++;
+		return 0;
+	}
+	p->bias[p->n_bias].id = (int32_t)json_integer_value(id);
+	p->bias[p->n_bias].bias = bias;
+	p->n_bias++;
+	return 0;
+}
+
+/*
  * logit_bias: OpenAI's object {"token id": bias}, or llama-server's array
- * [[id, bias], ...] where bias false bans the token.
+ * [[id, bias], ...] where bias false bans the token and an id may be a
+ * text: each of its tokens gets the bias.
  */
 static int parse_bias(json_t *o, struct api_params *p, struct api_error *e)
 {
@@ -209,7 +246,8 @@ static int parse_bias(json_t *o, struct api_params *p, struct api_error *e)
 	if (!n)
 		return 0;
 	p->bias = calloc(n, sizeof(*p->bias));
-	if (!p->bias)
+	p->bias_text = json_is_array(v) ? calloc(n, sizeof(*p->bias_text)) : NULL;
+	if (!p->bias || (json_is_array(v) && !p->bias_text))
 		return api_bad(e, "logit_bias", "out of memory");
 	if (json_is_object(v)) {
 		json_object_foreach(v, key, val) {
@@ -222,18 +260,8 @@ static int parse_bias(json_t *o, struct api_params *p, struct api_error *e)
 		}
 	} else {
 		json_array_foreach(v, i, it) {
-			struct sampler_bias *b = &p->bias[p->n_bias];
-			json_t *id = json_array_get(it, 0);
-
-			snprintf(where, sizeof(where), "logit_bias[%zu][1]", i);
-			if (!json_is_array(it) || json_array_size(it) != 2 || !json_is_integer(id) ||
-			    json_integer_value(id) < 0 || json_integer_value(id) > INT32_MAX)
-				return api_bad(e, "logit_bias", "'logit_bias[%zu]' must be [token id, bias] with a non-negative integer id (token strings are not supported)",
-					   i);
-			b->id = (int32_t)json_integer_value(id);
-			if (bias_value(json_array_get(it, 1), where, &b->bias, e))
+			if (bias_pair(it, i, p, e))
 				return -1;
-			p->n_bias++;
 		}
 	}
 	p->s.bias = p->bias;
@@ -250,6 +278,42 @@ int api_check_bias(const struct api_params *p, int n_vocab, struct api_error *e)
 			return api_bad(e, "logit_bias", "invalid key in 'logit_bias': %d; token ids are 0..%d (the model's vocabulary has %d tokens)",
 				   p->bias[i].id, n_vocab - 1, n_vocab);
 	return 0;
+}
+
+int api_resolve_bias(struct api_params *p, const struct tokenizer *tok, struct api_error *e)
+{
+	struct tok_encode_opts to = { 0 };	/* as llama-server: no BOS, specials plain */
+	struct sampler_bias *nb;
+	int32_t *ids;
+	int i, j, n;
+
+	for (i = 0; i < p->n_bias_text; i++) {
+		const struct api_bias_text *t = &p->bias_text[i];
+
+		if (t->len > TOK_MAX_TEXT)
+			return api_bad(e, "logit_bias", "a logit_bias text is longer than %u bytes", TOK_MAX_TEXT);
+		n = tok_max_tokens(tok, t->len);
+		ids = malloc((size_t)n * sizeof(*ids));
+		n = ids ? tok_encode_ex(tok, t->text, t->len, &to, ids, n) : -1;
+		if (n < 0 || p->n_bias + n > API_MAX_BIAS) {
+			free(ids);
+			return n < 0 ? api_bad(e, "logit_bias", "cannot tokenize a logit_bias text") :
+			       api_bad(e, "logit_bias", "'logit_bias' has more than %d token entries once its texts are tokenized",
+				       API_MAX_BIAS);
+		}
+		nb = realloc(p->bias, (size_t)(p->n_bias + n + 1) * sizeof(*nb));
+		if (!nb) {
+			free(ids);
+			return api_bad(e, "logit_bias", "out of memory");
+		}
+		p->bias = nb;
+		for (j = 0; j < n; j++)
+			p->bias[p->n_bias++] = (struct sampler_bias){ .id = ids[j], .bias = t->bias };
+		free(ids);
+	}
+	p->s.bias = p->bias;
+	p->s.n_bias = p->n_bias;
+	return api_check_bias(p, tok_n_vocab(tok), e);
 }
 
 /* presence/frequency (OpenAI), repeat_penalty, repeat_last_n, min_p (llama-server). */
@@ -622,5 +686,8 @@ void api_params_free(struct api_params *p)
 	for (i = 0; i < p->n_stop; i++)
 		free(p->stop[i]);
 	free(p->bias);
+	for (i = 0; i < p->n_bias_text; i++)
+		free(p->bias_text[i].text);
+	free(p->bias_text);
 	memset(p, 0, sizeof(*p));
 }

@@ -90,6 +90,13 @@ enum api_tool_choice {
 	API_TOOL_FUNCTION,
 };
 
+/* One [["text", bias]] entry of logit_bias: @text (@len bytes, owned). */
+struct api_bias_text {
+	char *text;
+	size_t len;
+	float bias;
+};
+
 /**
  * struct api_params - a validated generation request
  * @kind: endpoint
@@ -110,6 +117,8 @@ enum api_tool_choice {
  * @one_call: "parallel_tool_calls": false: at most one call is returned
  * @bias, @n_bias: logit_bias entries (owned; @s.bias points at them);
  *	ids are checked against the vocabulary by api_check_bias()
+ * @bias_text, @n_bias_text: llama-server's [["text", bias]] entries,
+ *	tokenized into @bias by api_resolve_bias()
  */
 struct api_params {
 	enum api_kind kind;
@@ -129,6 +138,8 @@ struct api_params {
 	bool one_call;
 	struct sampler_bias *bias;
 	int n_bias;
+	struct api_bias_text *bias_text;
+	int n_bias_text;
 };
 
 /**
@@ -156,6 +167,15 @@ void api_sampling_defaults(struct engine_sampling *s);
  * Return: 0, or -1 with @e a 400 naming logit_bias.
  */
 int api_check_bias(const struct api_params *p, int n_vocab, struct api_error *e);
+
+/*
+ * api_resolve_bias() - tokenize the logit_bias texts of @p with @tok (no
+ * BOS, special-token text plain, as llama-server does) into @p->bias, then
+ * api_check_bias() against @tok's vocabulary. Return: 0, or -1 with @e a
+ * 400 naming logit_bias.
+ */
+struct tokenizer;
+int api_resolve_bias(struct api_params *p, const struct tokenizer *tok, struct api_error *e);
 
 /*
  * api_tools.c: the chat tool fields. api_parse_tools() reads "tools",
