@@ -439,8 +439,8 @@ int api_parse_content(json_t *c, const char *where, const char *part_type2, char
 	return 0;
 }
 
-/* The role of a message; chat (@tools) also has tool results. */
-static const char *norm_role(const char *r, bool tools)
+/* The role of a chat message ("developer" is system). */
+static const char *norm_role(const char *r)
 {
 	if (!strcmp(r, "system") || !strcmp(r, "developer"))
 		return "system";
@@ -448,34 +448,29 @@ static const char *norm_role(const char *r, bool tools)
 		return "user";
 	if (!strcmp(r, "assistant"))
 		return "assistant";
-	if (tools && !strcmp(r, "tool"))
+	if (!strcmp(r, "tool"))
 		return "tool";
 	return NULL;
 }
 
 /*
- * An array of {role, content} items into p->msgs (after @n_pre slots);
- * chat messages (@name "messages") also carry tool calls and results.
+ * Chat "messages" ({role, content} with tool calls and results) into
+ * p->msgs; /v1/responses' input items are api_input.c's.
  */
-static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int n_pre,
-		      struct api_params *p, struct api_error *e)
+static int parse_msgs(json_t *arr, struct api_params *p, struct api_error *e)
 {
-	bool chat = !strcmp(name, "messages");
 	json_t *m;
 	size_t i;
 
-	p->msgs = calloc(json_array_size(arr) + n_pre + 1, sizeof(*p->msgs));
+	p->msgs = calloc(json_array_size(arr) + 1, sizeof(*p->msgs));
 	if (!p->msgs)
-		return api_bad(e, name, "out of memory");
-	p->n_msgs = n_pre;
+		return api_bad(e, "messages", "out of memory");
 	json_array_foreach(arr, i, m) {
-		char where[64];
+		char where[64], at[80];
 		json_t *role, *ty;
 		const char *r;
 
-		char at[80];
-
-		snprintf(where, sizeof(where), "%s[%zu]", name, i);
+		snprintf(where, sizeof(where), "messages[%zu]", i);
 		if (!json_is_object(m))
 			return api_bad(e, where, "'%s' must be an object", where);
 		ty = json_object_get(m, "type");
@@ -487,17 +482,17 @@ static int parse_msgs(json_t *arr, const char *name, const char *part_type2, int
 		snprintf(at, sizeof(at), "%s.role", where);
 		if (!json_is_string(role))
 			return api_bad(e, at, "'%s' must be a string", at);
-		r = norm_role(json_string_value(role), chat);
+		r = norm_role(json_string_value(role));
 		if (!r)
-			return api_bad(e, at, "'%s' is '%.32s': roles are system, developer, user%s", at,
-				   json_string_value(role), chat ? ", assistant and tool" : " and assistant");
+			return api_bad(e, at, "'%s' is '%.32s': roles are system, developer, user, assistant and tool",
+				   at, json_string_value(role));
 		p->msgs[p->n_msgs].role = r;
-		snprintf(at, sizeof(at), "%s[%zu].content", name, i);
 		p->msgs[p->n_msgs].item = (int)i;
-		if (api_parse_content(api_field(m, "content"), at, part_type2,
-				  &p->msgs[p->n_msgs++].content, e))
+		snprintf(at, sizeof(at), "%s.content", where);
+		if (api_parse_content(api_field(m, "content"), at, NULL,
+				      &p->msgs[p->n_msgs++].content, e))
 			return -1;
-		if (chat && api_parse_tool_msg(m, where, &p->msgs[p->n_msgs - 1], e))
+		if (api_parse_tool_msg(m, where, &p->msgs[p->n_msgs - 1], e))
 			return -1;
 	}
 	return 0;
@@ -542,7 +537,7 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 				   "'response_format' type '%s' is not supported: only \"text\"",
 				   json_string_value(t));
 	}
-	if (parse_msgs(msgs, "messages", NULL, 0, p, e))
+	if (parse_msgs(msgs, p, e))
 		return -1;
 	return api_check_tool_ids(p, e);
 }
