@@ -60,6 +60,23 @@ for (const v of [1, null, [], [1, 2], ['a', 'b'], {}, true])
   bodies.push([`completions prompt=${JSON.stringify(v)}`, JSON.stringify({ prompt: v }), '/v1/completions']);
 for (const v of [1, [], [{}], [{ role: 'user', content: [{ type: 'input_image' }] }], [{ type: 'function_call' }]])
   bodies.push([`responses input=${JSON.stringify(v)}`, JSON.stringify({ input: v }), '/v1/responses']);
+// Function calling on /v1/responses: each mistyped tool field or input item is a 400.
+const rin = [{ role: 'user', content: 'x' }, { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }];
+const rtyped = {
+  input: [[{ type: 'function_call', call_id: 1, name: 'f', arguments: '{}' }], [{ type: 'function_call', call_id: 'c', name: 'f', arguments: 5 }],
+    [{ type: 'function_call', call_id: 'c', arguments: '{}' }], [...rin, { type: 'function_call_output', call_id: 'c1', output: 1 }],
+    [...rin, { type: 'function_call_output', output: 'x' }], [...rin, { type: 'function_call_output', call_id: 'c2', output: 'x' }],
+    [{ type: 'function_call_output', call_id: 'c1', output: 'x' }], [{ type: 'reasoning', summary: 'x' }, ...rin],
+    [{ type: 'reasoning', content: [{ text: 1 }] }, ...rin], [{ type: 'reasoning', summary: [] }], [{ type: 'item_reference', id: 'x' }],
+    [{ type: 1 }], [{ type: 'computer_call_output', call_id: 'c1' }], [{ role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }] }]],
+  tools: [[{ type: 'web_search' }], [{ type: 'function' }], [{ type: 'function', function: { name: 'f' } }], [{ type: 'function', name: 'f', strict: 1 }],
+    [{ type: 'function', name: 'f' }, { type: 'function', name: 'f' }], [{ name: 'f' }], [{ type: 'function', name: 'f', parameters: [] }]],
+  tool_choice: [{ type: 'function' }, { type: 'mcp', server_label: 'x' }, 'any', { type: 'function', name: 'nope' }, { type: 'allowed_tools', mode: 'auto', tools: [] }],
+};
+for (const [k, vals] of Object.entries(rtyped))
+  for (const v of vals)
+    bodies.push([`responses ${k}=${JSON.stringify(v)}`, JSON.stringify({ input: k === 'input' ? v : 'x', max_output_tokens: 2,
+      ...(k === 'input' ? {} : { tools: [{ type: 'function', name: 'f' }] }), [k]: v }), '/v1/responses']);
 bodies.push(['responses instructions=1', JSON.stringify({ input: 'x', instructions: 1 }), '/v1/responses']);
 bodies.push(['completions echo', JSON.stringify({ prompt: 'x', echo: true }), '/v1/completions']);
 bodies.push(['completions suffix', JSON.stringify({ prompt: 'x', suffix: 'y' }), '/v1/completions']);
