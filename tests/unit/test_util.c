@@ -108,7 +108,9 @@ static void test_bits_and_clock(void)
 	t1 = util_now_ns();
 	tap_ok(t0 > 0 && t1 >= t0, "now_ns is monotonic (%lld -> %lld)",
 	       (long long)t0, (long long)t1);
-	tap_ok(fabs(m0 - t0 / 1e6) < 1000, "now_ms agrees with now_ns");
+	/* read between the two: within them on the same clock, however slow */
+	tap_ok(m0 >= t0 / 1e6 && m0 <= t1 / 1e6, "now_ms agrees with now_ns (%.6f in [%.6f, %.6f] ms)",
+	       m0, t0 / 1e6, t1 / 1e6);
 }
 
 /* util_mul_u64() and util_add_u64(): exact below 2^64, saturated and reported above. */
