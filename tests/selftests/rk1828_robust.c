@@ -142,6 +142,14 @@ static int rkt_unplug_of(int idx, struct rkt_unplug *u)
 	return 0;
 }
 
+/*
+ * How long the nodes may take to come or go after an unplug, a re-plug or
+ * insmod: only a hang reaches it (a loaded TCG guest probes 4 cards in
+ * well over the second it takes natively). The tests that wait for it
+ * have 300 s.
+ */
+#define RKT_NODES_MS	90000
+
 /**
  * rkt_wait_cards() - wait until exactly @n accel nodes exist
  * @n: wanted count
@@ -307,7 +315,7 @@ static int rkt_sync_file_names(int sfd, struct sync_fence_info *fence)
  * from the freed device (a GPF on slab poison). The job's fences keep the
  * device, so the names stay valid until the sync_file is closed.
  */
-TEST_F_TIMEOUT(sys, sync_file_outlives_unplugged_card, 120)
+TEST_F_TIMEOUT(sys, sync_file_outlives_unplugged_card, 300)
 {
 	int idx[RKT_MAX_CARDS], n, last, fd, sfd = -1;
 	struct sync_fence_info fi;
@@ -323,7 +331,7 @@ TEST_F_TIMEOUT(sys, sync_file_outlives_unplugged_card, 120)
 	ASSERT_EQ(0, rkt_fenced_sync_file(fd, &sfd));
 	close(fd);
 	ASSERT_EQ(0, rkt_write_file(u.off, u.off_val));
-	ASSERT_EQ(n - 1, rkt_wait_cards(n - 1, 30000));
+	ASSERT_EQ(n - 1, rkt_wait_cards(n - 1, RKT_NODES_MS));
 	rkt_sleep_ms(500);	/* let the device's last references go */
 
 	ASSERT_EQ(0, rkt_sync_file_names(sfd, &fi));
@@ -333,7 +341,7 @@ TEST_F_TIMEOUT(sys, sync_file_outlives_unplugged_card, 120)
 	close(sfd);
 
 	ASSERT_EQ(0, rkt_write_file(u.on, u.on_val));
-	ASSERT_EQ(n, rkt_wait_cards(n, 30000));
+	ASSERT_EQ(n, rkt_wait_cards(n, RKT_NODES_MS));
 }
 
 static void *waiter_fn(void *arg)
@@ -345,7 +353,7 @@ static void *waiter_fn(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
+TEST_F_TIMEOUT(sys, disconnect_under_load, 300)
 {
 	int idx[RKT_MAX_CARDS], n, n_after, last, fd, fd0, sfd, status, i;
 	struct rkt_unplug u;
@@ -427,7 +435,7 @@ TEST_F_TIMEOUT(sys, disconnect_under_load, 120)
 
 	/* re-authorize (USB) or rescan (PCIe): the card comes back */
 	ASSERT_EQ(0, rkt_write_file(u.on, u.on_val));
-	n_after = rkt_wait_cards(n, 30000);
+	n_after = rkt_wait_cards(n, RKT_NODES_MS);
 	ASSERT_EQ(n, n_after);
 	rkt_card_indices(idx);
 	for (i = 0; i < n; i++) {
@@ -473,7 +481,7 @@ static int rkt_rmmod(void)
 	return syscall(SYS_delete_module, "rk1828", O_NONBLOCK) ? -errno : 0;
 }
 
-TEST_F_TIMEOUT(sys, unload_reload, 120)
+TEST_F_TIMEOUT(sys, unload_reload, 300)
 {
 	char ko[PATH_MAX], params[256];
 	const char *env = getenv("RK1828_MODULE_PARAMS");
@@ -532,7 +540,7 @@ TEST_F_TIMEOUT(sys, unload_reload, 120)
 
 	/* no open files: unload, check it is gone, load again */
 	rm = rkt_rmmod();
-	for (i = 0; rm == -EWOULDBLOCK && i < 50; i++) {
+	for (i = 0; rm == -EWOULDBLOCK && i < 600; i++) {
 		/* the last fd's release may still be running */
 		rkt_sleep_ms(100);
 		rm = rkt_rmmod();
@@ -545,7 +553,7 @@ TEST_F_TIMEOUT(sys, unload_reload, 120)
 	ASSERT_EQ(0, ins) {
 		TH_LOG("insmod %s %s", ko, params);
 	}
-	ASSERT_EQ(n, rkt_wait_cards(n, 30000));
+	ASSERT_EQ(n, rkt_wait_cards(n, RKT_NODES_MS));
 	if (have_tmo && !env) {
 		ASSERT_EQ(0, rkt_read_param_file(RKT_TIMEOUT_FILE, &tmo_after));
 		EXPECT_EQ(tmo, tmo_after);
