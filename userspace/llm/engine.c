@@ -58,6 +58,7 @@ static void req_free(struct engine_req *q)
 {
 	txo_free(&q->txo);
 	sampler_free(q->smp);
+	jm_free(q->jm);
 	free(q->prompt);
 	free(q->lp);
 	free(q->bias);
@@ -198,6 +199,15 @@ static struct engine_req *req_new(struct engine *e, const struct engine_request 
 		free(q->prompt);
 		free(q);
 		return NULL;
+	}
+	if (r->schema) {
+		q->jm = jm_new(r->schema);
+		if (!q->jm) {
+			txo_free(&q->txo);
+			free(q->prompt);
+			free(q);
+			return NULL;
+		}
 	}
 	memcpy(q->prompt, r->prompt, (size_t)r->n_prompt * sizeof(*q->prompt));
 	q->n_prompt = r->n_prompt;

@@ -48,6 +48,7 @@
 #include "sampler.h"
 
 struct tokenizer;
+struct jm_schema;
 struct engine;
 struct engine_req;
 struct engine_trace;
@@ -175,6 +176,9 @@ struct engine_trace {
  * the raw logits, before bias, penalties, temperature, top-k, top-p and
  * min-p), as OpenAI reports. A zeroed struct is greedy with every other
  * step off; the order of the steps is userspace/common/sampler.c's.
+ * Under a JSON schema (engine_request.schema) the tokens it refuses at a
+ * position are masked out first, and alternatives with no probability
+ * are not listed.
  */
 struct engine_sampling {
 	float temperature;
@@ -319,6 +323,19 @@ typedef void (*engine_event_fn)(const struct engine_event *ev, void *user);
  *	ones tok_is_eog() names such as <|im_end|>)
  * @prompt_logits: optional, n_vocab floats: receives the logits of the
  *	last prompt position before the first token is sampled (--dump-logits)
+ * @schema: optional, a compiled JSON schema (jsonmatch.h; the request
+ *	takes a reference): structured output. Each sampled token whose
+ *	bytes do not continue a document the schema accepts is replaced by
+ *	a draw from the logits with every such token masked to -inf (the
+ *	sampled token is checked first; the vocabulary is scanned only when
+ *	it is refused); special tokens other than end-of-generation ones
+ *	never match, an end-of-generation token only once the document is
+ *	whole. The request ends with ENGINE_FINISH_STOP as soon as nothing
+ *	can follow the document, or at an end-of-generation token (even with
+ *	@ignore_eos); max_tokens may cut it short (ENGINE_FINISH_LENGTH).
+ *	Log-probabilities are then those of the masked distribution that
+ *	was sampled from. If no token of the vocabulary continues the
+ *	document the request ends with ENGINE_FINISH_ERROR
  * @cb: event callback (required)
  * @user: passed to @cb
  */
@@ -331,6 +348,7 @@ struct engine_request {
 	int n_stop;
 	bool ignore_eos;
 	float *prompt_logits;
+	struct jm_schema *schema;
 	engine_event_fn cb;
 	void *user;
 };

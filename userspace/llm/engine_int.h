@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "jsonmatch.h"
 #include "pipeline.h"
 #include "planner.h"
 #include "sampler.h"
@@ -46,6 +47,7 @@ enum rq_state { RQ_QUEUED, RQ_ACTIVE, RQ_DONE };
  * @cached: prompt tokens reused from the slot (prefix cache)
  * @sq: scheduling state
  * @smp: its sampler
+ * @jm: the JSON-schema matcher of engine_request.schema, or NULL
  * @txo: its text stream
  * @n_gen: tokens generated (EOS not counted)
  * @lp: log-probabilities per generated token (with s.logprobs), @cap_lp
@@ -75,6 +77,7 @@ struct engine_req {
 	int restore;		/* hybrid: snapshot block to restore first, or -1 */
 	struct sched_seq sq;
 	struct sampler *smp;
+	struct jm_state *jm;
 	struct txo txo;
 	int n_gen;
 	struct engine_logprob *lp;
@@ -153,6 +156,8 @@ struct eng_flight {
  * @ev_ids, @ev_lp, @cap_ev: event scratch
  * @hybrid: the model has recurrent (DeltaNet) blocks (engine_hybrid.c)
  * @snaps: hybrid: the checkpoints of each slot
+ * @jv: the vocabulary's bytes for JSON-schema requests (engine_json.c),
+ *	built at the first one
  */
 struct engine {
 	const struct llm_model *m;
@@ -196,6 +201,7 @@ struct engine {
 	int cap_ev;
 	bool hybrid;
 	struct eng_snaps *snaps;
+	struct eng_jvocab *jv;
 };
 
 double eng_now_ms(void);
@@ -205,6 +211,21 @@ void eng_req_release(struct engine_req *q);
 int eng_start_thread(struct engine *e);
 /* Free everything of an engine whose thread is gone (engine_setup.c). */
 void eng_free(struct engine *e);
+
+/*
+ * engine_json.c: eng_json_pick() checks the sampled token @tok of @q
+ * against its JSON schema (q->jm) and, when it is refused, draws again
+ * from @logits with every refused token masked to -inf; the chosen token
+ * is consumed by the matcher (an end-of-generation token is chosen only
+ * when the document is whole). *@used: the logits the token was drawn
+ * from (@logits or the engine's masked copy), for its log-probability.
+ * Return: the token, or -1 when no token continues the document (or out
+ * of memory: @why says which). eng_json_free() frees e->jv.
+ */
+struct eng_jvocab;
+int32_t eng_json_pick(struct engine *e, struct engine_req *q, const float *logits, int32_t tok,
+		      const float **used, const char **why);
+void eng_json_free(struct engine *e);
 
 /* engine_token.c */
 int eng_start(struct engine *e, struct engine_req *q);

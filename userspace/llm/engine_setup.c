@@ -181,6 +181,7 @@ void eng_free(struct engine *e)
 	free(e->cost.ns);
 	free(e->logits);
 	free(e->piece);
+	eng_json_free(e);
 	free(e->ev_ids);
 	free(e->ev_lp);
 	pthread_mutex_destroy(&e->mu);

@@ -301,6 +301,8 @@ static void logprob_of(const float *logits, int n_vocab, int32_t tok, int n_top,
 	for (i = 0; i < n_vocab && n_top > 0; i++) {
 		float v = logits[i];
 
+		if (v == -INFINITY)
+			continue;	/* masked by a JSON schema: not an alternative */
 		if (lp->n_top == n_top && v <= logits[lp->top[n_top - 1].id])
 			continue;
 		j = lp->n_top < n_top ? lp->n_top++ : n_top - 1;
@@ -334,6 +336,8 @@ static int store_logprob(struct engine *e, struct engine_req *q, const float *lo
 static void on_logits(struct engine *e, struct engine_req *q, const float *logits)
 {
 	struct engine_event ev = { .kind = ENGINE_EV_TEXT };
+	const float *used = logits;
+	const char *why = NULL;
 	struct txo_delta d;
 	int32_t tok;
 	int len;
@@ -348,16 +352,24 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 		return;
 	}
 	tok = sampler_sample(q->smp, logits);
-	sampler_accept(q->smp, tok);
+	if (q->jm)
+		tok = eng_json_pick(e, q, logits, tok, &used, &why);
+	if (tok >= 0)
+		sampler_accept(q->smp, tok);
 	if (!q->got_first) {
 		q->got_first = true;
 		q->t_first = eng_now_ms();
 	}
-	if (tok_is_eog(e->tok, tok) && !q->ignore_eos) {
+	if (tok < 0) {
+		eng_finish(e, q, ENGINE_FINISH_ERROR, why);
+		return;
+	}
+	/* Under a schema an end-of-generation token comes only when the document is whole. */
+	if (tok_is_eog(e->tok, tok) && (!q->ignore_eos || q->jm)) {
 		eng_finish(e, q, ENGINE_FINISH_STOP, NULL);
 		return;
 	}
-	if (q->s.logprobs && store_logprob(e, q, logits, tok)) {
+	if (q->s.logprobs && store_logprob(e, q, used, tok)) {
 		eng_finish(e, q, ENGINE_FINISH_ERROR, "out of host memory");
 		return;
 	}
@@ -375,7 +387,7 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 		ev_usage(q, &ev);
 		q->cb(&ev, q->user);
 	}
-	if (d.stopped)
+	if (d.stopped || (q->jm && jm_done(q->jm)))
 		eng_finish(e, q, ENGINE_FINISH_STOP, NULL);
 	else if (q->max_tokens > 0 && q->n_gen >= q->max_tokens)
 		eng_finish(e, q, ENGINE_FINISH_LENGTH, NULL);

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Structured outputs in the engine (engine_request.schema,
+ * userspace/llm/engine_json.c) with stories260K on 2 mock cards: a const
+ * schema gives exactly its value and ends with STOP, greedy and sampled;
+ * an enum gives one of its values for 6 seeds; an object schema gives a
+ * JSON object with the required keys and types (parsed with jansson, not
+ * with our matcher); constrained logprobs are those of the masked
+ * distribution (finite, <= 0, alternatives all valid); 4 sessions batched
+ * (3 constrained differently, 1 free) give each one's text alone; the
+ * same request again is a prefix-cache hit with the same text; a
+ * max_tokens cut ends with LENGTH. The model never writes JSON by itself:
+ * without the schema its greedy text is a story. Output: TAP.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "gguf.h"
+#include "jsonmatch.h"
+#include "mock_rk.h"
+#include "model.h"
+#include "tap.h"
+#include "tokenizer.h"
+
+#define MAX_OUT 2048
+
+struct res {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	char text[MAX_OUT];
+	size_t len;
+	int n_ids;
+	float lp[256];
+	int n_top[256];
+	int32_t top[256][4];
+	struct engine_event done_ev;
+	struct engine_req *q;
+};
+
+static struct rk_card cards[MOCK_CARDS];
+static struct llm_model M;
+static struct tokenizer *tk;
+
+static void on_event(const struct engine_event *ev, void *user)
+{
+	struct res *r = user;
+	int i, k;
+
+	pthread_mutex_lock(&r->mu);
+	if (r->len + ev->len < MAX_OUT) {
+		memcpy(r->text + r->len, ev->text, ev->len);
+		r->len += ev->len;
+		r->text[r->len] = 0;
+	}
+	for (i = 0; i < ev->n_ids && r->n_ids < 256; i++, r->n_ids++) {
+		if (!ev->logprobs)
+			continue;
+		r->lp[r->n_ids] = ev->logprobs[i].logprob;
+		r->n_top[r->n_ids] = ev->logprobs[i].n_top;
+		for (k = 0; k < ev->logprobs[i].n_top && k < 4; k++)
+			r->top[r->n_ids][k] = ev->logprobs[i].top[k].id;
+	}
+	if (ev->kind == ENGINE_EV_DONE) {
+		r->done_ev = *ev;
+		r->done_ev.error = NULL;
+		r->done = true;
+		pthread_cond_signal(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+static struct engine *mk_engine(int n_slots)
+{
+	struct engine_opts o = { .n_slots = n_slots, .n_ctx = 256, .bucket = 8, .queue_max = 8,
+				 .strict_slots = true };
+	struct engine *e = NULL;
+	char err[512];
+
+	mock_rk_reset();
+	if (engine_create(&e, &M, tk, cards, NULL, 2, &o, err, sizeof(err)))
+		printf("# engine_create: %s\n", err);
+	return e;
+}
+
+static struct jm_schema *sch(const char *text)
+{
+	char err[256];
+	struct jm_schema *s = jm_compile_text(text, strlen(text), err, sizeof(err));
+
+	if (!s)
+		printf("# schema %s: %s\n", text, err);
+	return s;
+}
+
+/* Submit @prompt under @s (NULL: free) for @n tokens; temp 0 unless @seed. */
+static int submit(struct engine *e, struct res *r, const char *prompt, struct jm_schema *s,
+		  int n, uint64_t seed, bool logprobs)
+{
+	struct engine_request rq = { 0 };
+	int32_t toks[256];
+	char err[256];
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	rq.n_prompt = tok_encode(tk, prompt, true, toks, 256);
+	rq.prompt = toks;
+	rq.max_tokens = n;
+	rq.s.top_p = 1.0f;
+	rq.s.temperature = seed ? 1.0f : 0.0f;
+	rq.s.seed = seed;
+	rq.s.have_seed = seed != 0;
+	rq.s.logprobs = logprobs;
+	rq.s.n_probs = logprobs ? 4 : 0;
+	rq.schema = s;
+	rq.cb = on_event;
+	rq.user = r;
+	ret = engine_submit(e, &rq, &r->q, err, sizeof(err));
+	if (ret)
+		printf("# submit: %s\n", err);
+	return ret;
+}
+
+static void wait_put(struct res *r)
+{
+	pthread_mutex_lock(&r->mu);
+	while (!r->done)
+		pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
+	engine_req_put(r->q);
+}
+
+/* One request alone on a fresh engine. */
+static void run1(struct res *r, const char *prompt, struct jm_schema *s, int n, uint64_t seed,
+		 bool logprobs)
+{
+	struct engine *e = mk_engine(1);
+
+	if (!e || submit(e, r, prompt, s, n, seed, logprobs)) {
+		r->done = true;
+		engine_destroy(e);
+		return;
+	}
+	wait_put(r);
+	engine_destroy(e);
+}
+
+static void test_const(void)
+{
+	struct jm_schema *s = sch("{\"const\":\"foooooo\"}"), *s42 = sch("{\"const\":\"42\"}");
+	struct res r, free_r;
+	int seed, good = 0;
+
+	run1(&free_r, "Once upon a time", NULL, 10, 0, false);
+	tap_ok(free_r.len > 0 && !strchr(free_r.text, '"'),
+	       "without a schema the model writes a story (\"%.40s\")", free_r.text);
+	run1(&r, "Once upon a time", s, 10, 0, false);
+	tap_ok(!strcmp(r.text, "\"foooooo\"") && r.done_ev.finish == ENGINE_FINISH_STOP,
+	       "const \"foooooo\", greedy, max_tokens 10: exactly \"foooooo\" (quotes included), finish stop (got '%s', %d tokens)",
+	       r.text, r.done_ev.usage.completion_tokens);
+	run1(&r, "Once upon a time", s42, 6, 0, false);
+	tap_ok(!strcmp(r.text, "\"42\"") && r.done_ev.finish == ENGINE_FINISH_STOP,
+	       "const \"42\", max_tokens 6: \"42\" (got '%s')", r.text);
+	for (seed = 1; seed <= 3; seed++) {
+		run1(&r, "Once upon a time", s, 10, (uint64_t)seed, false);
+		good += !strcmp(r.text, "\"foooooo\"") && r.done_ev.finish == ENGINE_FINISH_STOP;
+	}
+	tap_ok(good == 3, "const, sampled at temperature 1 with 3 seeds: always \"foooooo\" (%d of 3)",
+	       good);
+	run1(&r, "Once upon a time", s, 3, 0, false);
+	tap_ok(r.done_ev.finish == ENGINE_FINISH_LENGTH && r.len < 9 &&
+	       !strncmp(r.text, "\"foooooo\"", r.len) && r.done_ev.usage.completion_tokens == 3,
+	       "const cut by max_tokens 3: finish length, a prefix of the value ('%s')", r.text);
+	jm_schema_put(s);
+	jm_schema_put(s42);
+}
+
+static void test_enum(void)
+{
+	struct jm_schema *s = sch("{\"enum\":[\"red\",\"green\",\"blue\",7]}");
+	static const char *const vals[] = { "\"red\"", "\"green\"", "\"blue\"", "7" };
+	struct res r;
+	int seed, k, good = 0, distinct = 0, seen[4] = { 0 };
+
+	for (seed = 0; seed <= 6; seed++) {
+		run1(&r, "The cat", s, 12, (uint64_t)seed, false);
+		for (k = 0; k < 4; k++)
+			if (!strcmp(r.text, vals[k]) && r.done_ev.finish == ENGINE_FINISH_STOP) {
+				good++;
+				distinct += !seen[k]++;
+			}
+		if (k == 4 && good <= seed)
+			printf("#   seed %d: '%s'\n", seed, r.text);
+	}
+	tap_ok(good == 7, "enum, greedy and 6 seeds: each reply is one of the values, finish stop (%d of 7, %d distinct)",
+	       good, distinct);
+	jm_schema_put(s);
+}
+
+/* @text is {"name": string of 1..8 code points, "age": integer}, nothing else. */
+static bool person_ok(const char *text)
+{
+	json_error_t je;
+	json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	json_t *name = json_object_get(o, "name"), *age = json_object_get(o, "age");
+	bool ok = json_is_object(o) && json_object_size(o) == 2 && json_is_string(name) &&
+		  json_string_length(name) >= 1 && json_is_integer(age);
+
+	if (!ok)
+		printf("#   not a person: '%s'\n", text);
+	json_decref(o);
+	return ok;
+}
+
+static void test_object(void)
+{
+	struct jm_schema *s = sch("{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\","
+				  "\"minLength\":1,\"maxLength\":8},\"age\":{\"type\":\"integer\"}},"
+				  "\"required\":[\"name\",\"age\"],\"additionalProperties\":false}");
+	struct res r;
+	int seed, good = 0, i, lp_ok = 1;
+
+	run1(&r, "Lily and Ben", s, 120, 0, true);
+	tap_ok(person_ok(r.text) && r.done_ev.finish == ENGINE_FINISH_STOP,
+	       "object schema, greedy: a JSON object with a string name and an integer age, finish stop ('%s')",
+	       r.text);
+	for (i = 0; i < r.n_ids; i++)
+		lp_ok &= isfinite(r.lp[i]) && r.lp[i] <= 0 && r.n_top[i] >= 1 &&
+			 r.top[i][0] >= 0 && r.lp[i] >= -1e30f;
+	tap_ok(lp_ok && r.n_ids > 0,
+	       "constrained logprobs: %d tokens, each finite and <= 0 (the masked distribution)", r.n_ids);
+	for (seed = 11; seed <= 14; seed++) {
+		run1(&r, "Lily and Ben", s, 120, (uint64_t)seed, false);
+		good += person_ok(r.text) && r.done_ev.finish == ENGINE_FINISH_STOP;
+	}
+	tap_ok(good == 4, "object schema, sampled with 4 seeds: always a valid object (%d of 4)", good);
+	jm_schema_put(s);
+}
+
+/* Greedy with logprobs: the top alternative is the chosen token (masked argmax). */
+static void test_logprob_top(void)
+{
+	struct jm_schema *s = sch("{\"type\":\"array\",\"items\":{\"type\":\"boolean\"},\"maxItems\":3}");
+	struct res r;
+	int i, same = 1;
+
+	run1(&r, "One day", s, 40, 0, true);
+	for (i = 0; i < r.n_ids && i < 256; i++)
+		same &= r.n_top[i] >= 1;
+	tap_ok(r.text[0] == '[' && r.done_ev.finish == ENGINE_FINISH_STOP && same,
+	       "array of at most 3 booleans, greedy: '%s', finish stop, alternatives reported", r.text);
+	jm_schema_put(s);
+}
+
+static void test_batched(void)
+{
+	static const char *const schemas[3] = {
+		"{\"const\":\"foooooo\"}",
+		"{\"enum\":[\"yes\",\"no\"]}",
+		"{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":1,\"maxItems\":2}",
+	};
+	static struct res alone[4], both[4], again;
+	struct jm_schema *s[4] = { NULL };
+	struct engine *e;
+	int i, same = 1;
+
+	for (i = 0; i < 3; i++)
+		s[i] = sch(schemas[i]);
+	for (i = 0; i < 4; i++)
+		run1(&alone[i], "Once upon a time", s[i], 24, 0, false);
+	e = mk_engine(4);
+	for (i = 0; e && i < 4; i++)
+		submit(e, &both[i], "Once upon a time", s[i], 24, 0, false);
+	for (i = 0; e && i < 4; i++) {
+		wait_put(&both[i]);
+		same &= both[i].len == alone[i].len && !memcmp(both[i].text, alone[i].text, alone[i].len);
+	}
+	tap_ok(e && same && !strcmp(alone[0].text, "\"foooooo\"") && alone[3].len > 0 &&
+	       alone[3].text[0] != '"',
+	       "4 sessions batched (3 schemas, 1 free) each give their text alone ('%s', '%s', '%s')",
+	       both[0].text, both[1].text, both[2].text);
+	if (e) {
+		submit(e, &again, "Once upon a time", s[2], 24, 0, false);
+		wait_put(&again);
+		tap_ok(again.done_ev.usage.cached_tokens > 0 && again.len == alone[2].len &&
+		       !memcmp(again.text, alone[2].text, again.len),
+		       "the same constrained request again: a prefix-cache hit (%d cached), same text",
+		       again.done_ev.usage.cached_tokens);
+	}
+	engine_destroy(e);
+	for (i = 0; i < 3; i++)
+		jm_schema_put(s[i]);
+	tap_ok(mock_rk_live_objs() == 0, "every BO and syncobj released");
+}
+
+int main(void)
+{
+	const char *path = getenv("RK1828_MODEL");
+	struct gguf_file *gf;
+	char err[512];
+
+	if (!path)
+		path = "../shared/models/stories260K.gguf";
+	mock_rk_cards(cards);
+	gf = gguf_open(path, err, sizeof(err));
+	if (!gf || llm_model_load(&M, gf, err, sizeof(err)) || !(tk = tok_load(gf, err, sizeof(err)))) {
+		tap_ok(false, "load %s: %s", path, err);
+		return tap_done();
+	}
+	test_const();
+	test_enum();
+	test_object();
+	test_logprob_top();
+	test_batched();
+	tok_free(tk);
+	llm_model_free(&M);
+	gguf_close(gf);
+	mock_rk_free();
+	return tap_done();
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * JSON-schema matcher (jsonmatch.h): for each keyword, documents that
+ * must be accepted whole, prefixes that must stay alive, and byte strings
+ * that must be refused at the exact byte where they go wrong; the RFC
+ * 8259 number and string grammar (escapes, surrogate pairs, UTF-8
+ * ranges); the whitespace and digit bounds; jm_next_bytes(); jm_done();
+ * the compiler's refusals with the keyword named; and hostile schemas
+ * (deep nesting, a self-referencing $ref, an anyOf fan-out) that must
+ * stay bounded.
+ */
+#include "jsonmatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+
+static struct jm_schema *sch(const char *text)
+{
+	char err[256];
+	struct jm_schema *s = jm_compile_text(text, strlen(text), err, sizeof(err));
+
+	if (!s)
+		printf("# compile %s: %s\n", text, err);
+	return s;
+}
+
+/*
+ * Feed @doc byte by byte: the index of the first refused byte, or -1 when
+ * every byte is taken (then *acc says whether it is a whole document).
+ */
+static long feed(struct jm_schema *s, const char *doc, size_t len, bool *acc, bool *done)
+{
+	struct jm_state *st = jm_new(s);
+	size_t i;
+	long at = -1;
+
+	for (i = 0; i < len; i++) {
+		if (!jm_feed(st, doc + i, 1)) {
+			at = (long)i;
+			break;
+		}
+	}
+	if (acc)
+		*acc = jm_accepting(st);
+	if (done)
+		*done = jm_done(st);
+	jm_free(st);
+	return at;
+}
+
+/* @doc is a whole document of @schema. */
+static bool accepts(struct jm_schema *s, const char *doc)
+{
+	bool acc;
+
+	return feed(s, doc, strlen(doc), &acc, NULL) < 0 && acc;
+}
+
+/* @doc is refused at byte @at (or, with @at -1, fully taken yet incomplete). */
+static bool refuses_at(struct jm_schema *s, const char *doc, long at)
+{
+	bool acc;
+	long r = feed(s, doc, strlen(doc), &acc, NULL);
+
+	if (r != at || (at < 0 && acc))
+		printf("#   '%s': refused at %ld (want %ld), accepting %d\n", doc, r, at, acc);
+	return r == at && (at >= 0 || !acc);
+}
+
+/* Every document of @ok accepted, every entry of @no refused at its byte. */
+struct no { const char *doc; long at; };
+static void cases(const char *schema, const char *const *ok, const struct no *no,
+		  const char *what)
+{
+	struct jm_schema *s = sch(schema);
+	int good = 0, n_ok = 0, n_no = 0;
+
+	if (!s) {
+		tap_ok(false, "%s: compiles", what);
+		return;
+	}
+	for (; ok && ok[n_ok]; n_ok++) {
+		if (accepts(s, ok[n_ok]))
+			good++;
+		else
+			printf("#   '%s' not accepted\n", ok[n_ok]);
+	}
+	for (; no && no[n_no].doc; n_no++)
+		good += refuses_at(s, no[n_no].doc, no[n_no].at);
+	tap_ok(good == n_ok + n_no, "%s: %d accepted, %d refused at the right byte (%d right)",
+	       what, n_ok, n_no, good);
+	jm_schema_put(s);
+}
+
+static void test_types(void)
+{
+	cases("{\"type\":\"integer\"}",
+	      (const char *[]){ "0", "-0", "42", "-3000", "1234567890123456", NULL },
+	      (const struct no[]){ { "01", 1 }, { "1.5", 1 }, { "-", -1 }, { "1e3", 1 },
+				   { "12345678901234567", 16 }, { "\"1\"", 0 }, { "+1", 0 },
+				   { "1 ", 1 }, { " 7", 0 }, { NULL, 0 } },
+	      "integer (no whitespace around the document)");
+	cases("{\"type\":\"number\"}",
+	      (const char *[]){ "0", "-0.5", "3.25e10", "1E-3", "1e+99", "0.0001", NULL },
+	      (const struct no[]){ { ".5", 0 }, { "1.", -1 }, { "1e", -1 }, { "1.e3", 2 },
+				   { "00", 1 }, { "1e1234", 5 }, { "-a", 1 }, { NULL, 0 } },
+	      "number (RFC 8259)");
+	cases("{\"type\":\"boolean\"}", (const char *[]){ "true", "false", NULL },
+	      (const struct no[]){ { "tru", -1 }, { "trUe", 2 }, { "null", 0 }, { "falsee", 5 },
+				   { NULL, 0 } },
+	      "boolean");
+	cases("{\"type\":[\"string\",\"null\"]}", (const char *[]){ "null", "\"x\"", NULL },
+	      (const struct no[]){ { "1", 0 }, { "nul", -1 }, { NULL, 0 } },
+	      "type array string|null");
+	cases("true", (const char *[]){ "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}", "[]", "-1.5e2", "\"\"", NULL },
+	      (const struct no[]){ { "{a:1}", 1 }, { "[1,]", 3 }, { "{\"a\" 1}", 5 }, { "[1 2]", 3 },
+				   { "{\"a\":1,}", 7 }, { NULL, 0 } },
+	      "true / any value");
+}
+
+static void test_strings(void)
+{
+	cases("{\"type\":\"string\"}",
+	      (const char *[]){ "\"\"", "\"caf\xc3\xa9\"", "\"\\u00e9\\n\\\"\\\\\\/\\b\\f\\r\\t\"",
+				"\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\"", "\"\xe2\x82\xac\"",
+				"\"\xf4\x8f\xbf\xbf\"", NULL },
+	      (const struct no[]){ { "\"a\nb\"", 2 }, { "\"\\x\"", 2 }, { "\"\\ude00\"", 6 },
+				   { "\"\\ud83d\\u0041\"", 12 }, { "\"\\ud83dx\"", 7 },
+				   { "\"\xc0\x80\"", 1 }, { "\"\xe0\x80\x80\"", 2 },
+				   { "\"\xed\xa0\x80\"", 2 }, { "\"\xf4\x90\x80\x80\"", 2 },
+				   { "\"\xff\"", 1 }, { "\"\x80\"", 1 }, { "\"\xc3\"", 2 },
+				   { "\"\\u12g4\"", 5 }, { "\"abc", -1 }, { NULL, 0 } },
+	      "string escapes, surrogate pairs, UTF-8 (RFC 3629)");
+	cases("{\"type\":\"string\",\"minLength\":2,\"maxLength\":3}",
+	      (const char *[]){ "\"ab\"", "\"abc\"", "\"\xc3\xa9\xc3\xa9\xc3\xa9\"", "\"\\u00e9b\"",
+				"\"\\ud83d\\ude00x\"", NULL },
+	      (const struct no[]){ { "\"a\"", 2 }, { "\"abcd\"", 4 }, { "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"", 7 },
+				   { NULL, 0 } },
+	      "minLength / maxLength in code points");
+}
+
+static void test_objects(void)
+{
+	const char *person = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+			     "\"age\":{\"type\":\"integer\"}},\"required\":[\"name\"]}";
+
+	cases(person,
+	      (const char *[]){ "{\"name\":\"Al\"}", "{\"name\":\"Al\",\"age\":3}", "{\"age\":3,\"name\":\"Al\"}",
+				"{ \"name\" : \"Al\" , \"age\" : 3 }", "{\"n\\u0061me\":\"x\"}", NULL },
+	      (const struct no[]){ { "{}", 1 }, { "{\"age\":3}", 8 }, { "{\"nick\":1}", 3 },
+				   { "{\"name\":1}", 8 }, { "{\"name\":\"a\",\"name\":\"b\"}", 13 },
+				   { "{\"name\":\"a\",\"age\":1,", 19 }, { "{\"nam\":1}", 5 },
+				   { NULL, 0 } },
+	      "properties, required, no additionalProperties (declared only), a second name refused at its first byte");
+	cases("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},"
+	      "\"additionalProperties\":{\"type\":\"boolean\"}}",
+	      (const char *[]){ "{\"a\":1,\"x\":true}", "{\"zz\":false}", "{}", NULL },
+	      (const struct no[]){ { "{\"x\":1}", 5 }, { "{\"a\":true}", 5 }, { "{\"a\":1,\"a\":2}", 9 },
+				   { NULL, 0 } },
+	      "additionalProperties schema");
+	cases("{\"type\":\"object\"}",
+	      (const char *[]){ "{}", "{\"k\":[1,\"v\",{}]}", NULL },
+	      (const struct no[]){ { "[]", 0 }, { "{\"k\"}", 4 }, { NULL, 0 } },
+	      "type object alone: any object");
+	cases("{\"type\":\"object\",\"properties\":{\"a\":{}},\"additionalProperties\":false}",
+	      (const char *[]){ "{\"a\":[]}", "{}", NULL },
+	      (const struct no[]){ { "{\"b\":1}", 2 }, { "{\"a\":1,\"", 6 }, { NULL, 0 } },
+	      "additionalProperties false: ',' refused after the last declared one");
+}
+
+static void test_arrays(void)
+{
+	cases("{\"type\":\"array\",\"items\":{\"type\":\"integer\"},\"minItems\":1,\"maxItems\":2}",
+	      (const char *[]){ "[1]", "[ 1 , 2 ]", NULL },
+	      (const struct no[]){ { "[]", 1 }, { "[1,2,3]", 4 }, { "[\"a\"]", 1 }, { "[1,]", 3 },
+				   { NULL, 0 } },
+	      "items, minItems, maxItems");
+	cases("{\"items\":[{\"type\":\"integer\"}]}",
+	      (const char *[]){ "[ -3000 ]", "[]", "[0]", NULL },
+	      (const struct no[]){ { "[1,2]", 2 }, { "[\"x\"]", 1 }, { NULL, 0 } },
+	      "legacy tuple items array: only its items");
+	cases("{\"prefixItems\":[{\"type\":\"string\"},{\"type\":\"boolean\"}],\"items\":{\"type\":\"null\"}}",
+	      (const char *[]){ "[\"a\",true,null,null]", "[\"a\"]", NULL },
+	      (const struct no[]){ { "[true]", 1 }, { "[\"a\",true,1]", 10 }, { NULL, 0 } },
+	      "prefixItems then items");
+}
+
+static void test_literals(void)
+{
+	cases("{\"const\":\"foooooo\"}", (const char *[]){ "\"foooooo\"", NULL },
+	      (const struct no[]){ { "\"fooooo\"", 7 }, { "\"foooooo\" ", 9 }, { "foo", 0 }, { " \"foooooo\"", 0 },
+				   { NULL, 0 } },
+	      "const string");
+	cases("{\"enum\":[1,12,\"a\",null,{\"k\":[true]}]}",
+	      (const char *[]){ "1", "12", "\"a\"", "null", "{\"k\":[true]}", NULL },
+	      (const struct no[]){ { "123", 2 }, { "2", 0 }, { "\"b\"", 1 }, { "{\"k\":[false]}", 6 },
+				   { NULL, 0 } },
+	      "enum of numbers (one a prefix of another), a string, null, an object");
+	cases("{\"type\":\"string\",\"enum\":[\"red\",1,\"blue\"]}",
+	      (const char *[]){ "\"red\"", "\"blue\"", NULL },
+	      (const struct no[]){ { "1", 0 }, { NULL, 0 } },
+	      "enum filtered by type");
+}
+
+static void test_alternatives(void)
+{
+	cases("{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},\"required\":[\"a\"]},"
+	      "{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\"}},\"required\":[\"b\"]},"
+	      "{\"type\":\"null\"}]}",
+	      (const char *[]){ "{\"a\":1}", "{\"b\":\"x\"}", "null", NULL },
+	      (const struct no[]){ { "{\"a\":\"x\"}", 5 }, { "{\"c\":1}", 2 }, { "1", 0 }, { NULL, 0 } },
+	      "anyOf of two objects and null (threads)");
+	cases("{\"$defs\":{\"Item\":{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\"},"
+	      "\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/Item\"}}},\"required\":[\"id\"]}},"
+	      "\"$ref\":\"#/$defs/Item\"}",
+	      (const char *[]){ "{\"id\":1}", "{\"id\":1,\"kids\":[{\"id\":2,\"kids\":[]}]}", NULL },
+	      (const struct no[]){ { "{\"id\":1,\"kids\":[{\"kids\":[]}]}", 26 }, { NULL, 0 } },
+	      "recursive $ref to #/$defs");
+	cases("{\"definitions\":{\"c\":{\"enum\":[\"r\",\"g\"]}},\"type\":\"object\","
+	      "\"properties\":{\"color\":{\"allOf\":[{\"$ref\":\"#/definitions/c\"}],\"description\":\"d\"}}}",
+	      (const char *[]){ "{\"color\":\"g\"}", NULL },
+	      (const struct no[]){ { "{\"color\":\"b\"}", 10 }, { NULL, 0 } },
+	      "#/definitions, allOf of one, annotations ignored");
+}
+
+/* Whitespace gaps hold at most JM_MAX_WS bytes; nothing after the document. */
+static void test_bounds(void)
+{
+	struct jm_schema *s = sch("{\"type\":\"array\"}");
+	char doc[64];
+	bool acc, done;
+
+	memset(doc, ' ', sizeof(doc));
+	doc[0] = '[';
+	doc[1] = '\n';
+	doc[5] = '\t';
+	tap_ok(feed(s, doc, 2 + JM_MAX_WS, &acc, NULL) < 0 &&
+	       feed(s, doc, 3 + JM_MAX_WS, &acc, NULL) == 2 + JM_MAX_WS,
+	       "a gap is a newline and %d spaces or tabs, not %d", JM_MAX_WS, JM_MAX_WS + 1);
+	tap_ok(feed(s, "[ 1 ]", 5, &acc, NULL) < 0 && acc && feed(s, "[  1]", 5, NULL, NULL) == 2 &&
+	       feed(s, "[ \n1]", 5, NULL, NULL) == 2 && feed(s, "[\t1]", 4, NULL, NULL) == 1 &&
+	       feed(s, "[\r\n1]", 5, NULL, NULL) == 1,
+	       "otherwise a gap is empty or one space (two spaces, space-newline, a tab, CR refused)");
+	tap_ok(feed(s, "[]", 2, &acc, &done) < 0 && acc && done &&
+	       feed(s, "[] ", 3, &acc, NULL) == 2,
+	       "after the document nothing can follow (done, a space refused)");
+	tap_ok(feed(s, "[", 1, &acc, &done) < 0 && !acc && !done, "'[' is neither whole nor done");
+	jm_schema_put(s);
+
+	s = sch("{\"type\":\"number\"}");
+	tap_ok(feed(s, "12", 2, &acc, &done) < 0 && acc && !done,
+	       "a number at the root is whole but not done (a digit may follow)");
+	jm_schema_put(s);
+}
+
+static void test_next_bytes(void)
+{
+	struct jm_schema *s = sch("{\"type\":\"object\",\"properties\":{\"ab\":{\"type\":\"boolean\"}}}");
+	struct jm_state *st = jm_new(s);
+	uint64_t set[4];
+	int b, n = 0;
+	bool want;
+
+	jm_feed(st, "{\"a", 3);
+	jm_next_bytes(st, set);
+	for (b = 0; b < 256; b++)
+		n += (set[b >> 6] >> (b & 63)) & 1;
+	want = n == 2 && ((set[1] >> ('b' - 64)) & 1) && ((set[1] >> ('\\' - 64)) & 1);
+	jm_feed(st, "b\":", 3);
+	jm_next_bytes(st, set);
+	n = 0;
+	for (b = 0; b < 256; b++)
+		n += (set[b >> 6] >> (b & 63)) & 1;
+	tap_ok(want && n == 4 && ((set[1] >> ('t' - 64)) & 1) && ((set[1] >> ('f' - 64)) & 1) &&
+	       (set[0] >> ' ' & 1) && (set[0] >> '\n' & 1), "jm_next_bytes: only 'b' and '\\\\' after {\"a; t, f, space and newline after ':' (%d)", n);
+	tap_ok(!jm_feed(st, "x", 1) && jm_feed(st, "true}", 5) && jm_done(st),
+	       "a refused feed leaves the state intact");
+	jm_free(st);
+	jm_schema_put(s);
+}
+
+static bool refused(const char *schema, const char *needle)
+{
+	char err[256] = "";
+	struct jm_schema *s = jm_compile_text(schema, strlen(schema), err, sizeof(err));
+
+	if (s || !strstr(err, needle))
+		printf("#   %s: %s\n", schema, s ? "compiled" : err);
+	jm_schema_put(s);
+	return !s && strstr(err, needle);
+}
+
+static void test_refusals(void)
+{
+	int good = 0, n = 0;
+
+	good += refused("{\"type\":123}", "'type' must be"), n++;
+	good += refused("{\"type\":\"hiccup\"}", "'type' 'hiccup' is not a JSON type"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"^a\"}", "'pattern' is not supported"), n++;
+	good += refused("{\"properties\":{\"x\":{\"minimum\":1}}}", "'minimum' is not supported (at properties.x)"), n++;
+	good += refused("{\"$ref\":\"http://x/y\"}", "'$ref' 'http://x/y' is not supported"), n++;
+	good += refused("{\"$ref\":\"#/$defs/nope\"}", "names nothing"), n++;
+	good += refused("{\"allOf\":[{},{}]}", "'allOf' of more than one"), n++;
+	good += refused("{\"anyOf\":[{\"type\":\"integer\"}],\"type\":\"string\"}", "next to 'anyOf'"), n++;
+	good += refused("{\"enum\":[]}", "has no value"), n++;
+	good += refused("{\"type\":\"object\",\"required\":[\"q\"]}", "'required' names 'q'"), n++;
+	good += refused("{\"type\":\"array\",\"minItems\":3,\"maxItems\":2}", "'minItems' 3 is above"), n++;
+	good += refused("{\"type\":\"string\",\"maxLength\":-1}", "'maxLength' must be"), n++;
+	good += refused("false", "accepts nothing"), n++;
+	good += refused("[1]", "must be an object or a boolean"), n++;
+	good += refused("{\"anyOf\":[{\"items\":[1]}]}", "(at anyOf[0].items[0])"), n++;
+	good += refused("{", "not JSON"), n++;
+	tap_ok(good == n, "compiler refusals name the keyword and where it is (%d of %d)", good, n);
+}
+
+static void test_hostile(void)
+{
+	char *deep = malloc(200 * 12 + 8);
+	char *doc = malloc(16384);
+	struct jm_schema *s;
+	size_t at = 0;
+	int i;
+
+	for (i = 0; i < 200; i++)
+		at += (size_t)sprintf(deep + at, "{\"items\":");
+	at += (size_t)sprintf(deep + at, "{}");
+	for (i = 0; i < 200; i++)
+		deep[at++] = '}';
+	deep[at] = '\0';
+	tap_ok(refused(deep, "nested deeper than 64"), "a schema nested 200 levels is refused");
+
+	s = sch("true");
+	memset(doc, '[', 100);
+	tap_ok(feed(s, doc, 100, NULL, NULL) == JM_MAX_DEPTH,
+	       "a document nested deeper than %d is refused at the byte past it", JM_MAX_DEPTH);
+	jm_schema_put(s);
+
+	s = sch("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/a\"}},\"$ref\":\"#/$defs/a\"}");
+	tap_ok(s && feed(s, "1", 1, NULL, NULL) == 0, "a $ref cycle that never reaches a type accepts nothing (bounded)");
+	jm_schema_put(s);
+
+	s = sch("{\"anyOf\":[{\"$ref\":\"#\"},{\"$ref\":\"#\"},{\"type\":\"array\",\"items\":{\"$ref\":\"#\"}}]}");
+	memset(doc, '[', 20);
+	memset(doc + 20, ']', 20);
+	tap_ok(s && accepts(s, "[[[]]]") && feed(s, doc, 40, NULL, NULL) < 0,
+	       "a self-referencing anyOf fan-out stays bounded and still matches nested arrays");
+	jm_schema_put(s);
+
+	at = (size_t)sprintf(doc, "{\"anyOf\":[");
+	for (i = 0; i < 100; i++)
+		at += (size_t)sprintf(doc + at, "%s{\"type\":\"object\",\"properties\":{\"k%d\":{}}}", i ? "," : "", i);
+	sprintf(doc + at, "]}");
+	s = sch(doc);
+	tap_ok(s && accepts(s, "{\"k3\":1}") && refuses_at(s, "{\"q\":1}", 2),
+	       "100 object alternatives: at most %d readings, the early ones still match", JM_MAX_THREADS);
+	jm_schema_put(s);
+
+	at = (size_t)sprintf(doc, "{\"type\":\"object\",\"properties\":{");
+	for (i = 0; i < 65; i++)
+		at += (size_t)sprintf(doc + at, "%s\"p%d\":{}", i ? "," : "", i);
+	sprintf(doc + at, "}}");
+	tap_ok(refused(doc, "more than 64 properties"), "65 properties are refused");
+	free(deep);
+	free(doc);
+}
+
+int main(void)
+{
+	test_types();
+	test_strings();
+	test_objects();
+	test_arrays();
+	test_literals();
+	test_alternatives();
+	test_bounds();
+	test_next_bytes();
+	test_refusals();
+	test_hostile();
+	return tap_done();
+}
