@@ -126,8 +126,9 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
 # The server over the scripted test engine: host tests of the HTTP layer.
 # It takes from userspace/llm only what the server calls besides the
-# engine: --cards and the chat templates.
-FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c)
+# engine: --cards, the chat templates and the JSON-schema compiler.
+FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c) \
+	    userspace/llm/jsonschema.c userspace/llm/jsonmatch.c
 $(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -159,8 +160,10 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(NL_LIBS) $(LDLIBS)
 
-# The server's request parser has its own unit test, which needs libserver.
-$(B)/tests/test_api: $(B)/obj/tests/unit/test_api.o $(B)/libtest.a $(B)/libserver.a $(B)/libcommon.a
+# The server's request parser has its own unit test, which needs libserver
+# (and the JSON-schema compiler of structured outputs).
+$(B)/tests/test_api: $(B)/obj/tests/unit/test_api.o $(B)/libtest.a $(B)/libserver.a \
+		     $(call obj,userspace/llm/jsonschema.c userspace/llm/jsonmatch.c) $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 

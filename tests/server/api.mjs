@@ -148,7 +148,13 @@ const bad = [
   ['5 stop strings', { messages: msgs, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
   ['image part', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages'],
   ['unknown role', { messages: [{ role: 'wizard', content: 'x' }] }, 'messages'],
-  ['response_format json_object', { messages: msgs, response_format: { type: 'json_object' } }, 'response_format'],
+  ['response_format type sound', { messages: msgs, response_format: { type: 'sound' } }, 'response_format.type'],
+  ['response_format json_schema without a schema', { messages: msgs, response_format: { type: 'json_schema', json_schema: { name: 'x' } } },
+    'response_format.json_schema.schema'],
+  ['response_format json_object schema 123', { messages: msgs, response_format: { type: 'json_object', schema: 123 } }, 'response_format.schema'],
+  ['schema "type": 123', { messages: msgs, response_format: { type: 'json_object', schema: { type: 123 } } }, 'response_format.schema'],
+  ['schema "type": "hiccup"', { messages: msgs, response_format: { type: 'json_object', schema: { type: 'hiccup' } } }, 'response_format.schema'],
+  ['json_schema with "pattern"', { messages: msgs, json_schema: { type: 'string', pattern: '^a+$' } }, 'json_schema'],
   ['top_logprobs without logprobs', { messages: msgs, top_logprobs: 3 }, 'top_logprobs'],
   ['presence_penalty > 2', { messages: msgs, presence_penalty: 2.5 }, 'presence_penalty'],
   ['frequency_penalty < -2', { messages: msgs, frequency_penalty: -3 }, 'frequency_penalty'],
@@ -207,6 +213,59 @@ await expectErr('405 wrong method (APIError 405)', OpenAI.APIError, 405, () => c
 await expectErr('413 body over 8 MiB (APIError 413)', OpenAI.APIError, 413,
   () => c.chat.completions.create({ messages: [{ role: 'user', content: 'a'.repeat(9 << 20) }] }),
   (e) => e.code === 'request_too_large');
+
+// ---- structured outputs ----------------------------------------------------
+const fmt = (schema) => ({ type: 'json_schema', json_schema: { name: 'out', strict: true, schema } });
+await expectErr('400 completions: response_format json_schema without a schema', B, 400,
+  () => c.completions.create({ prompt: 'x', max_tokens: 3, response_format: { type: 'json_schema', json_schema: {} } }),
+  (e) => e.param === 'response_format.json_schema.schema');
+await expectErr('400 responses: text.format json_schema without a schema', B, 400,
+  () => c.responses.create({ input: 'x', text: { format: { type: 'json_schema', name: 'n' } } }),
+  (e) => e.param === 'text.format.schema');
+await expectErr('400 schema keyword we cannot follow names it ("minimum" at properties.n)', B, 400,
+  () => c.chat.completions.create({ messages: msgs, response_format: fmt({ type: 'object', properties: { n: { type: 'integer', minimum: 1 } } }) }),
+  (e) => e.param === 'response_format.json_schema.schema' && /'minimum' is not supported \(at properties\.n\)/.test(e.message));
+await check('structured outputs accepted', async () => {
+  const a = await c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: 10, response_format: fmt({ const: 'foooooo' }) });
+  ok(typeof a.choices[0].message.content === 'string', 'response_format json_schema is accepted (200)', a.choices[0]);
+  const b = await c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: 24, response_format: { type: 'json_object' } });
+  ok(typeof b.choices[0].message.content === 'string', 'response_format json_object is accepted (200)', b.choices[0]);
+  if (!REAL) return;
+  ok(a.choices[0].message.content === '"foooooo"' && a.choices[0].finish_reason === 'stop',
+     'const "foooooo", max_tokens 10: content is "foooooo" (quotes included), finish stop', a.choices[0]);
+  ok(b.choices[0].message.content.startsWith('{'), 'json_object: the content starts with {', b.choices[0].message.content);
+  const t = await c.completions.create({ prompt: 'Once upon a time', temperature: 0, max_tokens: 6,
+    response_format: fmt({ const: '42' }) });
+  ok(t.choices[0].text === '"42"' && t.choices[0].finish_reason === 'stop', 'completions, const "42", max_tokens 6: "42"', t.choices[0]);
+  const u = await c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: 40, json_schema: { items: [{ type: 'integer' }] } });
+  let arr = null;
+  try { arr = JSON.parse(u.choices[0].message.content); } catch { /* checked below */ }
+  ok(Array.isArray(arr) && arr.length <= 1 && arr.every(Number.isInteger) && u.choices[0].finish_reason === 'stop',
+     'top-level json_schema {items: [integer]}: a JSON array of at most one integer', u.choices[0].message.content);
+  let text = '', finish = null;
+  for await (const ch of await c.chat.completions.create({ messages: msgs, max_tokens: 10, stream: true, seed: 5,
+    response_format: fmt({ enum: ['red', 'green', 'blue'] }) })) {
+    text += ch.choices[0]?.delta?.content || '';
+    finish = ch.choices[0]?.finish_reason || finish;
+  }
+  ok(['"red"', '"green"', '"blue"'].includes(text) && finish === 'stop', 'stream, sampled, enum: the deltas spell one value, finish stop', text);
+});
+if (REAL) {
+  const person = { type: 'object', additionalProperties: false, required: ['name', 'age'],
+    properties: { name: { type: 'string', minLength: 1, maxLength: 6 }, age: { type: 'integer' } } };
+  await check('chat.completions.parse', async () => {
+    const r = await c.chat.completions.parse({ messages: msgs, temperature: 0, max_tokens: 200, response_format: fmt(person) });
+    const v = r.choices[0].message.parsed;
+    ok(v && typeof v.name === 'string' && Number.isInteger(v.age) && Object.keys(v).length === 2 && r.choices[0].finish_reason === 'stop',
+       'chat.completions.parse(): message.parsed is an object with a string name and an integer age', r.choices[0].message);
+  });
+  await check('responses.parse', async () => {
+    const r = await c.responses.parse({ input: 'Once upon a time', temperature: 0, max_output_tokens: 200,
+      text: { format: { type: 'json_schema', name: 'person', strict: true, schema: person } } });
+    const v = r.output_parsed;
+    ok(v && typeof v.name === 'string' && Number.isInteger(v.age), 'responses.parse(): output_parsed follows text.format\'s schema', r.output_text);
+  });
+}
 
 // ---- metrics --------------------------------------------------------------
 await check('metrics', async () => {

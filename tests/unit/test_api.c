@@ -9,7 +9,11 @@
  * max_completion_tokens; tools, tool_choice and the tool fields of
  * messages land in struct api_params (api_tools.c); /v1/responses' flat
  * tools and its input items (function_call, function_call_output,
- * reasoning) become the same messages (api_input.c). Output: TAP.
+ * reasoning) become the same messages (api_input.c); structured outputs
+ * (api_format.c): response_format text/json_object/json_schema, the
+ * top-level json_schema, completions' response_format and responses'
+ * text.format compile a schema that accepts and refuses what it should,
+ * and each malformed form is a 400 naming its field. Output: TAP.
  */
 #include "api.h"
 #include "gguf.h"
@@ -19,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "jsonmatch.h"
 
 #include "tap.h"
 
@@ -438,8 +444,101 @@ static void test_responses_input(void)
 	api_params_free(&p);
 }
 
+/* @p's schema accepts @doc whole. */
+static bool takes(struct api_params *p, const char *doc)
+{
+	struct jm_state *st = p->schema ? jm_new(p->schema) : NULL;
+	bool ok = st && jm_feed(st, doc, strlen(doc)) && jm_accepting(st);
+
+	jm_free(st);
+	return ok;
+}
+
+static int parse(enum api_kind k, const char *body, struct api_params *p, struct api_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	return api_parse(k, body, strlen(body), p, e);
+}
+
+static void test_format(void)
+{
+	static const struct { enum api_kind k; const char *body, *param, *msg; } bad[] = {
+		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"sound\"}}", "response_format.type", "'sound'" },
+		{ API_CHAT, "{" MSGS ",\"response_format\":\"json\"}", "response_format", "must be an object" },
+		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_schema\"}}", "response_format.json_schema", "must be an object" },
+		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\"}}}",
+		  "response_format.json_schema.schema", "is required" },
+		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":1,\"schema\":{}}}}",
+		  "response_format.json_schema.name", "must be a string" },
+		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_object\",\"schema\":123}}", "response_format.schema",
+		  "must be an object or a boolean" },
+		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_object\",\"schema\":{\"type\":123}}}",
+		  "response_format.schema", "'type' must be" },
+		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_object\",\"schema\":{\"type\":\"hiccup\"}}}",
+		  "response_format.schema", "'hiccup' is not a JSON type" },
+		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"type\":\"string\",\"pattern\":\"a+\"}}", "json_schema",
+		  "'pattern' is not supported" },
+		{ API_CHAT, "{" MSGS ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}],"
+		  "\"response_format\":{\"type\":\"json_object\"}}", "response_format", "and 'tools'" },
+		{ API_COMPLETION, "{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}}",
+		  "response_format.json_schema.schema", "is required" },
+		{ API_RESPONSES, "{\"input\":\"x\",\"text\":{\"format\":{\"type\":\"json_schema\",\"name\":\"n\"}}}",
+		  "text.format.schema", "is required" },
+		{ API_RESPONSES, "{\"input\":\"x\",\"text\":{\"format\":{\"type\":\"xml\"}}}", "text.format.type", "'xml'" },
+		{ API_RESPONSES, "{\"input\":\"x\",\"text\":5}", "text", "must be an object" },
+		{ API_RESPONSES, "{\"input\":\"x\",\"tools\":[{\"type\":\"function\",\"name\":\"f\"}],"
+		  "\"text\":{\"format\":{\"type\":\"json_object\"}}}", "text.format", "and 'tools'" },
+	};
+	struct api_params p;
+	struct api_error e;
+	size_t i, good = 0;
+	int rc;
+
+	rc = parse(API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"text\"}}", &p, &e);
+	tap_ok(rc == 0 && !p.schema, "response_format text: no schema");
+	api_params_free(&p);
+	rc = parse(API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_object\"}}", &p, &e);
+	tap_ok(rc == 0 && takes(&p, "{\"a\":[1]}") && !takes(&p, "[1]") && !takes(&p, "\"x\""),
+	       "response_format json_object: any object, not an array or a string");
+	api_params_free(&p);
+	rc = parse(API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+		   "{\"name\":\"n\",\"strict\":true,\"schema\":{\"const\":\"foooooo\"}}}}", &p, &e);
+	tap_ok(rc == 0 && takes(&p, "\"foooooo\"") && !takes(&p, "\"foo\""),
+	       "response_format json_schema: the schema's language (%s)", e.msg);
+	api_params_free(&p);
+	rc = parse(API_CHAT, "{" MSGS ",\"json_schema\":{\"items\":[{\"type\":\"integer\"}]}}", &p, &e);
+	tap_ok(rc == 0 && takes(&p, "[ -3000 ]") && !takes(&p, "[1,2]"), "top-level json_schema (llama-server)");
+	api_params_free(&p);
+	rc = parse(API_COMPLETION, "{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\","
+		   "\"json_schema\":{\"schema\":{\"enum\":[1,2]}}}}", &p, &e);
+	tap_ok(rc == 0 && takes(&p, "2") && !takes(&p, "3"), "completions response_format json_schema");
+	api_params_free(&p);
+	rc = parse(API_COMPLETION, "{\"prompt\":\"x\",\"json_schema\":{\"type\":\"boolean\"}}", &p, &e);
+	tap_ok(rc == 0 && takes(&p, "true") && !takes(&p, "1"), "completions top-level json_schema");
+	api_params_free(&p);
+	rc = parse(API_RESPONSES, "{\"input\":\"x\",\"text\":{\"format\":{\"type\":\"json_schema\",\"name\":\"n\","
+		   "\"schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[\"a\"]}}}}",
+		   &p, &e);
+	tap_ok(rc == 0 && takes(&p, "{\"a\":\"b\"}") && !takes(&p, "{}"), "responses text.format json_schema");
+	api_params_free(&p);
+	rc = parse(API_RESPONSES, "{\"input\":\"x\",\"text\":{\"format\":{\"type\":\"json_object\"}}}", &p, &e);
+	tap_ok(rc == 0 && takes(&p, "{}"), "responses text.format json_object");
+	api_params_free(&p);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rc = parse(bad[i].k, bad[i].body, &p, &e);
+		if (rc == -1 && e.status == 400 && !strcmp(e.param, bad[i].param) && strstr(e.msg, bad[i].msg))
+			good++;
+		else
+			printf("#   %s: %d %s '%s'\n", bad[i].body, e.status, e.param, e.msg);
+		api_params_free(&p);
+	}
+	tap_ok(good == sizeof(bad) / sizeof(bad[0]), "%zu malformed formats: each a 400 naming its field (%zu right)",
+	       sizeof(bad) / sizeof(bad[0]), good);
+}
+
 int main(void)
 {
+	test_format();
 	test_tools();
 	test_responses_tools();
 	test_responses_input();

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "jsonmatch.h"
 #include "tokenizer.h"
 
 /* Sampling defaults: the runtime's (rk1828-llm run, llama-server). */
@@ -500,7 +501,7 @@ static int parse_msgs(json_t *arr, struct api_params *p, struct api_error *e)
 
 static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 {
-	json_t *msgs = json_object_get(o, "messages"), *rf, *t;
+	json_t *msgs = json_object_get(o, "messages");
 	bool lp = false;
 	long long top = 0;
 
@@ -527,16 +528,8 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 		return api_bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs': true");
 	p->logprobs = lp;
 	p->top_logprobs = (int)top;
-	rf = api_field(o, "response_format");
-	if (rf) {
-		t = json_object_get(rf, "type");
-		if (!json_is_object(rf) || !json_is_string(t))
-			return api_bad(e, "response_format", "'response_format' must be an object with a 'type'");
-		if (strcmp(json_string_value(t), "text"))
-			return api_bad(e, "response_format",
-				   "'response_format' type '%s' is not supported: only \"text\"",
-				   json_string_value(t));
-	}
+	if (api_parse_format(o, p, e))
+		return -1;
 	if (parse_msgs(msgs, p, e))
 		return -1;
 	return api_check_tool_ids(p, e);
@@ -563,6 +556,8 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 		return api_bad(e, "echo", "'echo': true is not supported");
 	if (api_field(o, "suffix"))
 		return api_bad(e, "suffix", "'suffix' is not supported");
+	if (api_parse_format(o, p, e))
+		return -1;
 	lp = api_field(o, "logprobs");
 	if (lp) {
 		long long n = 0;
@@ -588,7 +583,8 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 		return api_bad(e, "input", "'input' is required");
 	if (ins && !json_is_string(ins))
 		return api_bad(e, "instructions", "'instructions' must be a string");
-	if (parse_common(o, p, "max_output_tokens", e) || api_parse_response_tools(o, p, e))
+	if (parse_common(o, p, "max_output_tokens", e) || api_parse_response_tools(o, p, e) ||
+	    api_parse_format(o, p, e))
 		return -1;
 	p->include_usage = true;
 	pre = ins ? 1 : 0;
@@ -678,6 +674,7 @@ void api_params_free(struct api_params *p)
 	free(p->tools_json);
 	free(p->tool_name);
 	free(p->prompt);
+	jm_schema_put(p->schema);
 	for (i = 0; i < p->n_stop; i++)
 		free(p->stop[i]);
 	free(p->bias);

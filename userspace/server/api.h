@@ -119,6 +119,8 @@ struct api_bias_text {
  *	ids are checked against the vocabulary by api_check_bias()
  * @bias_text, @n_bias_text: llama-server's [["text", bias]] entries,
  *	tokenized into @bias by api_resolve_bias()
+ * @schema: structured output ("response_format", "json_schema",
+ *	"text.format"; api_format.c), compiled, or NULL (free text); owned
  */
 struct api_params {
 	enum api_kind kind;
@@ -140,6 +142,7 @@ struct api_params {
 	int n_bias;
 	struct api_bias_text *bias_text;
 	int n_bias_text;
+	struct jm_schema *schema;
 };
 
 /**
@@ -193,6 +196,16 @@ int api_parse_tools(struct json_t *o, struct api_params *p, struct api_error *e)
  * gets them in the chat shape.
  */
 int api_parse_response_tools(struct json_t *o, struct api_params *p, struct api_error *e);
+
+/*
+ * api_parse_format() - api_format.c: chat's and completions'
+ * "response_format" and top-level "json_schema", or the Responses API's
+ * "text.format", of @o into @p->schema (after api_parse_tools() /
+ * api_parse_response_tools(): a schema with tools is refused). Return: 0, or -1 with @e a 400 naming the field
+ * (response_format.type, response_format.json_schema.schema, ...) and, for
+ * a schema we cannot follow, the keyword and where it is.
+ */
+int api_parse_format(struct json_t *o, struct api_params *p, struct api_error *e);
 
 /*
  * api_check_tool_ids() - each tool message's tool_call_id (when given)

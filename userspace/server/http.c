@@ -775,6 +775,7 @@ static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hr
 	struct engine_request r = {
 		.prompt = toks, .n_prompt = n, .max_tokens = p->max_tokens, .s = p->s,
 		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
+		.schema = p->schema,
 	};
 	struct engine_req *q = NULL;
 	struct gen *g = gen_new(s, c, p, rs);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Structured outputs in the request schema (api.h): chat's and
+ * completions' "response_format" ({"type":"text"}, {"type":"json_object"}
+ * with an optional "schema" as llama-server takes it, {"type":
+ * "json_schema","json_schema":{"name","schema","strict"}}), llama-server's
+ * top-level "json_schema", and the Responses API's "text.format"
+ * ({"type":"json_schema","name","schema","strict"}, json_object, text),
+ * compiled into api_params.schema (jsonmatch.h). References: the OpenAI
+ * API reference ("Structured Outputs"), llama-server's README.
+ */
+#include "api.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonmatch.h"
+
+/* json_object mode: one JSON object (OpenAI's "JSON mode"). */
+static const char json_object_schema[] = "{\"type\":\"object\"}";
+
+/* Compile @sch (NULL: an object) into p->schema; errors name @param. */
+static int compile(const json_t *sch, const char *param, struct api_params *p,
+		   struct api_error *e)
+{
+	char err[320];
+
+	if (sch)
+		p->schema = jm_compile(sch, err, sizeof(err));
+	else
+		p->schema = jm_compile_text(json_object_schema, strlen(json_object_schema), err,
+					    sizeof(err));
+	if (!p->schema)
+		return api_bad(e, param, "'%s' is not a JSON schema we can follow: %s", param, err);
+	return 0;
+}
+
+/* The optional "name" (a string) and "strict" (a boolean) of a json_schema format. */
+static int check_name(json_t *f, const char *where, struct api_error *e)
+{
+	json_t *name = api_field(f, "name"), *strict = api_field(f, "strict");
+	char at[96];
+
+	if (name && !json_is_string(name)) {
+		snprintf(at, sizeof(at), "%.60s.name", where);
+		return api_bad(e, at, "'%s' must be a string", at);
+	}
+	if (strict && !json_is_boolean(strict)) {
+		snprintf(at, sizeof(at), "%.60s.strict", where);
+		return api_bad(e, at, "'%s' must be a boolean", at);
+	}
+	return 0;
+}
+
+/*
+ * One format object @f named @where ("response_format", "text.format"):
+ * @nested: json_schema's fields sit in f.json_schema (chat, completions)
+ * rather than in @f itself (responses).
+ */
+static int parse_one(json_t *f, const char *where, bool nested, struct api_params *p,
+		     struct api_error *e)
+{
+	json_t *t = json_is_object(f) ? json_object_get(f, "type") : NULL, *js, *sch;
+	const char *ty = json_string_value(t);
+	char at[64];
+
+	if (!json_is_object(f))
+		return api_bad(e, where, "'%s' must be an object with a 'type'", where);
+	snprintf(at, sizeof(at), "%s.type", where);
+	if (!ty)
+		return api_bad(e, at, "'%s' must be \"text\", \"json_object\" or \"json_schema\"", at);
+	if (!strcmp(ty, "text"))
+		return 0;
+	if (!strcmp(ty, "json_object")) {
+		sch = api_field(f, "schema");
+		snprintf(at, sizeof(at), "%s.schema", where);
+		return compile(sch, at, p, e);
+	}
+	if (strcmp(ty, "json_schema"))
+		return api_bad(e, at, "'%s' is '%.32s': only \"text\", \"json_object\" and \"json_schema\" are supported",
+			       at, ty);
+	js = f;
+	snprintf(at, sizeof(at), "%s", where);
+	if (nested) {
+		js = api_field(f, "json_schema");
+		snprintf(at, sizeof(at), "%s.json_schema", where);
+		/* llama-server also takes the schema in the format itself. */
+		if (!js && api_field(f, "schema"))
+			return compile(api_field(f, "schema"), "response_format.schema", p, e);
+		if (!json_is_object(js))
+			return api_bad(e, at, "'%s' must be an object with a 'schema' for type json_schema",
+				       at);
+	}
+	if (check_name(js, at, e))
+		return -1;
+	sch = api_field(js, "schema");
+	snprintf(at + strlen(at), sizeof(at) - strlen(at), ".schema");
+	if (!sch)
+		return api_bad(e, at, "'%s' is required for type json_schema", at);
+	return compile(sch, at, p, e);
+}
+
+int api_parse_format(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_t *rf, *js, *text;
+
+	const char *what = "response_format";
+
+	if (p->kind == API_RESPONSES) {
+		text = api_field(o, "text");
+		if (text && !json_is_object(text))
+			return api_bad(e, "text", "'text' must be an object");
+		rf = text ? api_field(text, "format") : NULL;
+		what = "text.format";
+		if (rf && parse_one(rf, what, false, p, e))
+			return -1;
+	} else {
+		rf = api_field(o, "response_format");
+		if (rf && parse_one(rf, what, true, p, e))
+			return -1;
+		js = api_field(o, "json_schema");
+		if (js && p->schema)
+			return api_bad(e, "json_schema", "'json_schema' and a 'response_format' with a schema are exclusive");
+		if (js && compile(js, "json_schema", p, e))
+			return -1;
+		if (js)
+			what = "json_schema";
+	}
+	if (p->schema && p->tools_json)
+		return api_bad(e, what, "structured output ('%s') and 'tools' together are not supported",
+			       what);
+	return 0;
+}
