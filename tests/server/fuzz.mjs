@@ -49,7 +49,7 @@ const typed = {
   n: [0, 2, 'x', -1],
   logprobs: ['x', 1],
   top_logprobs: [-1, 21, 'x'],
-  response_format: ['text', 1, {}, { type: 'json_object' }, { type: 1 }],
+  response_format: ['text', 1, {}, { type: 'sound' }, { type: 'json_schema' }, { type: 'json_object', schema: 1 }, { type: 1 }],
   tools: [[{ type: 'function' }], [{ type: 'function', function: { name: 'a b' } }], [{ function: { name: 'f' } }], 'x', [1]],
   tool_choice: ['always', 1, { type: 'function' }, 'required', { type: 'function', function: { name: 'f' } }],
 };

@@ -9,7 +9,8 @@
  * distribution (finite, <= 0, alternatives all valid); 4 sessions batched
  * (3 constrained differently, 1 free) give each one's text alone; the
  * same request again is a prefix-cache hit with the same text; a
- * max_tokens cut ends with LENGTH. The model never writes JSON by itself:
+ * max_tokens cut ends with LENGTH; the vocabulary scan allows exactly
+ * what checking each token alone allows. The model never writes JSON by itself:
  * without the schema its greedy text is a story. Output: TAP.
  */
 #include <jansson.h>
@@ -22,6 +23,7 @@
 #include "engine.h"
 #include "gguf.h"
 #include "jsonmatch.h"
+#include "jsonvocab.h"
 #include "mock_rk.h"
 #include "model.h"
 #include "tap.h"
@@ -300,6 +302,43 @@ static void test_batched(void)
 	tap_ok(mock_rk_live_objs() == 0, "every BO and syncobj released");
 }
 
+/*
+ * jm_vocab_mask() (first-byte filter, the free-string fast path) allows
+ * exactly the tokens jm_vocab_ok() allows one by one, at every byte of a
+ * document with keys, strings, numbers and a closing.
+ */
+static void test_mask(void)
+{
+	static const char doc[] = "{\"name\":\"Tom, caf\xc3\xa9 \\\"x\\\"\",\"age\":12,\"tags\":[\"a b\",\"c\"]}";
+	struct jm_schema *s = sch("{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+				  "\"age\":{\"type\":\"integer\"},\"tags\":{\"type\":\"array\","
+				  "\"items\":{\"type\":\"string\",\"maxLength\":3}}}}");
+	struct jm_vocab *v = jm_vocab_new(tk);
+	struct jm_state *st = s ? jm_new(s) : NULL;
+	int n = tok_n_vocab(tk), i, id, bad = 0, allowed = 0;
+	float *logits = calloc((size_t)n + 3, sizeof(float)), *masked = malloc(((size_t)n + 3) * sizeof(float));
+	int32_t best;
+	size_t k;
+
+	for (k = 0; st && v && k <= strlen(doc); k++) {
+		allowed += jm_vocab_mask(v, st, logits, n + 3, masked, &best);
+		for (id = 0; id < n; id++)
+			bad += jm_vocab_ok(v, st, id) != (masked[id] == 0.0f);
+		for (i = n; i < n + 3; i++)
+			bad += masked[i] != -INFINITY;
+		if (k < strlen(doc) && !jm_feed(st, doc + k, 1))
+			bad += 1000;
+	}
+	tap_ok(st && v && !bad && allowed > 0 && jm_done(st),
+	       "vocabulary scan = token-by-token check at each of %zu bytes (%d allowed in all, %d mismatches); logits past the vocabulary masked",
+	       strlen(doc) + 1, allowed, bad);
+	jm_free(st);
+	jm_vocab_free(v);
+	jm_schema_put(s);
+	free(logits);
+	free(masked);
+}
+
 int main(void)
 {
 	const char *path = getenv("RK1828_MODEL");
@@ -314,6 +353,7 @@ int main(void)
 		tap_ok(false, "load %s: %s", path, err);
 		return tap_done();
 	}
+	test_mask();
 	test_const();
 	test_enum();
 	test_object();

@@ -820,6 +820,17 @@ bool jm_accepting(const struct jm_state *st)
 	return false;
 }
 
+bool jm_in_free_string(const struct jm_state *st)
+{
+	const struct jm_thread *t = &st->cur->t[0];
+	const struct jm_frame *f;
+
+	if (st->cur->n != 1 || !t->depth)
+		return false;
+	f = &t->f[t->depth - 1];
+	return f->kind == K_STR && f->st == S_CHAR && f->n->max_len == UINT32_MAX;
+}
+
 bool jm_done(const struct jm_state *st)
 {
 	int i;

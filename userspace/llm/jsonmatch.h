@@ -116,6 +116,14 @@ bool jm_feed(struct jm_state *st, const void *buf, size_t len);
  */
 void jm_next_bytes(struct jm_state *st, uint64_t set[4]);
 
+/**
+ * jm_in_free_string() - the next bytes are inside a string value that has
+ * no maxLength, in the only live reading: then any run of printable
+ * characters other than '"' and '\\' (whole UTF-8 sequences of code
+ * points >= U+0020) is taken (jsonvocab.c's fast path).
+ */
+bool jm_in_free_string(const struct jm_state *st);
+
 /** jm_accepting() - the bytes fed so far are a whole accepted document. */
 bool jm_accepting(const struct jm_state *st);
 
