@@ -6,8 +6,9 @@
  * overflowing sizes (-1 was taken as 2^64-1 bytes, 17179869185G wrapped to
  * 1 GiB) and reads 1.5MB as 1500000 bytes (it was 1.5 MiB), and the plan line of a 40-card plan is printed whole (it was cut
  * at 511 characters), --seed -1 is a time-based seed and -2 is refused,
- * a bad model file's error is all plan prints, and an option the command
- * does not take is refused naming it. Runs build/rk1828-llm (or $RK1828_LLM) under
+ * a bad model file's error is all plan prints, an option the command
+ * does not take is refused naming it, and run --json-schema refuses a
+ * schema it cannot follow (inline or in a file) before opening a card. Runs build/rk1828-llm (or $RK1828_LLM) under
  * timeout(1), so a hang fails instead of stalling the suite. Prints TAP.
  */
 #include <stdio.h>
@@ -160,6 +161,34 @@ static void test_seed(const char *model)
 	rc = run(args, out, sizeof(out));
 	tap_ok(rc == 2 && strstr(out, "--seed: bad value \"-2\""),
 	       "--seed -2 is refused naming the option (status %d)", rc);
+}
+
+/* run --json-schema: a schema we cannot follow is a usage error naming why, before any card. */
+static void test_json_schema(const char *model)
+{
+	char args[512], out[4096], path[] = "/tmp/rk1828-schema-XXXXXX";
+	int rc, fd = mkstemp(path);
+	static const char bad[] = "{\"properties\":{\"a\":{\"pattern\":\"x\"}}}";
+	bool wrote = fd >= 0 && write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad);
+
+	if (fd >= 0)
+		close(fd);
+	snprintf(args, sizeof(args), "run -m %s -p x --json-schema '{\"type\":\"hiccup\"}'", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "--json-schema: 'type' 'hiccup' is not a JSON type"),
+	       "run --json-schema with type hiccup: status 2 naming it (%d: %.80s)", rc, out);
+	snprintf(args, sizeof(args), "run -m %s -p x --json-schema %s", model, path);
+	rc = run(args, out, sizeof(out));
+	tap_ok(wrote && rc == 2 && strstr(out, "'pattern' is not supported (at properties.a)"),
+	       "run --json-schema FILE with a pattern: status 2 naming the keyword and where (%d)", rc);
+	snprintf(args, sizeof(args), "run -m %s -p x --json-schema /nonexistent/s.json", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc == 2 && strstr(out, "No such file"), "run --json-schema of a missing file: status 2 (%d)", rc);
+	snprintf(args, sizeof(args), "run -m %s -p x -n 1 --json-schema '{\"const\":1}'", model);
+	rc = run(args, out, sizeof(out));
+	tap_ok(rc != 2 && !strstr(out, "json-schema"),
+	       "run --json-schema with a good schema is taken (status %d: the run itself needs cards)", rc);
+	unlink(path);
 }
 
 /* Option errors say what is accepted. */
@@ -352,6 +381,7 @@ int main(void)
 	test_card_mem_units(model);
 	test_long_plan(model);
 	test_seed(model);
+	test_json_schema(model);
 	test_option_errors(model);
 	test_model_error_only();
 	test_foreign_options(model);

@@ -40,10 +40,11 @@ struct rk_card;
  * @system: run --chat / chat: a system message
  * @thinking: enum chat_thinking (--think / --no-think)
  * @n_predict_set: -n was given (chat: otherwise until end of generation)
+ * @json_schema: run --json-schema: schema text ('{...') or a file name
  * (the rest as in usage())
  */
 struct args {
-	const char *cmd, *model, *prompt, *cards, *dump_logits, *system;
+	const char *cmd, *model, *prompt, *cards, *dump_logits, *system, *json_schema;
 	struct cards_spec cs;
 	int n_predict;
 	float temp, top_p;

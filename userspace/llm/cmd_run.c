@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "gguf.h"
+#include "jsonmatch.h"
 
 static int dump_logits(const char *path, const int32_t *toks, int n, const float *logits,
 		       int n_vocab)
@@ -252,9 +253,43 @@ static int run_prompt(const struct session *S, const struct tokenizer *tok,
 	return cli_encode_chat(tok, a, m, n, pr);
 }
 
+/*
+ * --json-schema: the schema's JSON text itself when it starts with '{'
+ * (after blanks), else the file of that name. NULL with the reason printed.
+ */
+static struct jm_schema *load_schema(const char *arg)
+{
+	char err[400], *text = NULL;
+	struct jm_schema *s;
+	size_t len = 0;
+	FILE *f;
+
+	if (arg[strspn(arg, " \t\n")] == '{') {
+		s = jm_compile_text(arg, strlen(arg), err, sizeof(err));
+		if (!s)
+			fprintf(stderr, "rk1828-llm: --json-schema: %s\n", err);
+		return s;
+	}
+	f = fopen(arg, "rb");
+	if (!f || getdelim(&text, &len, '\0', f) < 0) {
+		fprintf(stderr, "rk1828-llm: --json-schema %s: %s\n", arg,
+			f ? "cannot read it" : strerror(errno));
+		if (f)
+			fclose(f);
+		free(text);
+		return NULL;
+	}
+	fclose(f);
+	s = jm_compile_text(text, strlen(text), err, sizeof(err));
+	if (!s)
+		fprintf(stderr, "rk1828-llm: --json-schema %s: %s\n", arg, err);
+	free(text);
+	return s;
+}
+
 static int submit(struct engine *e, const struct session *S, const struct args *a,
-		  const struct cli_prompt *pr, float *logits, struct run_out *ro,
-		  struct engine_req **q)
+		  const struct cli_prompt *pr, float *logits, struct jm_schema *schema,
+		  struct run_out *ro, struct engine_req **q)
 {
 	struct engine_request rq = { 0 };
 	char err[512];
@@ -278,6 +313,7 @@ static int submit(struct engine *e, const struct session *S, const struct args *
 	rq.s.have_seed = a->have_seed;
 	rq.ignore_eos = a->ignore_eos;
 	rq.prompt_logits = logits;
+	rq.schema = schema;
 	rq.cb = run_event;
 	rq.user = ro;
 	ret = engine_submit(e, &rq, q, err, sizeof(err));
@@ -295,11 +331,15 @@ int cmd_run(const struct args *a)
 	struct engine_req *q = NULL;
 	struct engine *e = NULL;
 	struct tokenizer *tok = NULL;
-	struct session S;
+	struct jm_schema *schema = NULL;
+	struct session S = { 0 };
 	float *logits = NULL;
 	char err[768];
 	int rc = EXIT_RUNTIME;
 
+	/* A schema we cannot follow is refused before the cards are opened. */
+	if (a->json_schema && !(schema = load_schema(a->json_schema)))
+		return EXIT_USAGE;
 	if (session_open(&S, a, false))
 		goto out;
 	tok = tok_load(S.gf, err, sizeof(err));
@@ -331,7 +371,7 @@ int cmd_run(const struct args *a)
 		goto out;
 	}
 	ro.e = e;
-	if (submit(e, &S, a, &pr, logits, &ro, &q))
+	if (submit(e, &S, a, &pr, logits, schema, &ro, &q))
 		goto out;
 	pthread_mutex_lock(&ro.mu);
 	while (!ro.done)
@@ -364,6 +404,7 @@ out:
 	free(ro.text);
 	free(ro.ids);
 	free(logits);
+	jm_schema_put(schema);
 	session_close(&S);
 	return rc;
 }

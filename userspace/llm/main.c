@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"                      [--frequency-penalty A] [--logit-bias ID(+|-)B]... [--seed S]\n"
 		"                      [--cards all|N|LIST] [--bucket B]\n"
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
-		"                      [--ignore-eos] [--parse-special] [-v]\n"
+		"                      [--ignore-eos] [--parse-special] [--json-schema FILE|JSON] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
@@ -103,6 +103,9 @@ static void usage(FILE *f)
 		"  --dump-logits F  write the last prompt position's logits to F\n"
 		"  --json           print {\"prompt_ids\",\"ids\",\"text\",\"stats\"} instead of text\n"
 		"  --ignore-eos     keep generating past end-of-generation tokens\n"
+		"  --json-schema S  run: the output is a JSON document of the schema S (JSON\n"
+		"                   text starting with '{', or a file holding it); see\n"
+		"                   userspace/doc/server.rst \"Structured outputs\"\n"
 		"  --parse-special  special-token text in the prompt (<|im_start|>) is the token\n"
 		"  --chat           apply the model's chat template to PROMPT as a user message\n"
 		"  -s, --system S   system message (run --chat, chat)\n"
@@ -186,7 +189,7 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
+       O_JSONSCHEMA, O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
 
 /* Every command's long options (one table: getopt_long() takes one). */
 static const struct option cli_opts[] = {
@@ -208,6 +211,7 @@ static const struct option cli_opts[] = {
 	{ "ctx", required_argument, NULL, O_CTX },
 	{ "no-bos", no_argument, NULL, O_NOBOS },
 	{ "dump-logits", required_argument, NULL, O_DUMP },
+	{ "json-schema", required_argument, NULL, O_JSONSCHEMA },
 	{ "card-mem", required_argument, NULL, O_CARDMEM },
 	{ "parallel", required_argument, NULL, O_PARALLEL },
 	{ "predict", no_argument, NULL, O_PREDICT },
@@ -248,7 +252,8 @@ static const struct {
 } cmd_opts[] = {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
-		 " dump-logits json ignore-eos parse-special chat system think no-think verbose " },
+		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
+		 " verbose " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
 		  " ctx no-bos ignore-eos parse-special verbose " },
@@ -565,6 +570,7 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 		return parse_u32(arg, "--ctx", 1, &a->n_ctx) ? -1 : 0;
 	case O_NOBOS: a->no_bos = true; return 0;
 	case O_DUMP: a->dump_logits = arg; return 0;
+	case O_JSONSCHEMA: a->json_schema = arg; return 0;
 	case 'v': a->verbose++; return 0;
 	}
 	return OPT_NOT_MINE;
