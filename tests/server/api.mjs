@@ -222,9 +222,9 @@ await expectErr('400 completions: response_format json_schema without a schema',
 await expectErr('400 responses: text.format json_schema without a schema', B, 400,
   () => c.responses.create({ input: 'x', text: { format: { type: 'json_schema', name: 'n' } } }),
   (e) => e.param === 'text.format.schema');
-await expectErr('400 schema keyword we cannot follow names it ("minimum" at properties.n)', B, 400,
-  () => c.chat.completions.create({ messages: msgs, response_format: fmt({ type: 'object', properties: { n: { type: 'integer', minimum: 1 } } }) }),
-  (e) => e.param === 'response_format.json_schema.schema' && /'minimum' is not supported \(at properties\.n\)/.test(e.message));
+await expectErr('400 schema keyword we cannot follow names it ("multipleOf" at properties.n)', B, 400,
+  () => c.chat.completions.create({ messages: msgs, response_format: fmt({ type: 'object', properties: { n: { type: 'integer', multipleOf: 2 } } }) }),
+  (e) => e.param === 'response_format.json_schema.schema' && /'multipleOf' is not supported \(at properties\.n\)/.test(e.message));
 await check('structured outputs accepted', async () => {
   const a = await c.chat.completions.create({ messages: msgs, temperature: 0, max_tokens: 10, response_format: fmt({ const: 'foooooo' }) });
   ok(typeof a.choices[0].message.content === 'string', 'response_format json_schema is accepted (200)', a.choices[0]);

@@ -5,7 +5,7 @@
  * schema gives exactly its value and ends with STOP, greedy and sampled;
  * an enum gives one of its values for 6 seeds; an object schema gives a
  * JSON object with the required keys and types (parsed with jansson, not
- * with our matcher); constrained logprobs are those of the masked
+ * with our matcher); an integer range holds; constrained logprobs are those of the masked
  * distribution (finite, <= 0, alternatives all valid); 4 sessions batched
  * (3 constrained differently, 1 free) give each one's text alone; the
  * same request again is a prefix-cache hit with the same text; a
@@ -246,6 +246,31 @@ static void test_object(void)
 	jm_schema_put(s);
 }
 
+/* An integer range inside an object, greedy and sampled. */
+static void test_range(void)
+{
+	struct jm_schema *s = sch("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\","
+				  "\"minimum\":3,\"maximum\":7}},\"required\":[\"n\"],\"additionalProperties\":false}");
+	struct res r;
+	int seed, good = 0;
+
+	for (seed = 0; seed <= 3; seed++) {
+		json_t *o, *n;
+
+		run1(&r, "Tom had", s, 40, (uint64_t)seed, false);
+		o = json_loads(r.text, 0, NULL);
+		n = json_object_get(o, "n");
+		if (json_is_integer(n) && json_integer_value(n) >= 3 && json_integer_value(n) <= 7 &&
+		    json_object_size(o) == 1 && r.done_ev.finish == ENGINE_FINISH_STOP)
+			good++;
+		else
+			printf("#   seed %d: '%s'\n", seed, r.text);
+		json_decref(o);
+	}
+	tap_ok(good == 4, "integer 3..7 in an object, greedy and 3 seeds: always in range (%d of 4)", good);
+	jm_schema_put(s);
+}
+
 /* Greedy with logprobs: the top alternative is the chosen token (masked argmax). */
 static void test_logprob_top(void)
 {
@@ -358,6 +383,7 @@ int main(void)
 	test_enum();
 	test_object();
 	test_logprob_top();
+	test_range();
 	test_batched();
 	tok_free(tk);
 	llm_model_free(&M);

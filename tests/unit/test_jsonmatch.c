@@ -4,7 +4,7 @@
  * must be accepted whole, prefixes that must stay alive, and byte strings
  * that must be refused at the exact byte where they go wrong; the RFC
  * 8259 number and string grammar (escapes, surrogate pairs, UTF-8
- * ranges); the whitespace and digit bounds; jm_next_bytes(); jm_done();
+ * ranges); integer ranges; the whitespace and digit bounds; jm_next_bytes(); jm_done();
  * the compiler's refusals with the keyword named; and hostile schemas
  * (deep nesting, a self-referencing $ref, an anyOf fan-out) that must
  * stay bounded.
@@ -188,6 +188,28 @@ static void test_arrays(void)
 	      "prefixItems then items");
 }
 
+/* Integer ranges: a digit after which no continuation is in range is refused at once. */
+static void test_ranges(void)
+{
+	cases("{\"type\":\"integer\",\"minimum\":-5,\"maximum\":10}",
+	      (const char *[]){ "0", "-5", "10", "7", "-0", NULL },
+	      (const struct no[]){ { "11", 1 }, { "-6", 1 }, { "100", 2 }, { "20", 1 }, { "-10", 2 },
+				   { "-", -1 }, { NULL, 0 } },
+	      "minimum -5, maximum 10");
+	cases("{\"type\":\"integer\",\"exclusiveMinimum\":0,\"exclusiveMaximum\":100}",
+	      (const char *[]){ "1", "99", NULL },
+	      (const struct no[]){ { "0", 0 }, { "100", 2 }, { "-", 0 }, { NULL, 0 } },
+	      "exclusiveMinimum 0, exclusiveMaximum 100");
+	cases("{\"type\":\"integer\",\"minimum\":1,\"exclusiveMinimum\":true,\"maximum\":50}",
+	      (const char *[]){ "2", "50", "19", NULL },
+	      (const struct no[]){ { "1", -1 }, { "51", 1 }, { "0", 0 }, { NULL, 0 } },
+	      "draft 4 exclusiveMinimum true next to minimum 1: from 2 ('1' stays open for 10..19)");
+	cases("{\"properties\":{\"n\":{\"type\":\"integer\",\"maximum\":3}}}",
+	      (const char *[]){ "{\"n\":3}", "{\"n\":-40}", NULL },
+	      (const struct no[]){ { "{\"n\":4}", 5 }, { "{\"n\":30}", 6 }, { NULL, 0 } },
+	      "a range inside an object");
+}
+
 static void test_literals(void)
 {
 	cases("{\"const\":\"foooooo\"}", (const char *[]){ "\"foooooo\"", NULL },
@@ -300,7 +322,10 @@ static void test_refusals(void)
 	good += refused("{\"type\":123}", "'type' must be"), n++;
 	good += refused("{\"type\":\"hiccup\"}", "'type' 'hiccup' is not a JSON type"), n++;
 	good += refused("{\"type\":\"string\",\"pattern\":\"^a\"}", "'pattern' is not supported"), n++;
-	good += refused("{\"properties\":{\"x\":{\"minimum\":1}}}", "'minimum' is not supported (at properties.x)"), n++;
+	good += refused("{\"properties\":{\"x\":{\"multipleOf\":2}}}", "'multipleOf' is not supported (at properties.x)"), n++;
+	good += refused("{\"type\":\"number\",\"minimum\":0}", "'minimum' is supported on type integer only"), n++;
+	good += refused("{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}", "no integer is within"), n++;
+	good += refused("{\"type\":\"integer\",\"maximum\":\"x\"}", "'maximum' must be a number"), n++;
 	good += refused("{\"$ref\":\"http://x/y\"}", "'$ref' 'http://x/y' is not supported"), n++;
 	good += refused("{\"$ref\":\"#/$defs/nope\"}", "names nothing"), n++;
 	good += refused("{\"allOf\":[{},{}]}", "'allOf' of more than one"), n++;
@@ -373,6 +398,7 @@ int main(void)
 	test_strings();
 	test_objects();
 	test_arrays();
+	test_ranges();
 	test_literals();
 	test_alternatives();
 	test_bounds();

@@ -26,13 +26,15 @@ enum { S_CHAR, S_ESC, S_HEX, S_LOW_BS, S_LOW_U, S_U8, S_U8_A0, S_U8_9F, S_U8_90,
 enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 
 #define JM_MAX_EXPAND	16	/* $ref / anyOf levels expanded at one byte */
+#define NUM_INT		1	/* K_NUM aux: integers only */
+#define NUM_NEG		2	/* K_NUM aux: a '-' came */
 #define JM_MAX_EXP	3	/* exponent digits */
 
 /**
  * struct jm_frame - one level of a thread's stack
  * @n: the schema of the value (K_KEY: the object's)
  * @mask: K_OBJ: properties seen; K_KEY: properties the key may still be;
- *	K_LIT: literals still possible
+ *	K_LIT: literals still possible; K_NUM: the integer part's magnitude
  * @count: K_ARR: items started; K_STR: code points; K_NUM: digits of the
  *	current part
  * @cp: K_STR/K_KEY: \u digits (low half), a pending high surrogate (high)
@@ -42,7 +44,7 @@ enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
  * @st: the kind's state
  * @ws: whitespace bytes in the current gap
  * @aux: K_STR/K_KEY: \u digits read or UTF-8 continuation bytes due;
- *	K_NUM: 1 for an integer
+ *	K_NUM: NUM_INT for an integer, NUM_NEG after '-'
  */
 struct jm_frame {
 	const struct jm_node *n;
@@ -163,6 +165,44 @@ static const struct jm_node *item_at(const struct jm_node *n, uint32_t i)
 	return i < (uint32_t)n->n_prefix ? n->prefix[i] : n->items;
 }
 
+/*
+ * An integer with a range: some continuation of the digits so far (at
+ * most JM_MAX_DIGITS in all) is within n->lo..n->hi.
+ */
+static bool num_feasible(const struct jm_frame *f)
+{
+	const struct jm_node *n = f->n;
+	int64_t v = (int64_t)f->mask, p = 1, a, b;
+	bool neg = f->aux & NUM_NEG;
+	uint32_t j;
+
+	if (!n->has_range)
+		return true;
+	if (f->st == N_MINUS)	/* -0 or -1 .. -(10^16 - 1) */
+		return n->lo <= 0 && n->hi >= -9999999999999999LL;
+	if (f->st == N_ZERO)
+		return n->lo <= 0 && n->hi >= 0;
+	for (j = 0; f->count + j <= JM_MAX_DIGITS; j++, p *= 10) {
+		a = v * p;
+		b = a + p - 1;
+		if (neg ? (-b <= n->hi && -a >= n->lo) : (a <= n->hi && b >= n->lo))
+			return true;
+	}
+	return false;
+}
+
+/* The integer read is within its range (numbers: no range). */
+static bool num_in_range(const struct jm_frame *f)
+{
+	int64_t v = (int64_t)f->mask;
+
+	if (!f->n->has_range || f->kind != K_NUM)
+		return true;
+	if (f->aux & NUM_NEG)
+		v = -v;
+	return v >= f->n->lo && v <= f->n->hi;
+}
+
 /* Start a literal frame on @n (its first byte @c follows). */
 static void start_lit(struct jm_set *out, struct jm_thread *t, const struct jm_node *n,
 		      uint8_t c)
@@ -198,9 +238,12 @@ static void start_typed(struct jm_set *out, struct jm_thread *t, const struct jm
 		return;
 	*f = (struct jm_frame){ .n = n, .kind = (uint8_t)kind, .key = -1 };
 	if (kind == K_NUM) {
-		f->aux = !(ty & JT_NUM);
+		f->aux = (ty & JT_NUM ? 0 : NUM_INT) | (c == '-' ? NUM_NEG : 0);
 		f->st = c == '-' ? N_MINUS : c == '0' ? N_ZERO : N_INT;
 		f->count = c >= '1' && c <= '9';
+		f->mask = c >= '1' && c <= '9' ? (uint64_t)(c - '0') : 0;
+		if (!num_feasible(f))
+			return;
 	}
 	emit(out, t);
 }
@@ -586,7 +629,7 @@ static void step_str(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 
 static void step_num(struct jm_set *out, struct jm_thread *t, struct jm_frame *f, uint8_t c)
 {
-	bool digit = c >= '0' && c <= '9', integer = f->aux;
+	bool digit = c >= '0' && c <= '9', integer = f->aux & NUM_INT;
 
 	switch (f->st) {
 	case N_MINUS:
@@ -594,10 +637,14 @@ static void step_num(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 			return;
 		f->st = c == '0' ? N_ZERO : N_INT;
 		f->count = c != '0';
-		return emit(out, t);
+		f->mask = (uint64_t)(c - '0');
+		if (num_feasible(f))
+			emit(out, t);
+		return;
 	case N_INT:
 		if (digit) {
-			if (f->count++ < JM_MAX_DIGITS)
+			f->mask = f->mask * 10 + (uint64_t)(c - '0');
+			if (f->count++ < JM_MAX_DIGITS && num_feasible(f))
 				emit(out, t);
 			return;
 		}
@@ -609,7 +656,9 @@ static void step_num(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 			f->count = 0;
 			return emit(out, t);
 		}
-		return pop_refeed(out, t, c);
+		if (num_in_range(f))
+			pop_refeed(out, t, c);
+		return;
 	case N_DOT:
 	case N_FRAC:
 		if (digit) {
@@ -812,7 +861,8 @@ bool jm_accepting(const struct jm_state *st)
 
 		if (!t->depth)
 			return true;
-		if (t->depth == 1 && t->f[0].kind == K_NUM && num_accepting(&t->f[0]))
+		if (t->depth == 1 && t->f[0].kind == K_NUM && num_accepting(&t->f[0]) &&
+		    num_in_range(&t->f[0]))
 			return true;
 		if (t->depth == 1 && t->f[0].kind == K_LIT && lit_complete(&t->f[0]))
 			return true;

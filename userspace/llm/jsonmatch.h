@@ -60,17 +60,19 @@ struct jm_state;
  * number, integer, boolean, null), properties, required,
  * additionalProperties (bool or schema), items (schema, bool or the
  * legacy tuple array), prefixItems, additionalItems, minItems, maxItems,
- * minLength, maxLength (code points), enum, const, anyOf, oneOf (both as
+ * minLength, maxLength (code points), minimum, maximum, exclusiveMinimum,
+ * exclusiveMaximum (type integer only: a digit after which no
+ * continuation is in range is refused), enum, const, anyOf, oneOf (both as
  * alternatives), allOf of one schema, $ref to "#", "#/$defs/..." and
  * "#/definitions/..." (recursion allowed). Annotations (title,
  * description, default, examples, format, $schema, $id, $comment,
  * deprecated, readOnly, writeOnly, discriminator, ...) and unknown
  * keywords are ignored. Refused, because ignoring them would widen the
- * language: pattern, patternProperties, propertyNames, minimum, maximum,
- * exclusiveMinimum, exclusiveMaximum, multipleOf, uniqueItems, contains,
- * minProperties, maxProperties, dependentRequired, dependentSchemas,
- * dependencies, not, if/then/else, unevaluated*, allOf of several
- * schemas, $ref elsewhere, $ref/anyOf/oneOf next to other constraints.
+ * language: pattern, patternProperties, propertyNames, a range on type
+ * number, multipleOf, uniqueItems, contains, minProperties, maxProperties,
+ * dependentRequired, dependentSchemas, dependencies, not, if/then/else,
+ * unevaluated*, allOf of several schemas, $ref elsewhere, $ref/anyOf/oneOf
+ * next to other constraints.
  *
  * Return: the schema (reference count 1), or NULL with @err set (also
  * for out of memory).

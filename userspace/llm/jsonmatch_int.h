@@ -55,6 +55,8 @@ struct jm_prop {
  * @items: array: schema of the items after @prefix, NULL: none allowed
  * @min_items, @max_items: array bounds
  * @min_len, @max_len: string bounds in code points
+ * @has_range: integers: @lo..@hi (inclusive) bound the value
+ *	(minimum, maximum, exclusiveMinimum, exclusiveMaximum)
  * @next: the schema's list of nodes (for freeing)
  */
 struct jm_node {
@@ -75,6 +77,8 @@ struct jm_node {
 	const struct jm_node *items;
 	uint32_t min_items, max_items;
 	uint32_t min_len, max_len;
+	bool has_range;
+	int64_t lo, hi;
 	struct jm_node *next;
 };
 

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,7 @@ const struct jm_node jm_lit_null = {
  */
 /* Constraints we do not implement: refused, since ignoring them widens the language. */
 static const char *const refused[] = {
-	"pattern", "patternProperties", "propertyNames", "minimum", "maximum",
-	"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uniqueItems", "contains",
+	"pattern", "patternProperties", "propertyNames", "multipleOf", "uniqueItems", "contains",
 	"minContains", "maxContains", "minProperties", "maxProperties", "dependentRequired",
 	"dependentSchemas", "dependencies", "not", "if", "then", "else",
 	"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
@@ -51,8 +51,12 @@ static const char *const refused[] = {
 /* Keywords that constrain a typed node (siblings of $ref/anyOf are refused). */
 static const char *const typed_kw[] = {
 	"type", "properties", "required", "additionalProperties", "items", "prefixItems",
-	"additionalItems", "minItems", "maxItems", "minLength", "maxLength", NULL,
+	"additionalItems", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum",
+	"exclusiveMinimum", "exclusiveMaximum", NULL,
 };
+
+/* Integer bounds beyond any value the matcher generates (16 digits). */
+#define RANGE_INF	10000000000000000LL
 
 /* A $ref target already compiled (or being compiled: recursion). */
 struct memo {
@@ -514,6 +518,66 @@ static int compile_items(struct ctx *c, const json_t *o, struct jm_node *n, int 
 	return 0;
 }
 
+/* A number keyword @k of @o into *@v; 0 absent, 1 present, -1 not a number. */
+static int get_num(struct ctx *c, const json_t *o, const char *k, double *v)
+{
+	const json_t *j = json_object_get(o, k);
+
+	if (!j)
+		return 0;
+	if (!json_is_number(j))
+		return bad(c, "'%s' must be a number", k);
+	*v = json_number_value(j);
+	return 1;
+}
+
+static int64_t clamp_bound(double v)
+{
+	return v <= (double)-RANGE_INF ? -RANGE_INF : v >= (double)RANGE_INF ? RANGE_INF : (int64_t)v;
+}
+
+/*
+ * minimum / maximum / exclusiveMinimum / exclusiveMaximum (a number, or
+ * draft 4's boolean next to minimum/maximum) as an integer range.
+ */
+static int compile_range(struct ctx *c, const json_t *o, struct jm_node *n)
+{
+	static const char *const kw[] = { "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum" };
+	const json_t *ex[2] = { json_object_get(o, "exclusiveMinimum"), json_object_get(o, "exclusiveMaximum") };
+	double v[4];
+	int i, have[4];
+
+	for (i = 0; i < 4; i++) {
+		if (i >= 2 && json_is_boolean(ex[i - 2])) {
+			have[i] = 0;	/* draft 4: modifies minimum / maximum */
+			continue;
+		}
+		have[i] = get_num(c, o, kw[i], &v[i]);
+		if (have[i] < 0)
+			return -1;
+	}
+	if (!have[0] && !have[1] && !have[2] && !have[3])
+		return 0;
+	if (n->types & JT_NUM)
+		return bad(c, "'%s' is supported on type integer only, not number",
+			   kw[have[0] ? 0 : have[1] ? 1 : have[2] ? 2 : 3]);
+	n->has_range = true;
+	n->lo = -RANGE_INF;
+	n->hi = RANGE_INF;
+	if (have[0])
+		n->lo = json_is_true(ex[0]) ? clamp_bound(floor(v[0])) + 1 : clamp_bound(ceil(v[0]));
+	if (have[1])
+		n->hi = json_is_true(ex[1]) ? clamp_bound(ceil(v[1])) - 1 : clamp_bound(floor(v[1]));
+	if (have[2] && clamp_bound(floor(v[2])) + 1 > n->lo)
+		n->lo = clamp_bound(floor(v[2])) + 1;
+	if (have[3] && clamp_bound(ceil(v[3])) - 1 < n->hi)
+		n->hi = clamp_bound(ceil(v[3])) - 1;
+	if (n->lo > n->hi)
+		return bad(c, "no integer is within 'minimum'/'maximum' (%lld > %lld)", (long long)n->lo,
+			   (long long)n->hi);
+	return 0;
+}
+
 static const struct jm_node *compile_typed(struct ctx *c, const json_t *o, struct jm_node *n,
 					   int depth)
 {
@@ -534,12 +598,17 @@ static const struct jm_node *compile_typed(struct ctx *c, const json_t *o, struc
 			n->types |= JT_ARR;
 		if (json_object_get(o, "minLength") || json_object_get(o, "maxLength"))
 			n->types |= JT_STR;
+		if (json_object_get(o, "minimum") || json_object_get(o, "maximum") ||
+		    json_object_get(o, "exclusiveMinimum") || json_object_get(o, "exclusiveMaximum"))
+			n->types |= JT_NUM;
 		if (!n->types)
 			n->types = JT_ALL;
 	}
 	if ((n->types & JT_OBJ) && compile_props(c, o, n, depth))
 		return NULL;
 	if ((n->types & JT_ARR) && compile_items(c, o, n, depth))
+		return NULL;
+	if ((n->types & (JT_INT | JT_NUM)) && compile_range(c, o, n))
 		return NULL;
 	if (get_count(c, o, "minLength", &n->min_len) ||
 	    get_count(c, o, "maxLength", &n->max_len))
