@@ -203,6 +203,30 @@ if (!REAL) {
   }
 }
 
+// A request shaped as Codex CLI sends it (its fields we ignore included),
+// then its next turn with the shell call's output.
+await check('Codex-shaped turns', async () => {
+  const shell = { type: 'function', name: 'shell', description: 'Runs a shell command and returns its output.', strict: false,
+    parameters: { type: 'object', properties: { command: { type: 'array', items: { type: 'string' } }, workdir: { type: 'string' },
+      timeout_ms: { type: 'number' } }, required: ['command'], additionalProperties: false } };
+  const msg = (role, text) => ({ type: 'message', role, content: [{ type: role === 'assistant' ? 'output_text' : 'input_text', text }] });
+  const req = { instructions: 'You are a coding agent.', tools: [shell], tool_choice: 'auto', parallel_tool_calls: false,
+    reasoning: { effort: 'medium', summary: 'auto' }, store: false, include: ['reasoning.encrypted_content'],
+    prompt_cache_key: 'session-1', temperature: 0, max_output_tokens: REAL ? 8 : 200 };
+  const input = [msg('developer', 'Sandbox: workspace-write.'), msg('user', '<environment_context>cwd /tmp</environment_context>'),
+    msg('user', 'SHELL-CALL: list the files')];
+  const r = await c.responses.stream({ ...req, input }).finalResponse();
+  ok(valid(r), 'Codex-shaped request: a valid Response (reasoning, store, include, prompt_cache_key accepted)', r);
+  if (REAL) return;
+  const f = calls(r)[0];
+  ok(types(r) === 'function_call' && f.name === 'shell' && JSON.parse(f.arguments).command[0] === 'ls',
+     'Codex-shaped request: one shell function_call', r.output);
+  const next = await c.responses.stream({ ...req, input: [...input, ...r.output,
+    { type: 'function_call_output', call_id: f.call_id, output: JSON.stringify({ output: 'a\nb\n', metadata: { exit_code: 0 } }) + ' SHELL-RESULT' }] }).finalResponse();
+  ok(types(next) === 'message' && next.output_text === 'There are two files: a and b.',
+     'Codex-shaped request: the turn after the call\'s output is the answer', next.output);
+});
+
 // ---- validation ----------------------------------------------------------
 const fc = (id, name = 'get_weather') => ({ type: 'function_call', call_id: id, name, arguments: '{}' });
 const bad = [
