@@ -743,7 +743,12 @@ TEST_F_TIMEOUT(nl, thermal_limit_event, 180)
 	EXPECT_TRUE(up.seen & (1ull << RK1828_A_EVENT_TEMPERATURE));
 	EXPECT_EQ(limit_mc, up.temp_limit_mc);
 	EXPECT_LE(limit_mc, up.temp_mc);
-	EXPECT_GT(limit_mc + 5000, up.temp_mc);
+	/*
+	 * Just above: the model heats a busy card by 1.33 C/s near 50 C and
+	 * telemetry polls once a second, so 10 C is 7 s late (a loaded TCG
+	 * guest can delay a poll by seconds); the 20 rounds would reach 77 C.
+	 */
+	EXPECT_GT(limit_mc + 10000, up.temp_mc);
 	EXPECT_EQ(1, now.throttled);
 	EXPECT_LE(limit_mc, now.temp_mc);
 
