@@ -27,6 +27,7 @@ struct run {
 	int done_at[64];	/* push number that completed each */
 	bool stopped;
 	bool valid;		/* every delta was valid UTF-8 */
+	int stop_hit;		/* struct txo.stop_hit at the end */
 };
 
 static void take(struct run *r, const struct txo_delta *d, int push)
@@ -71,6 +72,7 @@ static void feed(struct run *r, const char *const *stops, int n_stop,
 		txo_finish(&t, &d);
 		take(r, &d, n);
 	}
+	r->stop_hit = t.stop_hit;
 	txo_free(&t);
 }
 
@@ -165,6 +167,25 @@ static void test_stop(void)
 }
 
 /* Concatenation equals the non-streamed result for every split point. */
+/* Which stop string ended the text: the earliest found, not the first listed. */
+static void test_stop_hit(void)
+{
+	static const char *const stops[] = { "zz", "b c" };
+	static const char *const p1[] = { "a b", " c zz" };
+	static const char *const p2[] = { "a zz", " b c" };
+	static const char *const p3[] = { "a b", " d" };
+	struct run r;
+
+	feed(&r, stops, 2, p1, N(p1), false);
+	tap_ok(r.stopped && r.stop_hit == 1 && !strcmp(r.text, "a "),
+	       "\"b c\" (stop 1) comes before \"zz\" in the text: stop_hit 1, text \"%s\"", r.text);
+	feed(&r, stops, 2, p2, N(p2), false);
+	tap_ok(r.stopped && r.stop_hit == 0 && !strcmp(r.text, "a "), "\"zz\" first: stop_hit 0");
+	feed(&r, stops, 2, p3, N(p3), true);
+	tap_ok(r.stop_hit == -1 && !strcmp(r.text, "a b d"),
+	       "no stop string in the text: stop_hit -1 after the finish");
+}
+
 static void test_splits(void)
 {
 	const char *full = "The cat sat.\nEND of story";
@@ -194,5 +215,6 @@ int main(void)
 	test_utf8();
 	test_stop();
 	test_splits();
+	test_stop_hit();
 	return tap_done();
 }

@@ -285,6 +285,9 @@ enum engine_event_kind {
  * @usage: DONE: token counts (TEXT: counts so far)
  * @timing: DONE: times
  * @error: DONE with ENGINE_FINISH_ERROR: the reason, else NULL
+ * @stop_word: DONE with ENGINE_FINISH_STOP ended by a stop string: that
+ *	string (NUL-terminated, valid during the call); NULL after an
+ *	end-of-generation token and for the other finishes
  */
 struct engine_event {
 	enum engine_event_kind kind;
@@ -297,6 +300,7 @@ struct engine_event {
 	struct engine_usage usage;
 	struct engine_timing timing;
 	const char *error;
+	const char *stop_word;
 };
 
 /**

@@ -171,6 +171,8 @@ void eng_finish(struct engine *e, struct engine_req *q, enum engine_finish f,
 	}
 	if (f == ENGINE_FINISH_ERROR && !msg)
 		ev.error = "engine failure";
+	if (f == ENGINE_FINISH_STOP && q->txo.stop_hit >= 0)
+		ev.stop_word = q->txo.stop[q->txo.stop_hit];
 
 	pthread_mutex_lock(&e->mu);
 	if (q->slot >= 0)

@@ -76,6 +76,7 @@ int txo_init(struct txo *t, const char *const *stop, int n_stop)
 	int i;
 
 	memset(t, 0, sizeof(*t));
+	t->stop_hit = -1;
 	if (n_stop < 0 || n_stop > TXO_MAX_STOP || (n_stop && !stop))
 		return -EINVAL;
 	for (i = 0; i < n_stop; i++) {
@@ -192,8 +193,8 @@ static int feed_byte(struct txo *t, unsigned char c)
 	}
 }
 
-/* Earliest start of a stop string in @t->pend, or -1. */
-static long find_stop(const struct txo *t)
+/* Earliest start of a stop string in @t->pend, or -1; @which: its index. */
+static long find_stop(const struct txo *t, int *which)
 {
 	long best = -1;
 	int i;
@@ -201,8 +202,10 @@ static long find_stop(const struct txo *t)
 	for (i = 0; i < t->n_stop; i++) {
 		const char *p = memmem(t->pend, t->n_pend, t->stop[i], t->stop_len[i]);
 
-		if (p && (best < 0 || p - t->pend < best))
+		if (p && (best < 0 || p - t->pend < best)) {
 			best = p - t->pend;
+			*which = i;
+		}
 	}
 	return best;
 }
@@ -276,7 +279,7 @@ int txo_push(struct txo *t, int32_t id, const char *piece, size_t len, struct tx
 			return ret;
 		settle_tokens(t);
 	}
-	at = find_stop(t);
+	at = find_stop(t, &t->stop_hit);
 	if (at >= 0) {
 		t->stopped = true;
 		release(t, (size_t)at, d);

@@ -60,6 +60,7 @@ struct txo_tok {
  * @rel_text, @rel_toks: bytes of @pend and entries of @toks handed out by
  *	the last delta, dropped at the next call
  * @stopped: a stop string was found; further input is ignored
+ * @stop_hit: index into @stop of the stop string found, -1 when none was
  */
 struct txo {
 	char *stop[TXO_MAX_STOP];
@@ -78,6 +79,7 @@ struct txo {
 	size_t rel_text;
 	int rel_toks;
 	bool stopped;
+	int stop_hit;
 };
 
 /**

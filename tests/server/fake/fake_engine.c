@@ -39,6 +39,7 @@ struct engine_req {
 	struct engine_request r;
 	int32_t *prompt;
 	char *stop[4];
+	const char *stop_word;	/* the stop string that ended it */
 	char *text;	/* 8 bytes per token of the context ("w4095 ") */
 	size_t text_len;
 	int n_gen, cached;
@@ -145,6 +146,7 @@ static void finish(struct engine *e, struct engine_req *q, enum engine_finish f)
 	double t = util_now_ms();
 
 	ev.text = "";
+	ev.stop_word = f == ENGINE_FINISH_STOP ? q->stop_word : NULL;
 	ev.usage.prompt_tokens = q->r.n_prompt;
 	ev.usage.completion_tokens = q->n_gen;
 	ev.usage.cached_tokens = q->cached;
@@ -219,6 +221,7 @@ static void step(struct engine *e, struct engine_req *q)
 				q->r.cb(&ev, q->r.user);
 				pthread_mutex_lock(&e->mu);
 			}
+			q->stop_word = q->stop[i];
 			finish(e, q, ENGINE_FINISH_STOP);
 			return;
 		}
