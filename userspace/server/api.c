@@ -378,6 +378,11 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	return parse_stop(o, p, e);
 }
 
+int api_parse_common(json_t *o, struct api_params *p, const char *max_key, struct api_error *e)
+{
+	return parse_common(o, p, max_key, e);
+}
+
 /* completions: function calling is a feature of chat completions and responses. */
 static int no_tools(json_t *o, const char *endpoint, struct api_error *e)
 {
@@ -619,6 +624,14 @@ void api_sampling_defaults(struct engine_sampling *s)
 	s->repeat_last_n = DEF_REPEAT_LAST_N;
 }
 
+void api_params_init(struct api_params *p, enum api_kind kind)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->max_tokens = -1;
+	api_sampling_defaults(&p->s);
+}
+
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
 	      struct api_error *e)
 {
@@ -626,10 +639,7 @@ int api_parse(enum api_kind kind, const char *body, size_t len, struct api_param
 	json_t *o;
 	int ret;
 
-	memset(p, 0, sizeof(*p));
-	p->kind = kind;
-	p->max_tokens = -1;
-	api_sampling_defaults(&p->s);
+	api_params_init(p, kind);
 	o = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
 		return api_bad(e, NULL, "invalid JSON body: %s (line %d, column %d)", je.text, je.line,

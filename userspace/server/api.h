@@ -26,7 +26,8 @@
 #define API_MAX_BIAS 4096
 #define API_BIAS_MAX 100
 
-enum api_kind { API_CHAT, API_COMPLETION, API_RESPONSES };
+/* API_NATIVE: llama-server's POST /completion (api_native.h). */
+enum api_kind { API_CHAT, API_COMPLETION, API_RESPONSES, API_NATIVE };
 
 /**
  * struct api_error - an error answer
@@ -157,6 +158,19 @@ struct api_params {
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
 	      struct api_error *e);
 void api_params_free(struct api_params *p);
+
+/** api_params_init() - @p zeroed with @kind and the sampling defaults. */
+void api_params_init(struct api_params *p, enum api_kind kind);
+
+struct json_t;
+
+/*
+ * api_parse_common() - the fields every endpoint shares, from object @o:
+ * stream, stream_options, @max_key (the token limit, 0..2^30), the
+ * sampling fields, seed, n and stop. Return: 0, or -1 with @e a 400.
+ */
+int api_parse_common(struct json_t *o, struct api_params *p, const char *max_key,
+		     struct api_error *e);
 
 /*
  * api_sampling_defaults() - the sampling of a request that sets none

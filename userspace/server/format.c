@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_native.h"
 #include "gen.h"
 #include "tokenizer.h"
 
@@ -217,7 +218,7 @@ void fmt_start(struct gen *g)
 	}
 }
 
-static json_t *token_json(const struct gen *g, int32_t id, float lp, bool top)
+json_t *fmt_token_json(const struct gen *g, int32_t id, float lp, bool top)
 {
 	size_t cap = tok_max_piece(g->s->tok);
 	char *piece = malloc(cap);
@@ -249,11 +250,11 @@ static json_t *logprobs_json(const struct gen *g, const struct engine_event *ev)
 
 	for (i = 0; ev->logprobs && i < ev->n_ids; i++) {
 		const struct engine_logprob *l = &ev->logprobs[i];
-		json_t *e = token_json(g, l->id, l->logprob, true);
+		json_t *e = fmt_token_json(g, l->id, l->logprob, true);
 
 		for (k = 0; k < l->n_top; k++)
 			json_array_append_new(json_object_get(e, "top_logprobs"),
-					      token_json(g, l->top[k].id, l->top[k].logprob, false));
+					      fmt_token_json(g, l->top[k].id, l->top[k].logprob, false));
 		json_array_append_new(arr, e);
 	}
 	return arr;
@@ -286,6 +287,10 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 	json_t *c, *lp = NULL;
 	size_t off = g->text_len;
 
+	if (g->kind == API_NATIVE) {
+		native_delta(g, ev);
+		return;
+	}
 	gen_append(&g->text, &g->text_len, &g->text_cap, ev->text, ev->len);
 	if (g->logprobs && ev->logprobs && ev->n_ids) {
 		lp = logprobs_json(g, ev);
@@ -346,6 +351,10 @@ void fmt_done(struct gen *g)
 	}
 	if (g->parser)	/* what the parser held back (a tag that never closed) */
 		chat_parser_finish(g->parser, g->stream ? chat_piece : NULL, g);
+	if (g->kind == API_NATIVE) {
+		native_done(g);
+		return;
+	}
 	if (!g->stream)
 		return;
 	if (g->finish == ENGINE_FINISH_ERROR || g->finish == ENGINE_FINISH_CANCELLED) {

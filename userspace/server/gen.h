@@ -19,6 +19,7 @@
 #include "server.h"
 
 struct MHD_Connection;
+struct native_info;
 
 /**
  * struct gen - generation state shared by an HTTP request and the engine
@@ -51,6 +52,8 @@ struct MHD_Connection;
  * @conn_gone: libmicrohttpd completed the request (client gone or done)
  * @cancel_sent: engine_cancel() was called
  * @shutdown: cancelled because the server is stopping
+ * @stop_word: DONE: the stop string that ended the reply, "" when none
+ * @nat: POST /completion: its per-prompt state (api_native.h), else NULL
  */
 struct gen {
 	struct srv *s;
@@ -81,6 +84,8 @@ struct gen {
 	struct engine_usage usage;
 	struct engine_timing timing;
 	char error[256];
+	char stop_word[ENGINE_MAX_STOP_LEN + 1];
+	struct native_info *nat;
 };
 
 /* format.c: answers in the endpoint's schema (called with g->mu held). */
@@ -88,6 +93,12 @@ void fmt_start(struct gen *g);
 void fmt_delta(struct gen *g, const struct engine_event *ev);
 void fmt_done(struct gen *g);
 char *fmt_body(struct gen *g, size_t *len);
+/*
+ * fmt_token_json() - {token, logprob, bytes} of token @id (and an empty
+ * top_logprobs array when @top), "token" lossy for a partial UTF-8
+ * character, "bytes" exact.
+ */
+json_t *fmt_token_json(const struct gen *g, int32_t id, float lp, bool top);
 void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
 
 /*

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_native.h"
 #include "gen.h"
 #include "server.h"
 #include "tokenizer.h"
@@ -41,7 +42,8 @@
 #define DISCARD_MAX	(256ull << 20)
 
 enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
-	     R_METRICS, R_UI, R_TOKENIZE, R_DETOKENIZE, R_APPLY_TEMPLATE, R_PROPS };
+	     R_METRICS, R_UI, R_TOKENIZE, R_DETOKENIZE, R_APPLY_TEMPLATE, R_PROPS,
+	     R_NATIVE };
 
 static bool is_post_route(enum route r);
 
@@ -54,6 +56,8 @@ static bool is_post_route(enum route r);
  * @too_big: the body passed the limit (answered 413 when complete)
  * @status: the status queued (for the log and /metrics)
  * @g: the generation request, if one was submitted
+ * @more, @n_more: POST /completion with several prompts: the generations
+ *	of the prompts after the first (@g), in order
  * @t0: arrival, ns
  */
 struct hreq {
@@ -65,6 +69,8 @@ struct hreq {
 	bool too_big;
 	int status;
 	struct gen *g;
+	struct gen **more;
+	int n_more;
 	int64_t t0;
 };
 
@@ -165,7 +171,7 @@ static enum route route_of(const char *url)
 		{ "/v1/chat/completions", R_CHAT }, { "/chat/completions", R_CHAT },
 		{ "/v1/completions", R_COMPLETION }, { "/completions", R_COMPLETION },
 		{ "/v1/responses", R_RESPONSES }, { "/responses", R_RESPONSES },
-		{ "/metrics", R_METRICS },
+		{ "/metrics", R_METRICS }, { "/completion", R_NATIVE },
 		/* llama-server's utility endpoints (utility.c) */
 		{ "/tokenize", R_TOKENIZE }, { "/detokenize", R_DETOKENIZE },
 		{ "/apply-template", R_APPLY_TEMPLATE }, { "/props", R_PROPS },
@@ -185,7 +191,7 @@ static enum route route_of(const char *url)
 static bool is_post_route(enum route r)
 {
 	return r == R_CHAT || r == R_COMPLETION || r == R_RESPONSES || r == R_TOKENIZE ||
-	       r == R_DETOKENIZE || r == R_APPLY_TEMPLATE;
+	       r == R_DETOKENIZE || r == R_APPLY_TEMPLATE || r == R_NATIVE;
 }
 
 /* Constant-time comparison of "Bearer KEY" with the configured key. */
@@ -324,6 +330,7 @@ static void gen_free(struct gen *g)
 	json_decref(g->pend_lp);
 	chat_parser_free(g->parser);
 	fmt_resp_free(g);
+	native_info_free(g->nat);
 	free(g->prefix);
 	free(g->out);
 	free(g->text);
@@ -398,6 +405,8 @@ static void gen_event(const struct engine_event *ev, void *user)
 		g->timing = ev->timing;
 		if (ev->error)
 			snprintf(g->error, sizeof(g->error), "%s", ev->error);
+		if (ev->stop_word)
+			snprintf(g->stop_word, sizeof(g->stop_word), "%s", ev->stop_word);
 		g->done = true;
 		fmt_done(g);
 		last = --g->refs == 0;
@@ -686,8 +695,9 @@ static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, i
 static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
 		     struct api_error *e)
 {
-	const char *key = p->kind == API_RESPONSES ? "max_output_tokens" : "max_tokens";
-	const char *in = p->kind == API_COMPLETION ? "prompt" :
+	const char *key = p->kind == API_RESPONSES ? "max_output_tokens" :
+			  p->kind == API_NATIVE ? "n_predict" : "max_tokens";
+	const char *in = p->kind == API_COMPLETION || p->kind == API_NATIVE ? "prompt" :
 			 p->kind == API_RESPONSES ? "input" : "messages";
 
 	if ((uint32_t)n_prompt >= s->n_ctx) {
@@ -768,23 +778,32 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 	return g;
 }
 
-static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hreq *h,
-			      const struct api_params *p, const int32_t *toks, int n,
-			      struct reply_start *rs)
+/*
+ * Create the generation of @p's prompt @toks and submit it to the engine;
+ * @nat (POST /completion, else NULL) is taken over whatever the result.
+ * Return: 0 with *@out registered in s->gens, or -1 with @e.
+ */
+static int start_gen(struct srv *s, struct MHD_Connection *c, const struct api_params *p,
+		     const int32_t *toks, int n, struct reply_start *rs, struct native_info *nat,
+		     bool ignore_eos, struct gen **out, struct api_error *e)
 {
 	struct engine_request r = {
 		.prompt = toks, .n_prompt = n, .max_tokens = p->max_tokens, .s = p->s,
 		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
 		.schema = p->schema,
+		.ignore_eos = ignore_eos,
 	};
 	struct engine_req *q = NULL;
 	struct gen *g = gen_new(s, c, p, rs);
-	struct api_error e;
 	char msg[256] = "";
 	int ret;
 
-	if (!g)
-		return fail(c, h, 500, "server_error", NULL, "%s", "out of memory");
+	if (!g) {
+		native_info_free(nat);
+		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
+	g->nat = nat;
 	r.user = g;
 	pthread_mutex_lock(&g->mu);
 	fmt_start(g);
@@ -793,30 +812,29 @@ static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hr
 	if (ret) {
 		gen_free(g);
 		if (ret == -EBUSY) {
-			api_error_set(&e, 503, "unavailable_error", "queue_full", NULL,
+			api_error_set(e, 503, "unavailable_error", "queue_full", NULL,
 				      "all %d sessions are busy and the queue (--queue %d) is full; retry later",
 				      s->n_slots, s->o.queue_max);
-			e.retry_after = 1;
+			e->retry_after = 1;
 		} else if (ret == -E2BIG) {
-			api_error_set(&e, 400, "invalid_request_error", "context_length_exceeded",
+			api_error_set(e, 400, "invalid_request_error", "context_length_exceeded",
 				      NULL, "context length exceeded: %s", msg[0] ? msg :
 				      "the prompt and max_tokens do not fit in the context");
 		} else if (ret == -EINVAL) {
-			api_error_set(&e, 400, "invalid_request_error", NULL, NULL, "%s",
+			api_error_set(e, 400, "invalid_request_error", NULL, NULL, "%s",
 				      msg[0] ? msg : "the engine refused the request");
 		} else if (ret == -ESHUTDOWN) {
-			api_error_set(&e, 503, "unavailable_error", "shutting_down", NULL,
+			api_error_set(e, 503, "unavailable_error", "shutting_down", NULL,
 				      "the server is shutting down");
 		} else {
-			api_error_set(&e, 500, "server_error", NULL, NULL, "the engine refused the request: %s",
+			api_error_set(e, 500, "server_error", NULL, NULL, "the engine refused the request: %s",
 				      msg[0] ? msg : strerror(-ret));
 		}
-		return reply_error(c, h, &e);
+		return -1;
 	}
 	pthread_mutex_lock(&g->mu);
 	g->q = q;
 	pthread_mutex_unlock(&g->mu);
-	h->g = g;
 	pthread_mutex_lock(&s->lock);
 	g->next = s->gens;
 	if (s->gens)
@@ -826,6 +844,21 @@ static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hr
 	pthread_mutex_unlock(&s->lock);
 	if (atomic_load(&s->state) == SRV_STOPPING)
 		gen_cancel(g, true);
+	*out = g;
+	return 0;
+}
+
+/* Submit, then stream the answer or wait (suspended) for the whole one. */
+static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+			      const struct api_params *p, const int32_t *toks, int n,
+			      struct reply_start *rs)
+{
+	struct api_error e;
+	struct gen *g;
+
+	if (start_gen(s, c, p, toks, n, rs, NULL, false, &g, &e))
+		return reply_error(c, h, &e);
+	h->g = g;
 	if (p->stream)
 		return queue_stream(c, h, g);
 	pthread_mutex_lock(&g->mu);
@@ -837,6 +870,29 @@ static enum MHD_Result submit(struct srv *s, struct MHD_Connection *c, struct hr
 	return MHD_YES;
 }
 
+/*
+ * Wait (suspended) for the first of @h's generations not yet done; only
+ * that one resumes the connection. Return: all are done.
+ */
+static bool all_done(struct MHD_Connection *c, struct hreq *h)
+{
+	int i;
+
+	for (i = -1; i < h->n_more; i++) {
+		struct gen *g = i < 0 ? h->g : h->more[i];
+
+		pthread_mutex_lock(&g->mu);
+		if (!g->done) {
+			g->suspended = true;
+			MHD_suspend_connection(c);
+			pthread_mutex_unlock(&g->mu);
+			return false;
+		}
+		pthread_mutex_unlock(&g->mu);
+	}
+	return true;
+}
+
 /* A non-stream request resumed by DONE: queue the whole answer. */
 static enum MHD_Result finish_nonstream(struct MHD_Connection *c, struct hreq *h)
 {
@@ -844,15 +900,13 @@ static enum MHD_Result finish_nonstream(struct MHD_Connection *c, struct hreq *h
 	enum MHD_Result ret;
 	size_t len;
 	char *body;
+	int i;
 
-	pthread_mutex_lock(&g->mu);
-	if (!g->done) {	/* spurious call: wait on */
-		g->suspended = true;
-		MHD_suspend_connection(c);
-		pthread_mutex_unlock(&g->mu);
+	if (!all_done(c, h))	/* spurious call, or more prompts: wait on */
 		return MHD_YES;
-	}
-	pthread_mutex_unlock(&g->mu);
+	for (i = 0; i < h->n_more && g->finish != ENGINE_FINISH_CANCELLED &&
+	     g->finish != ENGINE_FINISH_ERROR; i++)
+		g = h->more[i];	/* a batch fails with its first failed prompt */
 	if (g->finish == ENGINE_FINISH_CANCELLED && !g->shutdown) {
 		h->status = 499;	/* the client left: nobody to answer */
 		return MHD_NO;
@@ -863,7 +917,18 @@ static enum MHD_Result finish_nonstream(struct MHD_Connection *c, struct hreq *h
 	if (g->finish == ENGINE_FINISH_ERROR)
 		return fail(c, h, 500, "server_error", NULL, "generation failed: %s",
 			    g->error[0] ? g->error : "engine error");
-	body = fmt_body(g, &len);
+	if (h->route == R_NATIVE) {
+		struct gen **all = malloc((h->n_more + 1) * sizeof(*all));
+
+		if (!all)
+			return MHD_NO;
+		all[0] = h->g;
+		memcpy(all + 1, h->more, h->n_more * sizeof(*all));
+		body = native_body(all, h->n_more + 1, &len);
+		free(all);
+	} else {
+		body = fmt_body(g, &len);
+	}
 	if (!body)
 		return MHD_NO;
 	ret = reply(c, h, 200, "application/json", body, len);
@@ -920,6 +985,78 @@ static enum MHD_Result do_utility(struct srv *s, struct MHD_Connection *c, struc
 	if (ret)
 		return reply_error(c, h, &e);
 	return reply_json(c, h, 200, out);
+}
+
+/* POST /completion prompt @i of @nr: tokenize, check, submit (its gen in @h). */
+static int native_start(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+			const struct native_req *nr, int i, struct api_error *e)
+{
+	struct reply_start rs = { 0 };
+	struct native_info *ni;
+	struct gen *g;
+	int32_t *toks = NULL;
+	int n = 0, ret;
+
+	if (native_tokenize(s->tok, s->add_bos, &nr->prompts[i], &toks, &n, e) ||
+	    check_ctx(s, &nr->p, n, e)) {
+		free(toks);
+		if (nr->n_prompts > 1 && !strcmp(e->param, "prompt"))
+			snprintf(e->param, sizeof(e->param), "%s", nr->prompts[i].where);
+		return -1;
+	}
+	ni = native_info_new(nr, i, s->tok, toks, n);
+	if (!ni) {
+		free(toks);
+		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
+	ret = start_gen(s, c, &nr->p, toks, n, &rs, ni, nr->ignore_eos, &g, e);
+	free(toks);	/* the engine copies the prompt at submit */
+	if (ret)
+		return -1;
+	if (!h->g)
+		h->g = g;
+	else
+		h->more[h->n_more++] = g;
+	return 0;
+}
+
+/*
+ * POST /completion: every prompt is its own engine request (queued like
+ * any other); when one cannot start, those started are cancelled.
+ */
+static enum MHD_Result do_native(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	struct native_req nr;
+	struct api_error e;
+	int i;
+
+	if (native_parse(h->body ? h->body : "", h->len, &nr, &e) ||
+	    api_check_bias(&nr.p, tok_n_vocab(s->tok), &e))
+		goto bad;
+	if (nr.n_prompts > 1) {
+		h->more = calloc(nr.n_prompts - 1, sizeof(*h->more));
+		if (!h->more) {
+			api_error_set(&e, 500, "server_error", NULL, NULL, "out of memory");
+			goto bad;
+		}
+	}
+	for (i = 0; i < nr.n_prompts; i++)
+		if (native_start(s, c, h, &nr, i, &e))
+			break;
+	if (i < nr.n_prompts) {
+		for (i = -1; h->g && i < h->n_more; i++)
+			gen_cancel(i < 0 ? h->g : h->more[i], false);
+		goto bad;
+	}
+	native_req_free(&nr);
+	if (h->g->stream)
+		return queue_stream(c, h, h->g);
+	all_done(c, h);
+	return MHD_YES;
+bad:
+	native_req_free(&nr);
+	return reply_error(c, h, &e);
 }
 
 /* ---- the access handler ------------------------------------------------- */
@@ -1039,12 +1176,36 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	case R_APPLY_TEMPLATE:
 	case R_PROPS:
 		return do_utility(s, c, h);
+	case R_NATIVE:
+		return do_native(s, c, h);
 	default:
 		return do_generate(s, c, h);
 	}
 }
 
 /* ---- completion: the log line, metrics, cancel -------------------------- */
+
+/* The generations of a batch's later prompts: cancel those running, put all. */
+static void release_more(struct srv *s, struct hreq *h)
+{
+	int i;
+
+	for (i = 0; i < h->n_more; i++) {
+		struct gen *g = h->more[i];
+		bool done;
+
+		pthread_mutex_lock(&g->mu);
+		g->conn_gone = true;
+		g->suspended = false;
+		done = g->done;
+		pthread_mutex_unlock(&g->mu);
+		if (!done)
+			gen_cancel(g, false);
+		list_del(s, g);
+		gen_put(g);
+	}
+	free(h->more);
+}
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
@@ -1096,6 +1257,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	metrics_observe(s, h->status);
 	if (g)
 		gen_put(g);
+	release_more(s, h);
 	free(h->body);
 	free(h);
 }
