@@ -156,6 +156,7 @@ const bad = [
   ['schema "type": "hiccup"', { messages: msgs, response_format: { type: 'json_object', schema: { type: 'hiccup' } } }, 'response_format.schema'],
   ['json_schema with "pattern"', { messages: msgs, json_schema: { type: 'string', pattern: '^a+$' } }, 'json_schema'],
   ['top_logprobs without logprobs', { messages: msgs, top_logprobs: 3 }, 'top_logprobs'],
+  ['a GBNF grammar', { messages: msgs, grammar: 'root ::= "a"' }, 'grammar'],
   ['presence_penalty > 2', { messages: msgs, presence_penalty: 2.5 }, 'presence_penalty'],
   ['frequency_penalty < -2', { messages: msgs, frequency_penalty: -3 }, 'frequency_penalty'],
   ['repeat_penalty < 0', { messages: msgs, repeat_penalty: -1 }, 'repeat_penalty'],

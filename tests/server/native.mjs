@@ -121,6 +121,24 @@ await check('stop word', async () => {
      'generation_settings.stop lists the stop strings', b.generation_settings);
 });
 
+await check('structured outputs', async () => {
+  let r = await post({ prompt: TEXT, n_predict: 10, json_schema: { const: 'foooooo' }, ...greedy });
+  ok(r.status === 200 && (!REAL || (r.json.content === '"foooooo"' && r.json.stop_type === 'eos')),
+     'json_schema {const: "foooooo"}: 200' + (REAL ? ', content "foooooo", ended as the document closed' : ''), r.json);
+  r = await post({ prompt: TEXT, n_predict: 8, response_format: { type: 'json_object' }, ...greedy });
+  ok(r.status === 200 && (!REAL || r.json.content.startsWith('{')),
+     'response_format json_object: 200' + (REAL ? ', content starts with {' : ''), r.json);
+  r = await post({ prompt: TEXT, json_schema: { type: 'hiccup' } });
+  ok(isErr(r, 400, 'json_schema'), "400 for json_schema {type: 'hiccup'}", r.json);
+  r = await post({ prompt: TEXT, grammar: 'root ::= "a"{5,5}' });
+  ok(isErr(r, 400, 'grammar') && /json_schema/.test(r.json.error.message),
+     '400 for a GBNF grammar, pointing to json_schema', r.json);
+  r = await post({ prompt: TEXT, n_predict: 2, grammar: '' });
+  ok(r.status === 200, "grammar '' is no grammar: 200", r.json);
+  r = await post({ prompt: TEXT, response_format: { type: 'sound' } });
+  ok(isErr(r, 400, 'response_format.type'), "400 for response_format type 'sound' (param response_format.type)", r.json);
+});
+
 await check('n_probs', async () => {
   const b = (await post({ prompt: TEXT, n_predict: 4, n_probs: 3, return_tokens: true, ...greedy })).json;
   const cp = b.completion_probabilities;

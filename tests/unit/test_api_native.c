@@ -91,7 +91,7 @@ static void test_fields(void)
 
 	rc = parse("{\"prompt\":\"a\",\"n_predict\":7,\"max_tokens\":3,\"n_probs\":5,\"temperature\":0,"
 		   "\"top_k\":3,\"top_p\":0.5,\"seed\":9,\"stop\":[\"x\",\"yy\"],\"return_tokens\":true,"
-		   "\"cache_prompt\":false,\"ignore_eos\":true,\"min_p\":0.25,\"repeat_penalty\":1.5,\"grammar\":\"unknown fields are ignored\"}",
+		   "\"cache_prompt\":false,\"ignore_eos\":true,\"min_p\":0.25,\"repeat_penalty\":1.5,\"dry_multiplier\":\"unknown fields are ignored\"}",
 		   &nr, &e);
 	tap_ok(rc == 0 && nr.p.max_tokens == 7 && nr.n_probs == 5 && nr.p.s.logprobs &&
 	       nr.p.s.n_probs == 5 && nr.p.s.temperature == 0 && nr.p.s.top_k == 3 &&

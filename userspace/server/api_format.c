@@ -116,6 +116,11 @@ int api_parse_format(json_t *o, struct api_params *p, struct api_error *e)
 		if (rf && parse_one(rf, what, false, p, e))
 			return -1;
 	} else {
+		js = api_field(o, "grammar");
+		/* llama-server's GBNF: refused rather than ignored (a reply
+		 * that looks constrained but is not). "" is no grammar. */
+		if (js && !(json_is_string(js) && !json_string_length(js)))
+			return api_bad(e, "grammar", "'grammar' (GBNF) is not supported: give a JSON schema in 'json_schema' or 'response_format'");
 		rf = api_field(o, "response_format");
 		if (rf && parse_one(rf, what, true, p, e))
 			return -1;

@@ -190,7 +190,7 @@ static int parse_fields(json_t *o, struct native_req *nr, struct api_error *e)
 	size_t i;
 
 	if (parse_prompts(json_object_get(o, "prompt"), nr, e) ||
-	    api_parse_common(o, p, "max_tokens", e))
+	    api_parse_common(o, p, "max_tokens", e) || api_parse_format(o, p, e))
 		return -1;
 	if (nat_int(o, "n_predict", -1, 1 << 30, &v, &have, e))
 		return api_bad(e, "n_predict", "'n_predict' must be an integer >= -1 (-1: until the end of generation or the context is full)");
