@@ -679,6 +679,23 @@ static const struct jm_node *compile(struct ctx *c, const json_t *j, int depth)
 	return compile_alt(c, json_object_get(j, form), form, n, depth);
 }
 
+/*
+ * Whether some byte can start a document of @s: a schema that passes
+ * compilation may still accept nothing the matcher can produce, which
+ * would otherwise show only after the prompt was evaluated.
+ */
+static bool can_start(struct jm_schema *s)
+{
+	struct jm_state *st = jm_new(s);
+	uint64_t set[4] = { 0 };
+
+	if (!st)
+		return true;	/* out of memory: the request fails on its own */
+	jm_next_bytes(st, set);
+	jm_free(st);
+	return set[0] | set[1] | set[2] | set[3];
+}
+
 struct jm_schema *jm_compile(const json_t *schema, char *err, size_t errlen)
 {
 	struct ctx c = { .root = schema, .err = err, .errlen = errlen };
@@ -699,6 +716,12 @@ struct jm_schema *jm_compile(const json_t *schema, char *err, size_t errlen)
 	free(c.memo);
 	if (!c.s->root) {
 		fail(&c, "invalid schema");
+		jm_schema_put(c.s);
+		return NULL;
+	}
+	if (!can_start(c.s)) {
+		fail(&c, "the schema accepts no document this matcher can generate (a $ref that only refers to itself, an integer range beyond %d digits, or nesting beyond %d levels)",
+		     JM_MAX_DIGITS, JM_MAX_DEPTH);
 		jm_schema_put(c.s);
 		return NULL;
 	}

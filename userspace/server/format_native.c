@@ -145,7 +145,8 @@ static json_t *result(const struct gen *g)
 		      "tokens_cached", g->usage.prompt_tokens + g->usage.completion_tokens,
 		      "timings", timings(g));
 	if (r && ni->n_probs && !g->stream)
-		json_object_set(r, "completion_probabilities", g->lp ? g->lp : json_array());
+		json_object_set_new(r, "completion_probabilities",
+				    g->lp ? json_incref(g->lp) : json_array());
 	return r && ni->fields ? native_filter(r, ni->fields) : r;
 }
 
