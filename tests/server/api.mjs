@@ -209,7 +209,17 @@ if (KEY) {
     const r = await raw('GET', '/v1/models', undefined, { Authorization: '' });
     ok(r.status === 401 && r.json?.error?.code === 'invalid_api_key', '401 missing API key, OpenAI envelope', r.text);
   });
+  await check("llama-server's X-Api-Key header", async () => {
+    let r = await raw('GET', '/v1/models', undefined, { Authorization: '', 'X-Api-Key': KEY });
+    ok(r.status === 200 && r.json?.data?.length === 1, 'X-Api-Key: KEY is accepted instead of Authorization: Bearer', r.text);
+    r = await raw('GET', '/v1/models', undefined, { Authorization: '', 'X-Api-Key': KEY + 'x' });
+    ok(r.status === 401 && r.json?.error?.code === 'invalid_api_key', 'a wrong X-Api-Key is a 401', r.text);
+  });
 }
+await check('top_k -1 (vLLM clients) is the whole vocabulary, not a 400', async () => {
+  const r = await c.chat.completions.create({ messages: msgs, max_tokens: 2, top_k: -1 });
+  ok(r.choices[0].message.content.length > 0 && r.usage.completion_tokens === 2, 'top_k -1: 200 with 2 tokens', r);
+});
 await expectErr('404 unknown path (NotFoundError)', OpenAI.NotFoundError, 404, () => c.get('/nothing-here'),
   (e) => e.error?.type === 'invalid_request_error');
 await expectErr('405 wrong method (APIError 405)', OpenAI.APIError, 405, () => c.get('/chat/completions'),

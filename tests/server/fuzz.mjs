@@ -43,7 +43,7 @@ const typed = {
   max_completion_tokens: [-1, 'x', 0.5],
   temperature: ['hot', -0.1, 2.01, true, [], {}, -1e300],
   top_p: [0, -1, 1.01, 'x', false],
-  top_k: [-1, 'x', 1.5],
+  top_k: [-2, 'x', 1.5],
   seed: ['x', 1.5, true],
   stop: [1, [1], ['a', 'b', 'c', 'd', 'e'], {}, [null]],
   n: [0, 2, 'x', -1],

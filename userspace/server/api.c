@@ -359,9 +359,9 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	    get_num(o, "top_p", 0, true, 1, &p->s.top_p, e) || parse_penalties(o, p, e))
 		return -1;
 	v = p->s.top_k;
-	if (get_int(o, "top_k", 0, 1 << 30, &v, NULL, e))
+	if (get_int(o, "top_k", -1, 1 << 30, &v, NULL, e))
 		return -1;
-	p->s.top_k = (int)v;
+	p->s.top_k = v < 0 ? 0 : (int)v;	/* -1 (vLLM) and 0: the whole vocabulary */
 	have = false;
 	if (get_int(o, "seed", INT64_MIN, INT64_MAX, &v, &have, e))
 		return -1;

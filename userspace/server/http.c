@@ -194,26 +194,37 @@ static bool is_post_route(enum route r)
 	       r == R_DETOKENIZE || r == R_APPLY_TEMPLATE || r == R_NATIVE;
 }
 
-/* Constant-time comparison of "Bearer KEY" with the configured key. */
+/* Constant-time comparison of @h with the key @k. */
+static bool key_eq(const char *h, const char *k)
+{
+	size_t i, n = strlen(h), m = strlen(k);
+	unsigned char d = 0;
+
+	for (i = 0; i < m; i++)
+		d |= (unsigned char)k[i] ^ (unsigned char)(i < n ? h[i] : 0);
+	return !d && n == m;
+}
+
+/*
+ * The configured key, as "Authorization: Bearer KEY" (OpenAI) or as
+ * "X-Api-Key: KEY" (llama-server takes both).
+ */
 static bool auth_ok(struct srv *s, struct MHD_Connection *c)
 {
 	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *x = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Api-Key");
 	const char *k = s->o.api_key;
-	size_t i, n, m;
-	unsigned char d = 0;
 
 	if (!k)
+		return true;
+	if (x && key_eq(x, k))
 		return true;
 	if (!h || strncasecmp(h, "Bearer ", 7))
 		return false;
 	h += 7;
 	while (*h == ' ')
 		h++;
-	n = strlen(h);
-	m = strlen(k);
-	for (i = 0; i < m; i++)
-		d |= (unsigned char)k[i] ^ (unsigned char)(i < n ? h[i] : 0);
-	return !d && n == m;
+	return key_eq(h, k);
 }
 
 /* ---- simple endpoints --------------------------------------------------- */
@@ -1075,7 +1086,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 		add_common_headers(r);
 		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
 		MHD_add_response_header(r, "Access-Control-Allow-Headers",
-					"Authorization, Content-Type, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
+					"Authorization, Content-Type, X-Api-Key, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
 		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
 		ret = MHD_queue_response(c, 204, r);
 		MHD_destroy_response(r);
