@@ -37,6 +37,13 @@
 #define MONITOR_MS	50
 #define POOL_THREADS	4
 #define MAX_CONNS	512
+/*
+ * A connection gets HEADER_TIMEOUT_S to send its first request's headers
+ * (as nginx's client_header_timeout): clients that stop half-way, or close
+ * in a way the poll loop does not see, hold a slot only that long rather
+ * than IDLE_TIMEOUT_S, which applies once a request has arrived.
+ */
+#define HEADER_TIMEOUT_S	30
 #define IDLE_TIMEOUT_S	300
 /* Bodies over the limit are read and dropped up to this size, then 413. */
 #define DISCARD_MAX	(256ull << 20)
@@ -1142,6 +1149,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		h->route = route_of(url);
 		snprintf(h->method, sizeof(h->method), "%s", method);
 		snprintf(h->path, sizeof(h->path), "%s", url);
+		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+					  (unsigned int)IDLE_TIMEOUT_S);
 		return first_call(s, c, h, url, method);
 	}
 	if (*upload_size) {
@@ -1382,7 +1391,7 @@ int http_start(struct srv *s, char *err, size_t errlen)
 				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)POOL_THREADS,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNS,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HEADER_TIMEOUT_S,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				/*
