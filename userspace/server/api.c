@@ -73,7 +73,7 @@ json_t *api_field(json_t *o, const char *key)
 	return v && !json_is_null(v) ? v : NULL;
 }
 
-static int get_bool(json_t *o, const char *key, bool *out, struct api_error *e)
+int api_get_bool(json_t *o, const char *key, bool *out, struct api_error *e)
 {
 	json_t *v = api_field(o, key);
 
@@ -105,8 +105,8 @@ static int get_num(json_t *o, const char *key, double min, bool min_open, double
 }
 
 /* An integer (or a number with an integral value) in [min, max]. */
-static int get_int(json_t *o, const char *key, long long min, long long max, long long *out,
-		   bool *present, struct api_error *e)
+int api_get_int(json_t *o, const char *key, long long min, long long max, long long *out,
+		bool *present, struct api_error *e)
 {
 	json_t *v = api_field(o, key);
 	long long i;
@@ -327,7 +327,7 @@ static int parse_penalties(json_t *o, struct api_params *p, struct api_error *e)
 	    get_num(o, "repeat_penalty", 0, false, FLT_MAX, &p->s.repeat_penalty, e) ||
 	    get_num(o, "min_p", 0, false, 1, &p->s.min_p, e))
 		return -1;
-	if (get_int(o, "repeat_last_n", -1, 1 << 30, &v, NULL, e))
+	if (api_get_int(o, "repeat_last_n", -1, 1 << 30, &v, NULL, e))
 		return -1;
 	p->s.repeat_last_n = (int)v;
 	return parse_bias(o, p, e);
@@ -341,17 +341,17 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	bool have = false;
 	json_t *so;
 
-	if (get_bool(o, "stream", &p->stream, e))
+	if (api_get_bool(o, "stream", &p->stream, e))
 		return -1;
 	so = api_field(o, "stream_options");
 	if (so) {
 		if (!json_is_object(so))
 			return api_bad(e, "stream_options", "'stream_options' must be an object");
-		if (get_bool(so, "include_usage", &p->include_usage, e))
+		if (api_get_bool(so, "include_usage", &p->include_usage, e))
 			return api_bad(e, "stream_options.include_usage",
 				   "'stream_options.include_usage' must be a boolean");
 	}
-	if (get_int(o, max_key, 0, 1 << 30, &v, &have, e))
+	if (api_get_int(o, max_key, 0, 1 << 30, &v, &have, e))
 		return -1;
 	if (have)
 		p->max_tokens = (int)v;
@@ -359,11 +359,11 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 	    get_num(o, "top_p", 0, true, 1, &p->s.top_p, e) || parse_penalties(o, p, e))
 		return -1;
 	v = p->s.top_k;
-	if (get_int(o, "top_k", -1, 1 << 30, &v, NULL, e))
+	if (api_get_int(o, "top_k", -1, 1 << 30, &v, NULL, e))
 		return -1;
 	p->s.top_k = v < 0 ? 0 : (int)v;	/* -1 (vLLM) and 0: the whole vocabulary */
 	have = false;
-	if (get_int(o, "seed", INT64_MIN, INT64_MAX, &v, &have, e))
+	if (api_get_int(o, "seed", INT64_MIN, INT64_MAX, &v, &have, e))
 		return -1;
 	/* -1 asks for a random seed, as in llama-server (LLAMA_DEFAULT_SEED). */
 	if (have && v < -1)
@@ -373,7 +373,7 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 		p->s.have_seed = true;
 	}
 	v = 1;
-	if (get_int(o, "n", 1, 1, &v, NULL, e))
+	if (api_get_int(o, "n", 1, 1, &v, NULL, e))
 		return api_bad(e, "n", "'n' must be 1: one choice per request is supported");
 	return parse_stop(o, p, e);
 }
@@ -519,15 +519,15 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 
 		/* It wins over the deprecated max_tokens, which must still be valid. */
 		if (parse_common(o, p, "max_completion_tokens", e) ||
-		    get_int(o, "max_tokens", 0, 1 << 30, &ignored, NULL, e))
+		    api_get_int(o, "max_tokens", 0, 1 << 30, &ignored, NULL, e))
 			return -1;
 	} else if (parse_common(o, p, "max_tokens", e)) {
 		return -1;
 	}
 	if (api_parse_tools(o, p, e))
 		return -1;
-	if (get_bool(o, "logprobs", &lp, e) ||
-	    get_int(o, "top_logprobs", 0, MAX_TOP_LOGPROBS, &top, NULL, e))
+	if (api_get_bool(o, "logprobs", &lp, e) ||
+	    api_get_int(o, "top_logprobs", 0, MAX_TOP_LOGPROBS, &top, NULL, e))
 		return -1;
 	if (top && !lp)
 		return api_bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs': true");
@@ -555,7 +555,7 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 	if (!json_string_length(pr))
 		return api_bad(e, "prompt", "'prompt' must not be empty");
 	if (parse_common(o, p, "max_tokens", e) || no_tools(o, "/v1/completions", e) ||
-	    get_bool(o, "echo", &echo, e))
+	    api_get_bool(o, "echo", &echo, e))
 		return -1;
 	if (echo)
 		return api_bad(e, "echo", "'echo': true is not supported");
@@ -567,7 +567,7 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 	if (lp) {
 		long long n = 0;
 
-		if (get_int(o, "logprobs", 0, 5, &n, NULL, e))
+		if (api_get_int(o, "logprobs", 0, 5, &n, NULL, e))
 			return -1;
 		p->logprobs = true;
 		p->top_logprobs = (int)n;

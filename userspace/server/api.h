@@ -238,6 +238,15 @@ int api_check_tool_ids(const struct api_params *p, struct api_error *e);
 int api_bad(struct api_error *e, const char *param, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct json_t *api_field(struct json_t *o, const char *key);
+/*
+ * api_get_bool() / api_get_int(): field @key of @o as a boolean, or as an
+ * integer (a number with an integral value too) in [@min, @max]; absent or
+ * null leaves *@out as it is (*@present, when given, is set only when the
+ * field was there). Return: 0, or -1 with a 400 naming @key in @e.
+ */
+int api_get_bool(struct json_t *o, const char *key, bool *out, struct api_error *e);
+int api_get_int(struct json_t *o, const char *key, long long min, long long max, long long *out,
+		bool *present, struct api_error *e);
 int api_parse_tool_msg(struct json_t *m, const char *where, struct api_msg *out,
 		       struct api_error *e);
 

@@ -19,44 +19,6 @@
 /* llama-server reports this seed (LLAMA_DEFAULT_SEED) when none was given. */
 #define NATIVE_RANDOM_SEED 4294967295u
 
-static int nat_bool(json_t *o, const char *key, bool *out, struct api_error *e)
-{
-	json_t *v = api_field(o, key);
-
-	if (!v)
-		return 0;
-	if (!json_is_boolean(v))
-		return api_bad(e, key, "'%s' must be a boolean (true or false)", key);
-	*out = json_is_true(v);
-	return 0;
-}
-
-/* An integer (or a number with an integral value) in [min, max]; *have set when given. */
-static int nat_int(json_t *o, const char *key, long long min, long long max, long long *out,
-		   bool *have, struct api_error *e)
-{
-	json_t *v = api_field(o, key);
-	double d;
-
-	if (!v)
-		return 0;
-	if (json_is_integer(v)) {
-		*out = json_integer_value(v);
-	} else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
-		   fabs(json_real_value(v)) < 9e18) {
-		d = json_real_value(v);
-		*out = (long long)d;
-	} else {
-		return api_bad(e, key, "'%s' must be an integer", key);
-	}
-	if (*out < min || *out > max)
-		return api_bad(e, key, "'%s' must be between %lld and %lld (got %lld)", key, min, max,
-			       *out);
-	if (have)
-		*have = true;
-	return 0;
-}
-
 /* A flat list of ids and strings (one prompt) with at least one id. */
 static bool is_mixed(json_t *a)
 {
@@ -192,17 +154,17 @@ static int parse_fields(json_t *o, struct native_req *nr, struct api_error *e)
 	if (parse_prompts(json_object_get(o, "prompt"), nr, e) ||
 	    api_parse_common(o, p, "max_tokens", e) || api_parse_format(o, p, e))
 		return -1;
-	if (nat_int(o, "n_predict", -1, 1 << 30, &v, &have, e))
+	if (api_get_int(o, "n_predict", -1, 1 << 30, &v, &have, e))
 		return api_bad(e, "n_predict", "'n_predict' must be an integer >= -1 (-1: until the end of generation or the context is full)");
 	if (have)
 		p->max_tokens = (int)v;
 	v = 0;
-	if (nat_int(o, "n_probs", 0, NATIVE_MAX_PROBS, &v, NULL, e))
+	if (api_get_int(o, "n_probs", 0, NATIVE_MAX_PROBS, &v, NULL, e))
 		return -1;
 	nr->n_probs = (int)v;
-	if (nat_bool(o, "post_sampling_probs", &post, e) ||
-	    nat_bool(o, "return_tokens", &nr->return_tokens, e) ||
-	    nat_bool(o, "cache_prompt", &cache, e) || nat_bool(o, "ignore_eos", &nr->ignore_eos, e))
+	if (api_get_bool(o, "post_sampling_probs", &post, e) ||
+	    api_get_bool(o, "return_tokens", &nr->return_tokens, e) ||
+	    api_get_bool(o, "cache_prompt", &cache, e) || api_get_bool(o, "ignore_eos", &nr->ignore_eos, e))
 		return -1;
 	if (post)
 		return api_bad(e, "post_sampling_probs", "'post_sampling_probs': true is not supported: n_probs reports the model's log-probabilities before sampling");

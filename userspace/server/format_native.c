@@ -12,19 +12,6 @@
 #include "api_native.h"
 #include "gen.h"
 
-static void emit(struct gen *g, json_t *o)
-{
-	char *s = json_dumps(o, JSON_COMPACT);
-
-	json_decref(o);
-	if (!s)
-		return;
-	gen_append(&g->out, &g->out_len, &g->out_cap, "data: ", 6);
-	gen_append(&g->out, &g->out_len, &g->out_cap, s, strlen(s));
-	gen_append(&g->out, &g->out_len, &g->out_cap, "\n\n", 2);
-	free(s);
-}
-
 /* A completion_probabilities entry: {id, token, logprob, bytes, top_logprobs}. */
 static json_t *prob_entry(const struct gen *g, const struct engine_logprob *l)
 {
@@ -91,7 +78,7 @@ void native_delta(struct gen *g, const struct engine_event *ev)
 		      "tokens_evaluated", ev->usage.prompt_tokens);
 	if (probs)
 		json_object_set_new(c, "completion_probabilities", probs);
-	emit(g, c);
+	fmt_sse(g, NULL, c);
 }
 
 static double ratio(double a, double b)
@@ -155,13 +142,13 @@ void native_done(struct gen *g)
 	if (!g->stream)
 		return;
 	if (g->finish == ENGINE_FINISH_ERROR || g->finish == ENGINE_FINISH_CANCELLED) {
-		emit(g, json_pack("{s:{s:s, s:s, s:n, s:n}}", "error", "message",
+		fmt_sse(g, NULL, json_pack("{s:{s:s, s:s, s:n, s:n}}", "error", "message",
 				  g->shutdown ? "the server is shutting down" :
 				  g->error[0] ? g->error : "generation failed", "type",
 				  g->shutdown ? "unavailable_error" : "server_error", "param", "code"));
 		return;
 	}
-	emit(g, result(g));
+	fmt_sse(g, NULL, result(g));
 }
 
 char *native_body(struct gen **g, int n, size_t *len)
