@@ -146,6 +146,8 @@ const bad = [
   ['missing messages', { max_tokens: 3 }, 'messages'],
   ['n 2', { messages: msgs, n: 2 }, 'n'],
   ['5 stop strings', { messages: msgs, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
+  ['a stop string of 257 bytes (the engine takes 256)', { messages: msgs, stop: ['x', 'y'.repeat(257)] }, 'stop'],
+  ['"stop": a string of 257 bytes', { messages: msgs, stop: 'y'.repeat(257) }, 'stop'],
   ['image part', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages'],
   ['unknown role', { messages: [{ role: 'wizard', content: 'x' }] }, 'messages'],
   ['response_format type sound', { messages: msgs, response_format: { type: 'sound' } }, 'response_format.type'],
@@ -184,6 +186,12 @@ await check('sampling fields in range are taken', async () => {
 });
 await expectErr('400 completions: missing prompt', B, 400, () => c.completions.create({ max_tokens: 3 }), (e) => e.param === 'prompt');
 await expectErr('400 completions: echo true', B, 400, () => c.completions.create({ prompt: 'x', echo: true }), (e) => e.param === 'echo');
+await expectErr('400 completions: best_of 2 (one sample per request)', B, 400,
+  () => c.completions.create({ prompt: 'x', max_tokens: 2, best_of: 2 }), (e) => e.param === 'best_of');
+await check('best_of 1 and a stop string of 256 bytes are taken', async () => {
+  const r = await c.completions.create({ prompt: 'Once upon a time', max_tokens: 2, best_of: 1, stop: ['z'.repeat(256)] });
+  ok(r.choices.length === 1 && r.usage.completion_tokens > 0, 'completions best_of 1, stop of 256 bytes: 200 with a reply', r);
+});
 await expectErr('400 context length exceeded, with the numbers', B, 400,
   () => c.chat.completions.create({ messages: msgs, max_tokens: model.ctx + 1 }),
   (e) => e.code === 'context_length_exceeded' && e.message.includes(String(model.ctx)) && e.message.includes(String(model.ctx + 1)));

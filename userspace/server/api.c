@@ -129,18 +129,31 @@ int api_get_int(json_t *o, const char *key, long long min, long long max, long l
 	return 0;
 }
 
+/*
+ * One stop string: at most ENGINE_MAX_STOP_LEN bytes (the engine's limit,
+ * checked here so that the 400 names "stop" before the prompt is
+ * templated); "" is no stop string.
+ */
+static int add_stop(json_t *v, const char *where, struct api_params *p, struct api_error *e)
+{
+	if (json_string_length(v) > ENGINE_MAX_STOP_LEN)
+		return api_bad(e, "stop", "'%s' is %zu bytes long; a stop string has at most %d bytes",
+			   where, json_string_length(v), ENGINE_MAX_STOP_LEN);
+	if (json_string_length(v))
+		p->stop[p->n_stop++] = strdup(json_string_value(v));
+	return 0;
+}
+
 static int parse_stop(json_t *o, struct api_params *p, struct api_error *e)
 {
 	json_t *v = api_field(o, "stop"), *it;
+	char where[32];
 	size_t i;
 
 	if (!v)
 		return 0;
-	if (json_is_string(v)) {
-		if (json_string_length(v))
-			p->stop[p->n_stop++] = strdup(json_string_value(v));
-		return 0;
-	}
+	if (json_is_string(v))
+		return add_stop(v, "stop", p, e);
 	if (!json_is_array(v))
 		return api_bad(e, "stop", "'stop' must be a string or an array of strings");
 	if (json_array_size(v) > API_MAX_STOP)
@@ -149,8 +162,9 @@ static int parse_stop(json_t *o, struct api_params *p, struct api_error *e)
 	json_array_foreach(v, i, it) {
 		if (!json_is_string(it))
 			return api_bad(e, "stop", "'stop[%zu]' must be a string", i);
-		if (json_string_length(it))
-			p->stop[p->n_stop++] = strdup(json_string_value(it));
+		snprintf(where, sizeof(where), "stop[%zu]", i);
+		if (add_stop(it, where, p, e))
+			return -1;
 	}
 	return 0;
 }
@@ -543,6 +557,7 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 static int parse_completion(json_t *o, struct api_params *p, struct api_error *e)
 {
 	json_t *pr = json_object_get(o, "prompt"), *lp;
+	long long n_best = 1;
 	bool echo = false;
 
 	if (!pr)
@@ -561,6 +576,9 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 		return api_bad(e, "echo", "'echo': true is not supported");
 	if (api_field(o, "suffix"))
 		return api_bad(e, "suffix", "'suffix' is not supported");
+	/* best_of: the best of N server-side samples; one is what we make. */
+	if (api_get_int(o, "best_of", 1, 1, &n_best, NULL, e))
+		return api_bad(e, "best_of", "'best_of' must be 1: one sample per request is supported");
 	if (api_parse_format(o, p, e))
 		return -1;
 	lp = api_field(o, "logprobs");

@@ -5,7 +5,8 @@
  * that, every FAKE_STEP_MS, gives each active request one "token" of the
  * text "w<i> " (i = 0, 1, ...), ends it after FAKE_LEN tokens (stop) or at
  * max_tokens (length), honours stop strings, the slot and queue limits
- * (-EBUSY), -E2BIG, cancel, and reports the longest common prefix with
+ * (-EBUSY), -E2BIG, the real engine's limits on stop strings (-EINVAL),
+ * cancel, and reports the longest common prefix with
  * the previous request as cached tokens. Its engine_get_stats() counts
  * like the real engine's (tokens, requests by finish, TTFT/TPOT
  * histograms, prefix hits; a card is "busy" while any request runs). Only
@@ -348,6 +349,18 @@ int engine_submit(struct engine *e, const struct engine_request *r, struct engin
 	struct engine_req *q, **pp;
 	int waiting = 0, i;
 
+	/* The real engine's limits on stop strings (engine.c), its message. */
+	if (r->n_stop < 0 || r->n_stop > ENGINE_MAX_STOP) {
+		snprintf(err, errlen, "at most %d stop strings", ENGINE_MAX_STOP);
+		return -EINVAL;
+	}
+	for (i = 0; i < r->n_stop; i++) {
+		if (!r->stop[i][0] || strlen(r->stop[i]) > ENGINE_MAX_STOP_LEN) {
+			snprintf(err, errlen, "stop string %d must be 1..%d bytes of UTF-8", i,
+				 ENGINE_MAX_STOP_LEN);
+			return -EINVAL;
+		}
+	}
 	if (r->max_tokens > 0 && (uint64_t)r->n_prompt + r->max_tokens > e->o.n_ctx)
 		return -E2BIG;
 	pthread_mutex_lock(&e->mu);
