@@ -122,6 +122,29 @@ await check('stop strings', async () => {
   eq(t, a.choices[0].message.content, 'stop: streamed text equals the non-stream text (BR-22)');
 });
 
+// The reply's trailing whitespace is kept on every endpoint, as
+// completions keep it (the recorded reply of TRAILING-WS is "The end. \n\n").
+if (!REAL) await check('trailing whitespace', async () => {
+  const want = 'The end. \n\n', m = [{ role: 'user', content: 'TRAILING-WS' }];
+  const a = await c.chat.completions.create({ messages: m, max_tokens: 16 });
+  eq(a.choices[0].message.content, want, 'chat: the reply\'s trailing whitespace is kept');
+  const s = await c.chat.completions.create({ messages: m, max_tokens: 16, stream: true });
+  let t = '';
+  for await (const ch of s) t += ch.choices[0]?.delta?.content || '';
+  eq(t, want, 'chat stream: the deltas end with the reply\'s trailing whitespace');
+  const r = await c.responses.create({ input: 'TRAILING-WS', max_output_tokens: 16 });
+  eq(r.output_text, want, 'responses: output_text keeps the trailing whitespace');
+  const rs = await c.responses.create({ input: 'TRAILING-WS', max_output_tokens: 16, stream: true });
+  let rt = '', done = null;
+  for await (const ev of rs) {
+    if (ev.type === 'response.output_text.delta') rt += ev.delta;
+    if (ev.type === 'response.output_text.done') done = ev.text;
+  }
+  ok(rt === want && done === want, 'responses stream: the deltas and output_text.done keep it', { rt, done });
+  const p = await c.completions.create({ prompt: 'TRAILING-WS', max_tokens: 16 });
+  eq(p.choices[0].text, want, 'completions: the same text');
+});
+
 await check('prefix cache', async () => {
   const long = 'Once upon a time, there was a little girl named Lily. She loved to play outside in the sun. One day, she saw a big red ball in the park. '.repeat(2);
   const a = await c.completions.create({ prompt: long, temperature: 0, max_tokens: 16 });

@@ -567,8 +567,16 @@ struct reply {
 
 /* Recorded outputs (the shapes Qwen2.5, Qwen3 and Qwen3.5 produce). */
 static const struct reply replies[] = {
-	{ "plain answer", "qwen2.5", false, "The capital of France is Paris.\n",
-	  "The capital of France is Paris.", "", 0, { 0 }, { 0 } },
+	{ "plain answer: its trailing newline is kept", "qwen2.5", false,
+	  "The capital of France is Paris.\n", "The capital of France is Paris.\n", "", 0, { 0 },
+	  { 0 } },
+	{ "trailing spaces and newlines end the content", "qwen2.5", false, "Done. \t \n\n",
+	  "Done. \t \n\n", "", 0, { 0 }, { 0 } },
+	{ "a reply cut off while thinking keeps the thought's trailing newline", "qwen3", false,
+	  "<think>\nHmm.\n", "", "Hmm.\n", 0, { 0 }, { 0 } },
+	{ "whitespace after the last call is not content", "qwen2.5", false,
+	  "Sure. \n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>\n\n",
+	  "Sure.", "", 1, { "add" }, { "{}" } },
 	{ "JSON tool call", "qwen2.5", false,
 	  "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\", \"days\": 2}}\n</tool_call>",
 	  "", "", 1, { "get_weather" }, { "{\"location\": \"Paris\", \"days\": 2}" } },

@@ -9,7 +9,9 @@
  * Text that could still be the start of a tag is held back until it is
  * known not to be; whitespace between the parts (the "\n\n" after
  * </think>, around <tool_call> blocks) is dropped, as the templates strip
- * it when a reply is rendered back into the history.
+ * it when a reply is rendered back into the history; the whitespace that
+ * ends the reply is kept (a part's trailing whitespace waits until what
+ * follows shows which it is).
  *
  * Tool calls, JSON form: <tool_call>\n{"name": N, "arguments": {...}}
  * \n</tool_call>. TOOL_BEGIN goes out once the name string is complete,
@@ -691,7 +693,17 @@ int chat_parser_finish(struct chat_parser *p, chat_delta_fn fn, void *user)
 		abandon_call(p, &p->calls[p->n_calls - 1]);
 		p->st = P_CONTENT;
 	}
-	p->ws.len = 0;		/* trailing whitespace of the reply */
+	/*
+	 * The reply's trailing whitespace is the end of its last part, not
+	 * whitespace between parts: it is kept, as completions keep it.
+	 */
+	if (p->ws.len) {
+		bool think = p->st == P_THINK;
+
+		sb_text(think ? &p->reasoning : &p->content, p->ws.p, p->ws.len);
+		delta(p, think ? CHAT_DELTA_REASONING : CHAT_DELTA_CONTENT, 0, p->ws.p, p->ws.len);
+		p->ws.len = 0;
+	}
 	free(p->out);
 	p->out = calloc(p->n_calls ? p->n_calls : 1, sizeof(*p->out));
 	if (!p->out || oom(p))
