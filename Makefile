@@ -160,9 +160,9 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(NL_LIBS) $(LDLIBS)
 
-# The server's request parsers have their own unit tests, which need libserver
+# The server's request parsers and guards have their own unit tests, which need libserver
 # (and the JSON-schema compiler of structured outputs).
-$(B)/tests/test_api $(B)/tests/test_api_native: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a \
+$(B)/tests/test_api $(B)/tests/test_api_native $(B)/tests/test_http_guard: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a \
 		     $(call obj,userspace/llm/jsonschema.c userspace/llm/jsonmatch.c) $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
