@@ -4,8 +4,14 @@
 // streamed body) must each get a 4xx in the OpenAI envelope, and the
 // server must stay up. RK1828_FUZZ_BIG_MB sets the size of the streamed
 // body (default 100; the guest run, where QEMU's user network carries a
-// few MB/s, sends 16, still twice the limit). Prints TAP.
-import { ok, done, raw, check } from './lib.mjs';
+// few MB/s, sends 16, still twice the limit). Then raw requests whose
+// framing cannot be trusted (RFC 9112: a Transfer-Encoding other than a
+// final chunked, two Content-Length values, whitespace before a colon)
+// must each be answered at once in the envelope and closed, and with
+// RK1828_FUZZ_CUT=1 (the host run) a chunked body that never ends must be
+// cut at 256 MiB. Prints TAP.
+import net from 'node:net';
+import { ok, done, raw, check, BASE, KEY } from './lib.mjs';
 
 // Both token limits: a mutation that breaks one key still leaves a short
 // request (the guest's real engine would otherwise fill the context).
@@ -127,6 +133,89 @@ await check(`${bigMB} MB streamed body`, async () => {
   }, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
   ok(r.status === 413 && r.json?.error?.code === 'request_too_large', `${bigMB} MB chunked body: 413 request_too_large`, r.text.slice(0, 200));
 });
+// ---- framing (raw sockets) ---------------------------------------------------
+const u = new URL(BASE);
+// One raw request; resolves with the answer's status and JSON and how the
+// connection ended ('closed' by the server, or 'open' at the deadline,
+// which only a server waiting for a body it cannot delimit reaches).
+function rawRequest(text, ms = 30000) {
+  return new Promise((resolve) => {
+    const s = net.connect(Number(u.port), u.hostname);
+    const chunks = [];
+    let end = null;
+    const finish = (how) => {
+      if (end) return;
+      end = how;
+      clearTimeout(t);
+      s.destroy();
+      const all = Buffer.concat(chunks).toString('latin1'), at = all.indexOf('\r\n\r\n');
+      let json = null;
+      try { json = JSON.parse(all.slice(at + 4)); } catch { /* not JSON */ }
+      resolve({ how, status: Number(all.split(' ')[1]) || 0, json, text: all });
+    };
+    const t = setTimeout(() => finish('open'), ms);
+    s.on('connect', () => s.write(text));
+    s.on('data', (d) => chunks.push(d));
+    s.on('end', () => finish('closed'));
+    s.on('error', () => finish('closed'));
+  });
+}
+const start = (v = '1.1') => `POST /v1/chat/completions HTTP/${v}\r\nHost: ${u.host}\r\n` +
+  (KEY ? `Authorization: Bearer ${KEY}\r\n` : '') + 'Content-Type: application/json\r\n';
+const small = '{"messages":[{"role":"user","content":"x"}],"max_tokens":1}';
+const chunk = `${small.length.toString(16)}\r\n${small}\r\n0\r\n\r\n`;
+const framing = [
+  ['Transfer-Encoding: gzip (no end of the body)', 'Transfer-Encoding: gzip\r\n\r\n' + small, 400, 'invalid_transfer_encoding'],
+  ['Transfer-Encoding: chunked, gzip', 'Transfer-Encoding: chunked, gzip\r\n\r\n' + chunk, 400, 'invalid_transfer_encoding'],
+  ['Transfer-Encoding: gzip, chunked (a coding we do not decode)', 'Transfer-Encoding: gzip, chunked\r\n\r\n' + chunk, 501,
+    'unsupported_transfer_encoding'],
+  ['Transfer-Encoding: identity', 'Transfer-Encoding: identity\r\n\r\n' + small, 400, 'invalid_transfer_encoding'],
+  ['Transfer-Encoding: chunked twice', 'Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n' + chunk, 400,
+    'invalid_transfer_encoding'],
+  ['Transfer-Encoding and Content-Length', `Transfer-Encoding: chunked\r\nContent-Length: ${chunk.length}\r\n\r\n` + chunk, 400,
+    'invalid_header'],
+  ['two different Content-Length values', `Content-Length: ${small.length}\r\nContent-Length: ${small.length + 9}\r\n\r\n` + small,
+    400, 'invalid_header'],
+  ['whitespace before a colon (Content-Length : N)', `Content-Length : ${small.length}\r\n\r\n` + small, 400, 'invalid_header'],
+  ['a tab before a colon', `X-Trace\t: 1\r\nContent-Length: ${small.length}\r\n\r\n` + small, 400, 'invalid_header'],
+  ['two Host headers', `Host: other\r\nContent-Length: ${small.length}\r\n\r\n` + small, 400, 'invalid_header'],
+];
+await check('framing', async () => {
+  const rs = await Promise.all(framing.map(([, extra]) => rawRequest(start() + extra)));
+  for (const [i, [name, , status, code]] of framing.entries()) {
+    const r = rs[i];
+    ok(r.status === status && r.json?.error?.code === code && 'param' in r.json.error && r.how === 'closed',
+       `${name}: ${status} ${code} in the OpenAI envelope, at once, and the connection closed`, { how: r.how, text: r.text.slice(0, 300) });
+  }
+  const r10 = await rawRequest(start('1.0') + 'Transfer-Encoding: chunked\r\n\r\n' + chunk);
+  ok(r10.status === 400 && r10.json?.error?.code === 'invalid_transfer_encoding' && r10.how === 'closed',
+     'HTTP/1.0 with Transfer-Encoding: 400 and closed', r10.text.slice(0, 300));
+  const good = await rawRequest(start() + 'Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n' + chunk);
+  ok(good.status === 200 && good.json?.object === 'chat.completion', 'plain chunked still works', good.text.slice(0, 300));
+});
+
+// A chunked body that never ends: read and dropped up to 256 MiB (so
+// that a client writing its whole body first sees the 413), then cut.
+if (process.env.RK1828_FUZZ_CUT === '1') await check('endless chunked body', async () => {
+  let sentMB = 0;
+  const r = await raw('POST', '/v1/chat/completions', (req) => {
+    const mb = Buffer.alloc(1 << 20, 0x61);
+    req.write('{"messages":[{"role":"user","content":"');
+    const pump = () => {
+      while (sentMB < 400 && !req.destroyed) {
+        sentMB++;
+        if (!req.write(mb)) { req.once('drain', pump); return; }
+      }
+      if (!req.destroyed) req.end('"}]}');
+    };
+    req.on('error', () => {});
+    pump();
+  }, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }).catch((e) => ({ status: 0, text: String(e.code || e) }));
+  ok((r.status === 413 || r.status === 0) && sentMB < 300,
+     `a chunked body that does not end is cut at 256 MiB (the client had written ${sentMB} MiB of 400; ${r.status || r.text})`,
+     r.text?.slice(0, 200));
+});
+
 const h = await raw('GET', '/health');
 ok(h.status === 200 && h.json?.status === 'ok', 'the server is still healthy after the fuzzing', h.text);
 const g = await raw('POST', '/v1/completions', JSON.stringify({ prompt: 'Once upon a time', max_tokens: 3, temperature: 0 }), { 'Content-Type': 'application/json' });

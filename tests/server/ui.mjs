@@ -18,9 +18,16 @@ const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
 // hang (the guest's server answers 10-50x slower than a native one).
 page.setDefaultTimeout(120000);
 page.on('pageerror', (e) => ok(false, 'no JavaScript error on the page', e.message));
+// The page's Content-Security-Policy must not block any of its own parts
+// (Chromium reports each blocked load on the console).
+const blocked = [];
+page.on('console', (m) => { if (/Content Security Policy|Refused to/i.test(m.text())) blocked.push(m.text()); });
 
 await check('ui', async () => {
-  await page.goto(BASE + '/');
+  const res = await page.goto(BASE + '/');
+  const h = res.headers();
+  ok(/frame-ancestors 'none'/.test(h['content-security-policy'] || '') && /script-src 'self'/.test(h['content-security-policy']) &&
+     h['x-content-type-options'] === 'nosniff', 'GET / has a Content-Security-Policy (script-src \'self\', frame-ancestors \'none\') and nosniff', h);
   await page.evaluate((k) => localStorage.setItem('rk1828.settings', JSON.stringify({ key: k, temperature: 0, max_tokens: 24, system: '' })), KEY);
   await page.reload();
   ok(await page.title() === 'rk1828 chat', 'GET / serves the embedded UI');
@@ -86,6 +93,7 @@ await check('ui', async () => {
   const w = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, side: getComputedStyle(document.getElementById('side')).position }));
   ok(w.doc <= 390 && w.side === 'fixed', 'phone width: no horizontal scroll, the panel becomes a drawer', w);
   await page.screenshot({ path: shot('phone') });
+  ok(blocked.length === 0, 'the Content-Security-Policy blocked nothing the UI uses (scripts, styles, icons, fetches, the settings dialog)', blocked);
 });
 await browser.close();
 done();

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * The HTTP layer (libmicrohttpd): routing, body limit, API key, the
+ * The HTTP layer (libmicrohttpd): the request guards (framing, Host,
+ * Origin: http_guard.h), routing, body limit, API key, CORS, the
  * generation requests' life cycle and the per-request log line.
  *
  * Threads: a pool of libmicrohttpd threads runs every callback here; the
  * engine's thread runs gen_event(); the monitor thread watches the sockets
  * of requests waiting for the engine (a suspended connection is not polled
  * by libmicrohttpd, so a client that leaves during a long prefill or a
- * non-stream request would go unnoticed) and cancels theirs.
+ * non-stream request would go unnoticed) and cancels theirs, and closes
+ * the connections past their header or body deadline (http_conn.h).
  *
  * Streams: the answer is a callback response (chunked); its reader copies
  * what gen_event() appended and suspends the connection when there is
@@ -30,22 +32,26 @@
 #include "api.h"
 #include "api_native.h"
 #include "gen.h"
+#include "http_conn.h"
+#include "http_guard.h"
 #include "server.h"
 #include "tokenizer.h"
 #include "rk1828/util.h"
 
 #define MONITOR_MS	50
 #define POOL_THREADS	4
-#define MAX_CONNS	512
+#define MAX_CONNS	SRV_MAX_CONNS
 /*
- * A connection gets HEADER_TIMEOUT_S to send its first request's headers
- * (as nginx's client_header_timeout): clients that stop half-way, or close
- * in a way the poll loop does not see, hold a slot only that long rather
- * than IDLE_TIMEOUT_S, which applies once a request has arrived.
+ * libmicrohttpd's inactivity timeout: an answer whose client stops
+ * reading. The headers and the body have absolute deadlines besides
+ * (http_conn.h: --header-timeout, --body-timeout).
  */
-#define HEADER_TIMEOUT_S	30
 #define IDLE_TIMEOUT_S	300
-/* Bodies over the limit are read and dropped up to this size, then 413. */
+/*
+ * Bodies over the limit are read and dropped up to this size, then 413
+ * (an announced one at once; a chunked one when it gets there, and the
+ * connection is closed: see on_upload()).
+ */
 #define DISCARD_MAX	(256ull << 20)
 
 enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
@@ -61,6 +67,10 @@ static bool is_post_route(enum route r);
  * @path: the path, for the log line
  * @body, @len, @cap: the request body received so far
  * @too_big: the body passed the limit (answered 413 when complete)
+ * @seen: body bytes received (kept or dropped)
+ * @cut: the body passed DISCARD_MAX: answered 413 and closed mid-body
+ * @vary: answers depend on the Origin (no API key): "Vary: Origin"
+ * @acao: the Access-Control-Allow-Origin to answer with ("" none)
  * @status: the status queued (for the log and /metrics)
  * @g: the generation request, if one was submitted
  * @more, @n_more: POST /completion with several prompts: the generations
@@ -73,7 +83,9 @@ struct hreq {
 	char path[128];
 	char *body;
 	size_t len, cap;
-	bool too_big;
+	uint64_t seen;
+	bool too_big, cut, vary;
+	char acao[GUARD_ORIGIN_MAX];
 	int status;
 	struct gen *g;
 	struct gen **more;
@@ -83,10 +95,30 @@ struct hreq {
 
 /* ---- responses ---------------------------------------------------------- */
 
-static void add_common_headers(struct MHD_Response *r)
+static void add_common_headers(struct MHD_Response *r, const struct hreq *h)
 {
-	MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+	if (h->acao[0])
+		MHD_add_response_header(r, "Access-Control-Allow-Origin", h->acao);
+	if (h->vary)
+		MHD_add_response_header(r, "Vary", "Origin");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Server", "rk1828-llm");
+}
+
+/*
+ * The web UI's pages: its own scripts, styles and images only (no inline
+ * code: ui/ has none), fetches to this server only, never in a frame of
+ * another site (clickjacking), no referrer to the sites its links open.
+ */
+#define UI_CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " \
+	       "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; " \
+	       "frame-ancestors 'none'"
+
+static void add_ui_headers(struct MHD_Response *r)
+{
+	MHD_add_response_header(r, "Content-Security-Policy", UI_CSP);
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int status,
@@ -99,7 +131,9 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int statu
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", type);
-	add_common_headers(r);
+	add_common_headers(r, h);
+	if (h->route == R_UI)
+		add_ui_headers(r);
 	if (status == 405)
 		MHD_add_response_header(r, "Allow",
 					is_post_route(h->route) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
@@ -139,7 +173,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, struct hreq *h,
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	add_common_headers(r);
+	add_common_headers(r, h);
 	if (e->retry_after) {
 		char ra[16];
 
@@ -496,7 +530,7 @@ static enum MHD_Result queue_stream(struct MHD_Connection *c, struct hreq *h, st
 	MHD_add_response_header(r, "Content-Type", "text/event-stream");
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
 	MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	add_common_headers(r);
+	add_common_headers(r, h);
 	ret = MHD_queue_response(c, 200, r);
 	MHD_destroy_response(r);
 	h->status = 200;
@@ -1079,18 +1113,61 @@ bad:
 
 /* ---- the access handler ------------------------------------------------- */
 
-/* First call for a request: route, method, key, state, announced size. */
+static void set_too_large(struct srv *s, struct api_error *e)
+{
+	char m[32];
+
+	snprintf(m, sizeof(m), "%zu", s->o.body_limit);
+	api_error_set(e, 413, "invalid_request_error", "request_too_large", NULL,
+		      "the request body is larger than the limit of %s bytes", m);
+}
+
+static enum MHD_Result add_field(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	framing_add(cls, key, value);
+	return MHD_YES;
+}
+
+/*
+ * Before anything else (http_guard.h): the request's framing (RFC 9112),
+ * then its Host and Origin; sets @h's CORS answer. Return: 0, or -1 with
+ * @e (libmicrohttpd reads no body once the first call queued an answer,
+ * and closes the connection after it).
+ */
+static int guard(struct srv *s, struct MHD_Connection *c, struct hreq *h, const char *version,
+		 struct api_error *e)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	struct framing f;
+
+	h->vary = !s->policy->keyed;
+	if (s->policy->keyed)
+		snprintf(h->acao, sizeof(h->acao), "*");
+	memset(&f, 0, sizeof(f));
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_field, &f);
+	if (framing_check(&f, !strcmp(version, MHD_HTTP_VERSION_1_0), e) ||
+	    origin_check_host(s->policy, host, e))
+		return -1;
+	return origin_check(s->policy, origin, host, h->acao, sizeof(h->acao), e);
+}
+
+/* First call for a request: guards, route, method, key, state, announced size. */
 static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struct hreq *h,
-				  const char *url, const char *method)
+				  const char *method, const char *version)
 {
 	const char *cl, *expect;
+	struct api_error e;
 
+	if (guard(s, c, h, version, &e))
+		return reply_error(c, h, &e);
 	if (!strcmp(method, "OPTIONS")) {
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, "",
 									MHD_RESPMEM_PERSISTENT);
 		enum MHD_Result ret;
 
-		add_common_headers(r);
+		add_common_headers(r, h);
 		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
 		MHD_add_response_header(r, "Access-Control-Allow-Headers",
 					"Authorization, Content-Type, X-Api-Key, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
@@ -1122,13 +1199,45 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 	if (cl && strtoull(cl, NULL, 10) > s->o.body_limit &&
 	    ((expect && !strcasecmp(expect, "100-continue")) ||
 	     strtoull(cl, NULL, 10) > DISCARD_MAX)) {
-		char m[32];
-
-		snprintf(m, sizeof(m), "%zu", s->o.body_limit);
-		return fail(c, h, 413, "invalid_request_error", "request_too_large",
-			    "the request body is larger than the limit of %s bytes", m);
+		set_too_large(s, &e);
+		return reply_error(c, h, &e);
 	}
-	(void)url;
+	return MHD_YES;
+}
+
+/*
+ * A piece of the body: kept up to the limit, then dropped (413 once it
+ * ended, so that a client that writes its whole body before reading sees
+ * the answer). One that passes DISCARD_MAX is cut there: only a chunked
+ * body can (an announced size over it is refused at once), and as
+ * libmicrohttpd queues no answer before the body's end, the 413 goes on
+ * the socket and the connection is closed.
+ */
+static enum MHD_Result on_upload(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+				 const char *upload, size_t *upload_size)
+{
+	h->seen += *upload_size;
+	if (h->seen > DISCARD_MAX) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		struct api_error e;
+
+		set_too_large(s, &e);
+		if (ci)
+			http_raw_error(ci->connect_fd, &e, h->acao);
+		h->status = 413;
+		h->cut = true;
+		return MHD_NO;
+	}
+	if (!h->too_big && h->len + *upload_size <= s->o.body_limit) {
+		gen_append(&h->body, &h->len, &h->cap, upload, *upload_size);
+	} else if (!h->too_big) {
+		h->too_big = true;
+		free(h->body);
+		h->body = NULL;
+		h->len = h->cap = 0;
+	}
+	*upload_size = 0;
 	return MHD_YES;
 }
 
@@ -1138,6 +1247,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 {
 	struct srv *s = cls;
 	struct hreq *h = *con_cls;
+	enum MHD_Result ret;
+	struct api_error e;
 	int st;
 
 	if (!h) {
@@ -1149,30 +1260,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		h->route = route_of(url);
 		snprintf(h->method, sizeof(h->method), "%s", method);
 		snprintf(h->path, sizeof(h->path), "%s", url);
-		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
-					  (unsigned int)IDLE_TIMEOUT_S);
-		return first_call(s, c, h, url, method);
+		conn_phase(c, CONN_BODY);
+		ret = first_call(s, c, h, method, version);
+		if (h->status)	/* answered at once: no body comes */
+			conn_phase(c, CONN_ANSWER);
+		return ret;
 	}
-	if (*upload_size) {
-		if (!h->too_big && h->len + *upload_size <= s->o.body_limit) {
-			gen_append(&h->body, &h->len, &h->cap, upload, *upload_size);
-		} else if (!h->too_big) {
-			h->too_big = true;
-			free(h->body);
-			h->body = NULL;
-			h->len = h->cap = 0;
-		}
-		*upload_size = 0;
-		return MHD_YES;
-	}
+	if (*upload_size)
+		return on_upload(s, c, h, upload, upload_size);
+	conn_phase(c, CONN_ANSWER);
 	if (h->g)
 		return finish_nonstream(c, h);
 	if (h->too_big) {
-		char m[32];
-
-		snprintf(m, sizeof(m), "%zu", s->o.body_limit);
-		return fail(c, h, 413, "invalid_request_error", "request_too_large",
-			    "the request body is larger than the limit of %s bytes", m);
+		set_too_large(s, &e);
+		return reply_error(c, h, &e);
 	}
 	st = atomic_load(&s->state);
 	if (h->route == R_HEALTH)
@@ -1205,6 +1306,36 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 
 /* ---- completion: the log line, metrics, cancel -------------------------- */
 
+/*
+ * @s for the log line into @dst (@n bytes, at least 5): the bytes outside
+ * printable ASCII, the space and the backslash as \xHH, as nginx writes
+ * them, so that a path with %0a cannot forge a log line, %1b cannot reach
+ * the terminal and %20 cannot shift the fields. Cut at a whole escape.
+ */
+static void log_escape(char *dst, size_t n, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c > ' ' && c < 0x7f && c != '\\') {
+			if (o + 1 >= n)
+				break;
+			dst[o++] = (char)c;
+			continue;
+		}
+		if (o + 4 >= n)
+			break;
+		dst[o++] = '\\';
+		dst[o++] = 'x';
+		dst[o++] = hex[c >> 4];
+		dst[o++] = hex[c & 15];
+	}
+	dst[o] = 0;
+}
+
 /* The generations of a batch's later prompts: cancel those running, put all. */
 static void release_more(struct srv *s, struct hreq *h)
 {
@@ -1235,7 +1366,9 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct engine_usage u = { 0 };
 	struct engine_timing t = { 0 };
 	const union MHD_ConnectionInfo *ci;
-	char addr[INET6_ADDRSTRLEN] = "?";
+	char addr[INET6_ADDRSTRLEN] = "?", method[4 * sizeof(h->method)], path[4 * sizeof(h->path)];
+	char why[64];
+	enum conn_phase expired;
 	struct gen *g;
 	bool gen_done = false, left = false;
 
@@ -1267,14 +1400,26 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr,
 				  sizeof(addr));
 	}
+	expired = conn_expired(c);
+	if (expired == CONN_BODY)
+		h->status = 408;	/* answered by the sweep (http_conn.c) */
 	if (!h->status)
 		h->status = 499;	/* nothing answered: the client left first */
+	snprintf(why, sizeof(why), "%s",
+		 (g && !gen_done) || left ? " (client left: cancelled)" :
+		 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
+	if (expired == CONN_BODY)
+		snprintf(why, sizeof(why), " (body not received within %d s: closed)",
+			 conn_deadline_s(s->conns, CONN_BODY));
+	else if (h->cut)
+		snprintf(why, sizeof(why), " (body over %llu MiB: closed)", DISCARD_MAX >> 20);
+	log_escape(method, sizeof(method), h->method);
+	log_escape(path, sizeof(path), h->path);
 	fprintf(stderr, "%s %s %s %d prompt=%d gen=%d cached=%d ttft=%.1fms dur=%.1fms%s\n",
-		addr, h->method, h->path, h->status, u.prompt_tokens, u.completion_tokens,
-		u.cached_tokens, t.ttft_ms, (util_now_ns() - h->t0) / 1e6,
-		(g && !gen_done) || left ? " (client left: cancelled)" :
-		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
+		addr, method, path, h->status, u.prompt_tokens, u.completion_tokens,
+		u.cached_tokens, t.ttft_ms, (util_now_ns() - h->t0) / 1e6, why);
 	metrics_observe(s, h->status);
+	conn_phase(c, CONN_HEADERS);	/* a kept-alive connection's next request */
 	if (g)
 		gen_put(g);
 	release_more(s, h);
@@ -1320,6 +1465,7 @@ static void *monitor(void *arg)
 		int n = 0, i;
 
 		reap(s);
+		conn_sweep(s->conns);
 		pthread_mutex_lock(&s->lock);
 		for (g = s->gens; g && n < MAX_CONNS; g = g->next) {
 			pthread_mutex_lock(&g->mu);
@@ -1387,12 +1533,20 @@ int http_start(struct srv *s, char *err, size_t errlen)
 		/* "::" means every address, IPv4 too (the help says so): dual stack. */
 		flags |= IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
 	}
+	s->conns = conn_set_new(s->o.header_timeout, s->o.body_timeout);
+	if (!s->conns) {
+		freeaddrinfo(ai);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	s->d = MHD_start_daemon(flags, (uint16_t)s->o.port, NULL, NULL, handler, s,
 				MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)POOL_THREADS,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNS,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HEADER_TIMEOUT_S,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)s->o.per_ip_limit,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+				MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s->conns,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				/*
 				 * No LISTENING_ADDRESS_REUSE: on Linux its 1 is
@@ -1404,6 +1558,8 @@ int http_start(struct srv *s, char *err, size_t errlen)
 				MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!s->d) {
+		conn_set_free(s->conns);
+		s->conns = NULL;
 		snprintf(err, errlen, "cannot listen on %s port %d: %s", s->o.host, s->o.port,
 			 errno ? strerror(errno) : "libmicrohttpd refused the options");
 		return -1;
@@ -1416,6 +1572,8 @@ int http_start(struct srv *s, char *err, size_t errlen)
 	if (pthread_create(&s->monitor, NULL, monitor, s)) {
 		MHD_stop_daemon(s->d);
 		s->d = NULL;
+		conn_set_free(s->conns);
+		s->conns = NULL;
 		snprintf(err, errlen, "cannot start the monitor thread");
 		return -1;
 	}
@@ -1472,4 +1630,6 @@ void http_stop(struct srv *s)
 	s->d = NULL;
 	atomic_store(&s->monitor_stop, true);
 	pthread_join(s->monitor, NULL);
+	conn_set_free(s->conns);	/* the daemon closed every connection */
+	s->conns = NULL;
 }

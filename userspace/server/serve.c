@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * `rk1828-llm serve`: options, the load with its progress line, and the
- * graceful stop on SIGINT/SIGTERM (stop accepting, cancel the running
- * requests, wait for their connections to finish, free the cards, exit 0).
+ * graceful stop on SIGINT, SIGTERM and SIGHUP (stop accepting, cancel the
+ * running requests, wait for their connections to finish, free the cards,
+ * exit 0).
  * The server listens from the start so GET /health reports the load.
  */
 #include <errno.h>
@@ -14,12 +15,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http_guard.h"
 #include "server.h"
 
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 #define DEFAULT_QUEUE	16
 #define STOP_WAIT_MS	10000
+/* Deadlines of a request's headers and body (nginx's client_header_timeout is 60 s). */
+#define DEFAULT_HEADER_S	30
+#define DEFAULT_BODY_S	60
+/*
+ * Connections per client address beyond what the sessions and the queue
+ * take: a proxy in front (one address for every client) forwards at most
+ * that many requests that are not refused at once, plus health checks
+ * and the web UI's polling.
+ */
+#define PER_IP_SPARE	32
 
 static void usage(FILE *f)
 {
@@ -27,6 +39,8 @@ static void usage(FILE *f)
 		"usage: rk1828-llm serve -m MODEL [--host 127.0.0.1] [--port 8080]\n"
 		"                        [--cards all|N|LIST] [--parallel S] [--ctx N] [--bucket B]\n"
 		"                        [--api-key KEY] [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
+		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
+		"                        [--header-timeout S] [--body-timeout S]\n"
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
@@ -39,11 +53,22 @@ static void usage(FILE *f)
 		"  --alias NAME   model id in the API (default: the model's file name)\n"
 		"  --queue Q      requests waiting beyond the sessions before 503 (default %d)\n"
 		"  --no-ui        do not serve the web UI\n"
+		"  --allowed-host H  without --api-key, answer to the host name H too (besides\n"
+		"                 localhost, IP addresses, --host and this machine's name);\n"
+		"                 repeatable or a comma list, '*' any\n"
+		"  --cors-origin O   without --api-key, let web pages at origin O call the API\n"
+		"                 (besides the server's own pages and localhost's), e.g.\n"
+		"                 http://192.168.1.7:3000; repeatable or a comma list, '*' any\n"
+		"  --per-ip-limit N  connections per client address (default: sessions + queue\n"
+		"                 + %d, at most %d; 0: no limit)\n"
+		"  --header-timeout S  seconds a request has for its headers (default %d)\n"
+		"  --body-timeout S    seconds it has for its body after them (default %d)\n"
 		"  -v             verbose\n"
 		"\n"
-		"Stops on SIGINT/SIGTERM: running requests are cancelled, exit status 0.\n"
+		"Stops on SIGINT, SIGTERM or SIGHUP: running requests are cancelled, exit status 0.\n"
 		"exit status: 0 stopped by a signal; 1 runtime failure (model, cards, port);\n"
-		"2 usage error\n", DEFAULT_QUEUE);
+		"2 usage error\n", DEFAULT_QUEUE, PER_IP_SPARE, SRV_MAX_CONNS, DEFAULT_HEADER_S,
+		DEFAULT_BODY_S);
 }
 
 static int parse_int(const char *s, const char *opt, long min, long max, long *out)
@@ -62,7 +87,8 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 }
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_ALIAS,
-       O_QUEUE, O_NOUI };
+       O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
+       O_BODY_TIMEOUT };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -76,15 +102,71 @@ static const struct option srv_long_opts[] = {
 	{ "alias", required_argument, NULL, O_ALIAS },
 	{ "queue", required_argument, NULL, O_QUEUE },
 	{ "no-ui", no_argument, NULL, O_NOUI },
+	{ "allowed-host", required_argument, NULL, O_ALLOWED_HOST },
+	{ "cors-origin", required_argument, NULL, O_CORS_ORIGIN },
+	{ "per-ip-limit", required_argument, NULL, O_PER_IP },
+	{ "header-timeout", required_argument, NULL, O_HEADER_TIMEOUT },
+	{ "body-timeout", required_argument, NULL, O_BODY_TIMEOUT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A repeatable list option: @arg (itself a comma list) appended to *@list. */
+static int append_list(char **list, const char *arg, const char *opt)
+{
+	size_t old = *list ? strlen(*list) : 0;
+	char *l;
+
+	if (!*arg || *arg == ',' || arg[strlen(arg) - 1] == ',' || strstr(arg, ",,")) {
+		fprintf(stderr, "rk1828-llm: %s: an empty entry in \"%s\"\n", opt, arg);
+		return -1;
+	}
+	l = realloc(*list, old + strlen(arg) + 2);
+	if (!l) {
+		fprintf(stderr, "rk1828-llm: out of memory\n");
+		return -1;
+	}
+	if (old)
+		l[old++] = ',';
+	strcpy(l + old, arg);
+	*list = l;
+	return 0;
+}
+
+/* The HTTP layer's options of the open network. */
+static int parse_net_opt(int c, const char *arg, struct srv_opts *o)
+{
+	long v;
+
+	switch (c) {
+	case O_ALLOWED_HOST: return append_list(&o->allowed_hosts, arg, "--allowed-host");
+	case O_CORS_ORIGIN: return append_list(&o->cors_origins, arg, "--cors-origin");
+	case O_PER_IP:
+		if (parse_int(arg, "--per-ip-limit", 0, SRV_MAX_CONNS, &v))
+			return -1;
+		o->per_ip_limit = (int)v;
+		return 0;
+	case O_HEADER_TIMEOUT:
+		if (parse_int(arg, "--header-timeout", 1, 3600, &v))
+			return -1;
+		o->header_timeout = (int)v;
+		return 0;
+	default:
+		if (parse_int(arg, "--body-timeout", 1, 3600, &v))
+			return -1;
+		o->body_timeout = (int)v;
+		return 0;
+	}
+}
+
 /* One option @c with @arg into @o: 0, or -1 with the message printed (-h exits 0). */
 static int parse_opt(int c, const char *arg, struct srv_opts *o)
 {
 	long v;
+
+	if (c >= O_ALLOWED_HOST && c <= O_BODY_TIMEOUT)
+		return parse_net_opt(c, arg, o);
 
 	switch (c) {
 	case 'm': o->model = arg; break;
@@ -148,6 +230,9 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 	o->cards = "all";
 	o->queue_max = DEFAULT_QUEUE;
 	o->body_limit = SRV_BODY_LIMIT;
+	o->header_timeout = DEFAULT_HEADER_S;
+	o->body_timeout = DEFAULT_BODY_S;
+	o->per_ip_limit = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "m:vh", srv_long_opts, NULL)) != -1) {
 		if (parse_opt(c, optarg, o))
@@ -165,7 +250,42 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		return -1;
 	}
+	if (o->per_ip_limit < 0) {
+		o->per_ip_limit = (o->n_slots ? o->n_slots : ENGINE_DEFAULT_SLOTS) + o->queue_max +
+				  PER_IP_SPARE;
+		if (o->per_ip_limit > SRV_MAX_CONNS)
+			o->per_ip_limit = SRV_MAX_CONNS;
+	}
 	return 0;
+}
+
+/* Who may call (http_guard.h); a note where the options change nothing. */
+static int make_policy(struct srv *s)
+{
+	const struct srv_opts *o = &s->o;
+	char err[256];
+
+	s->policy = origin_policy_new(o->api_key != NULL, o->host, o->allowed_hosts,
+				      o->cors_origins, err, sizeof(err));
+	if (!s->policy) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	if (!o->api_key && strcmp(o->host, "localhost") && strncmp(o->host, "127.", 4) &&
+	    strcmp(o->host, "::1"))
+		fprintf(stderr, "rk1828-llm: note: --host %s without --api-key: every client that reaches it may use the server (web pages only from its own origin, localhost and --cors-origin)\n",
+			o->host);
+	if (o->api_key && (o->allowed_hosts || o->cors_origins))
+		fprintf(stderr, "rk1828-llm: note: with --api-key every host name and web page may call (the key is the check): --allowed-host and --cors-origin change nothing\n");
+	return 0;
+}
+
+static void free_srv(struct srv *s)
+{
+	origin_policy_free(s->policy);
+	free(s->o.allowed_hosts);
+	free(s->o.cors_origins);
+	free(s);
 }
 
 void srv_set_progress(struct srv *s, int permille, const char *what)
@@ -263,8 +383,8 @@ int serve_main(int argc, char **argv)
 
 	if (!s)
 		return EXIT_RUNTIME;
-	if (parse_opts(argc, argv, &s->o)) {
-		free(s);
+	if (parse_opts(argc, argv, &s->o) || make_policy(s)) {
+		free_srv(s);
 		return EXIT_USAGE;
 	}
 	pthread_mutex_init(&s->lock, NULL);
@@ -275,19 +395,25 @@ int serve_main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	/*
+	 * SIGHUP (the terminal or the ssh session went away) stops it as
+	 * gracefully: there is no configuration to reload, and the default
+	 * action would kill it with requests running and the cards held.
+	 */
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (http_start(s, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
-		free(s);
+		free_srv(s);
 		return EXIT_RUNTIME;
 	}
 	fprintf(stderr, "rk1828-llm: listening on http://%s:%d/ (GET /health answers 503 until the model is loaded)\n",
 		strchr(s->o.host, ':') ? "[::]" : s->o.host, s->o.port);
 	if (pthread_create(&lt, NULL, load_thread, &L)) {
 		http_stop(s);
-		free(s);
+		free_srv(s);
 		return EXIT_RUNTIME;
 	}
 	sig = wait_load(s, &L, &set);
@@ -296,7 +422,7 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "rk1828-llm: %s\n", L.err);
 		http_stop(s);
 		srv_unload(s);
-		free(s);
+		free_srv(s);
 		return EXIT_RUNTIME;
 	}
 	if (!sig) {
@@ -314,6 +440,6 @@ int serve_main(int argc, char **argv)
 	srv_unload(s);
 	fprintf(stderr, "rk1828-llm: stopped\n");
 	pthread_mutex_destroy(&s->lock);
-	free(s);
+	free_srv(s);
 	return 0;
 }

@@ -23,9 +23,13 @@ struct gguf_file;
 struct tokenizer;
 struct MHD_Daemon;
 struct gen;
+struct conn_set;
+struct origin_policy;
 
 /** Default request body limit (413 beyond it), bytes. */
 #define SRV_BODY_LIMIT (8u << 20)
+/** Connections the server holds at most (libmicrohttpd refuses more). */
+#define SRV_MAX_CONNS 512
 
 /**
  * struct srv_opts - `rk1828-llm serve` options
@@ -43,6 +47,11 @@ struct gen;
  * @no_ui: --no-ui: GET / answers 404
  * @body_limit: request body limit in bytes
  * @verbose: -v
+ * @header_timeout: --header-timeout, s a request has for its headers
+ * @body_timeout: --body-timeout, s it has for its body after them
+ * @per_ip_limit: --per-ip-limit, connections per client address (0: none)
+ * @allowed_hosts: the --allowed-host values joined with "," (malloc'ed), or NULL
+ * @cors_origins: the --cors-origin values joined with "," (malloc'ed), or NULL
  */
 struct srv_opts {
 	const char *model, *host, *cards, *api_key, *alias;
@@ -51,6 +60,8 @@ struct srv_opts {
 	uint32_t n_ctx, bucket;
 	bool no_ui;
 	size_t body_limit;
+	int header_timeout, body_timeout, per_ip_limit;
+	char *allowed_hosts, *cors_origins;
 };
 
 enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
@@ -77,6 +88,8 @@ enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
  * @monitor: thread polling the sockets of @gens
  * @monitor_stop: ends @monitor
  * @t_start: start time (s since the epoch) for "created" fields
+ * @conns: the open connections and their deadlines (http_conn.h)
+ * @policy: the Host and Origin names it answers to (http_guard.h)
  */
 struct srv {
 	struct srv_opts o;
@@ -101,6 +114,8 @@ struct srv {
 	pthread_t monitor;
 	atomic_bool monitor_stop;
 	long long t_start;
+	struct conn_set *conns;
+	struct origin_policy *policy;
 };
 
 /* serve.c: the `serve` subcommand; argv[0] is "serve". */
