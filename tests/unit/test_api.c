@@ -476,8 +476,10 @@ static void test_format(void)
 		  "response_format.schema", "'type' must be" },
 		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_object\",\"schema\":{\"type\":\"hiccup\"}}}",
 		  "response_format.schema", "'hiccup' is not a JSON type" },
-		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"type\":\"string\",\"pattern\":\"a+\"}}", "json_schema",
-		  "'pattern' is not supported" },
+		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"type\":\"string\",\"pattern\":\"a(?!b)\"}}", "json_schema",
+		  "'pattern' 'a(?!b)': look-ahead '(?!' is not supported (at offset 2)" },
+		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"properties\":{\"p\":{\"type\":\"number\",\"multipleOf\":0.1}}}}",
+		  "json_schema", "'multipleOf' 0.1 is not supported: only integers and multiples of 2^-16" },
 		{ API_CHAT, "{" MSGS ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}],"
 		  "\"response_format\":{\"type\":\"json_object\"}}", "response_format", "and 'tools'" },
 		{ API_COMPLETION, "{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}}",
