@@ -128,7 +128,7 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 # It takes from userspace/llm only what the server calls besides the
 # engine: --cards, the chat templates and the JSON-schema compiler.
 JSON_LLM := userspace/llm/jsonschema.c userspace/llm/jsonmatch.c userspace/llm/jsonnum.c \
-	    userspace/llm/jsonregex.c
+	    userspace/llm/jsonregex.c userspace/llm/jsontools.c
 FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c) $(JSON_LLM)
 $(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)

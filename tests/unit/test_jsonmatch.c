@@ -461,6 +461,96 @@ static void test_property_names(void)
 	      "propertyNames lengths apply to declared properties too");
 }
 
+static const char tools_json[] =
+	"[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"strict\":true,"
+	"\"parameters\":{\"type\":\"object\",\"properties\":{\"location\":{\"type\":\"string\"}},"
+	"\"required\":[\"location\"],\"additionalProperties\":false}}},"
+	"{\"type\":\"function\",\"function\":{\"name\":\"get_time\",\"parameters\":{\"type\":\"object\","
+	"\"properties\":{\"zone\":{\"type\":\"string\"}}}}}]";
+static const char answer_schema[] =
+	"{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"]}";
+
+#define CALL_W	"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>"
+#define CALL_T	"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": 5}}\n</tool_call>"
+
+static struct jm_schema *tools_sch(const char *doc, const char *tools, int choice, const char *name,
+				   bool one)
+{
+	json_t *d = doc ? json_loads(doc, 0, NULL) : NULL, *t = json_loads(tools, 0, NULL);
+	char err[320];
+	struct jm_schema *s = jm_compile_tools(d, t, choice, name, one, err, sizeof(err));
+
+	if (!s)
+		printf("# jm_compile_tools: %s\n", err);
+	json_decref(d);
+	json_decref(t);
+	return s;
+}
+
+static void test_tools(void)
+{
+	struct jm_schema *s = tools_sch(answer_schema, tools_json, JM_TOOLS_AUTO, NULL, false);
+	const char *w = CALL_W;
+	bool acc, done;
+	int good = 0;
+	char doc[8192];
+	size_t at;
+	int i;
+
+	good += s && accepts(s, "{\"answer\":\"x\"}");
+	good += s && feed(s, w, strlen(w), &acc, &done) < 0 && acc && !done;
+	good += s && accepts(s, CALL_W "\n" CALL_T);
+	good += s && refuses_at(s, "<tool_call>\n{\"name\": \"get_wind\"", 27);
+	good += s && refuses_at(s, CALL_W " ", (long)strlen(w));
+	good += s && refuses_at(s, "Hello", 0);
+	good += s && refuses_at(s, "<tool_call>\n{\"arguments\"", 14);
+	good += s && refuses_at(s, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\"", 51);
+	good += s && refuses_at(s, "<tool_call>\n{\"name\": \"get_weather\",\"arguments\"", 35);
+	good += s && refuses_at(s, "{\"answer\":\"x\"}\n<tool_call>", 14);
+	tap_ok(good == 10, "schema and tools: a document, or calls in the template's JSON form with a tool's name and (strict) its parameters, decided at the first byte (%d of 10)",
+	       good);
+	jm_schema_put(s);
+
+	s = tools_sch(answer_schema, tools_json, JM_TOOLS_REQUIRED, NULL, false);
+	good = s && accepts(s, "{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>") &&
+	       accepts(s, "{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>\n" CALL_W) &&
+	       refuses_at(s, "{\"answer\"", 2);
+	jm_schema_put(s);
+	s = tools_sch(answer_schema, tools_json, JM_TOOLS_FUNCTION, "get_weather", false);
+	good = good && s && feed(s, "{\"location\": \"Rome\"}}\n</tool_call>", 34, &acc, &done) < 0 &&
+	       acc && done && refuses_at(s, "{\"zone\"", 2);
+	jm_schema_put(s);
+	s = tools_sch(NULL, tools_json, JM_TOOLS_AUTO, NULL, true);
+	good = good && s && feed(s, w, strlen(w), &acc, &done) < 0 && acc && done &&
+	       refuses_at(s, "{", 0);
+	jm_schema_put(s);
+	tap_ok(good, "tool_choice required: calls from inside the first; a named function: its arguments, one call; parallel_tool_calls false: one call");
+
+	at = (size_t)sprintf(doc, "[");
+	for (i = 0; i < 100; i++)
+		at += (size_t)sprintf(doc + at, "%s{\"type\":\"function\",\"function\":{\"name\":\"f%d\"}}",
+				      i ? "," : "", i);
+	sprintf(doc + at, "]");
+	s = tools_sch(NULL, doc, JM_TOOLS_AUTO, NULL, false);
+	tap_ok(s && accepts(s, "<tool_call>\n{\"name\": \"f99\", \"arguments\": {\"a\": [1]}}\n</tool_call>") &&
+	       accepts(s, "<tool_call>\n{\"name\": \"f0\", \"arguments\": {}}\n</tool_call>") &&
+	       refuses_at(s, "<tool_call>\n{\"name\": \"f100", 25),
+	       "100 tools: every name callable (literal nodes of 64 names, no reading dropped)");
+	jm_schema_put(s);
+	{
+		json_t *t = json_loads("[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"strict\":true,"
+				       "\"parameters\":{\"type\":\"object\",\"properties\":{\"x\":{\"not\":{}}}}}}]",
+				       0, NULL);
+		char err[320] = "";
+
+		s = jm_compile_tools(NULL, t, JM_TOOLS_AUTO, NULL, false, err, sizeof(err));
+		tap_ok(!s && strstr(err, "tools[0].function.parameters: 'not' is not supported (at properties.x)"),
+		       "a strict tool whose parameters cannot be followed is refused naming them: %s", err);
+		jm_schema_put(s);
+		json_decref(t);
+	}
+}
+
 static bool refused(const char *schema, const char *needle)
 {
 	char err[256] = "";
@@ -574,6 +664,7 @@ int main(void)
 	test_patterns();
 	test_zod_patterns();
 	test_property_names();
+	test_tools();
 	test_literals();
 	test_alternatives();
 	test_bounds();

@@ -15,7 +15,7 @@
 #include <string.h>
 
 /* Frame kinds. */
-enum { K_VALUE, K_OBJ, K_ARR, K_STR, K_KEY, K_NUM, K_LIT };
+enum { K_VALUE, K_OBJ, K_ARR, K_STR, K_KEY, K_NUM, K_LIT, K_SEQ };
 
 /* Object states: after '{', after a key, after a value, after ','. */
 enum { O_START, O_KEYDONE, O_AFTER, O_NEXT };
@@ -29,6 +29,7 @@ enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 #define JM_MAX_EXPAND	16	/* $ref / anyOf levels expanded at one byte */
 #define NUM_INT		1	/* K_NUM aux: integers only */
 #define NUM_NEG		2	/* K_NUM aux: a '-' came */
+#define VAL_TIGHT	1	/* K_VALUE aux: no whitespace before the value */
 #define JM_MAX_EXP	3	/* exponent digits */
 
 /**
@@ -36,8 +37,8 @@ enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
  * @n: the schema of the value (K_KEY: the object's)
  * @mask: K_OBJ: properties seen; K_KEY: properties the key may still be;
  *	K_LIT: literals still possible; K_NUM: the integer part's magnitude
- * @count: K_ARR: items started; K_STR: code points; K_NUM: digits of the
- *	current part
+ * @count: K_ARR: items started; K_STR, K_KEY: code points; K_NUM: digits
+ *	of the current part; K_SEQ: the part being matched (or next)
  * @cp: K_STR/K_KEY: \u digits (low half), a pending high surrogate (high);
  *	under a pattern, the bits of a UTF-8 sequence so far
  * @off: K_KEY: bytes of the key so far; K_LIT: bytes matched
@@ -48,7 +49,7 @@ enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
  * @st: the kind's state
  * @ws: whitespace bytes in the current gap
  * @aux: K_STR/K_KEY: \u digits read or UTF-8 continuation bytes due;
- *	K_NUM: NUM_INT for an integer, NUM_NEG after '-'
+ *	K_NUM: NUM_INT for an integer, NUM_NEG after '-'; K_VALUE: VAL_TIGHT
  */
 struct jm_frame {
 	const struct jm_node *n;
@@ -300,9 +301,30 @@ static void expand(struct jm_set *out, struct jm_thread *t, const struct jm_node
 	case JN_LIT:
 		start_lit(out, t, n, c);
 		break;
+	case JN_SEQ:
+		/* The sequence's frame, then its first part with @c. */
+		*top(t) = (struct jm_frame){ .n = n, .kind = K_SEQ, .key = -1 };
+		if (push(t, K_VALUE, n->seq[0]))
+			expand(out, t, n->seq[0], c, level + 1);
+		break;
 	default:
 		start_typed(out, t, n, c);
 		break;
+	}
+}
+
+/*
+ * A frame was popped: a sequence under it goes on to its next part, and
+ * one whose last part ended with nothing to repeat ends too.
+ */
+static void child_done(struct jm_thread *t)
+{
+	while (t->depth && top(t)->kind == K_SEQ) {
+		struct jm_frame *f = top(t);
+
+		if (++f->count < (uint32_t)f->n->n_seq || f->n->rep)
+			return;
+		t->depth--;
 	}
 }
 
@@ -310,6 +332,7 @@ static void expand(struct jm_set *out, struct jm_thread *t, const struct jm_node
 static void pop(struct jm_set *out, struct jm_thread *t)
 {
 	t->depth--;
+	child_done(t);
 	emit(out, t);
 }
 
@@ -317,8 +340,24 @@ static void pop(struct jm_set *out, struct jm_thread *t)
 static void pop_refeed(struct jm_set *out, struct jm_thread *t, uint8_t c)
 {
 	t->depth--;
+	child_done(t);
 	if (t->depth)
 		step(out, t, c);	/* nothing follows the document */
+}
+
+/* A sequence between parts: @c starts the next part, or after the last one its repetition. */
+static void step_seq(struct jm_set *out, struct jm_thread *t, struct jm_frame *f, uint8_t c)
+{
+	const struct jm_node *n = f->n;
+
+	if (f->count < (uint32_t)n->n_seq) {
+		if (push(t, K_VALUE, n->seq[f->count]))
+			expand(out, t, n->seq[f->count], c, 0);
+		return;
+	}
+	/* In place: a loop of repetitions does not grow the stack. */
+	*f = (struct jm_frame){ .n = n->rep, .kind = K_VALUE, .key = -1, .aux = VAL_TIGHT };
+	expand(out, t, n->rep, c, 0);
 }
 
 /* --------------------------------------------------------------- objects */
@@ -838,15 +877,23 @@ static void step_lit(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 	}
 	f->mask = m;
 	f->off++;
-	if (!longer)
-		return pop(out, t);	/* every candidate is complete */
-	emit(out, t);
+	if (longer) {
+		emit(out, t);
+	} else if (n->cont) {
+		/* One literal is whole (they are quoted names): go on with its continuation. */
+		for (i = 0; !(m >> i & 1); i++)
+			;
+		*f = (struct jm_frame){ .n = n->cont[i], .kind = K_VALUE, .key = -1, .aux = VAL_TIGHT };
+		emit(out, t);
+	} else {
+		pop(out, t);	/* every candidate is complete */
+	}
 }
 
 static void step_value(struct jm_set *out, struct jm_thread *t, struct jm_frame *f, uint8_t c)
 {
 	if (is_ws(c)) {
-		if (t->depth == 1)
+		if (t->depth == 1 || (f->aux & VAL_TIGHT))
 			return;	/* the document starts with its value */
 		if (gap_ws(f, c))
 			emit(out, t);
@@ -869,6 +916,7 @@ static void step(struct jm_set *out, struct jm_thread *t, uint8_t c)
 	case K_ARR: step_arr(out, t, f, c); break;
 	case K_STR: case K_KEY: step_str(out, t, f, c); break;
 	case K_NUM: step_num(out, t, f, c); break;
+	case K_SEQ: step_seq(out, t, f, c); break;
 	default: step_lit(out, t, f, c); break;
 	}
 }
@@ -974,6 +1022,9 @@ bool jm_accepting(const struct jm_state *st)
 		    num_in_range(&t->f[0]))
 			return true;
 		if (t->depth == 1 && t->f[0].kind == K_LIT && lit_complete(&t->f[0]))
+			return true;
+		/* A sequence whose repetition may follow may also end. */
+		if (t->depth == 1 && t->f[0].kind == K_SEQ && t->f[0].count == (uint32_t)t->f[0].n->n_seq)
 			return true;
 	}
 	return false;

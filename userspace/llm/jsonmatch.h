@@ -79,6 +79,39 @@ struct jm_state;
  */
 struct jm_schema *jm_compile(const struct json_t *schema, char *err, size_t errlen);
 
+/* How a reply with tools starts (jm_compile_tools()); OpenAI's tool_choice. */
+enum jm_tool_choice {
+	JM_TOOLS_AUTO,		/* a document of the schema, or calls */
+	JM_TOOLS_REQUIRED,	/* calls; the reply starts after "<tool_call>\n" */
+	JM_TOOLS_FUNCTION,	/* one call of the named function; the reply starts
+				 * after its {"name": "N", "arguments": */
+};
+
+/**
+ * jm_compile_tools() - the reply of a chat turn offered tools, held to
+ * "tool calls, or a document of @doc" (see jsontools.c for the grammar)
+ * @doc: the document's schema, or NULL: calls only
+ * @tools: the tools in the chat completions shape ([{"type": "function",
+ *	"function": {"name", "parameters", "strict"}}]); a call's arguments
+ *	follow "parameters" when "strict" is true, else any object
+ * @choice: enum jm_tool_choice (REQUIRED and FUNCTION: calls only, as
+ *	chat_render() starts such a reply inside the call)
+ * @name: the function of JM_TOOLS_FUNCTION
+ * @one_call: at most one call ("parallel_tool_calls": false)
+ * @err, @errlen: on failure the reason ("tools[2].function.parameters:
+ *	'not' is not supported (at properties.x)")
+ *
+ * Calls are in the JSON <tool_call> form (chat.h CHAT_TOOLS_JSON, and the
+ * generic route for templates without a tool format), exactly as the
+ * templates write them: <tool_call>\n{"name": N, "arguments": {...}}\n
+ * </tool_call>, separated by a newline.
+ *
+ * Return: the schema (reference count 1), or NULL with @err set.
+ */
+struct jm_schema *jm_compile_tools(const struct json_t *doc, const struct json_t *tools,
+				   int choice, const char *name, bool one_call, char *err,
+				   size_t errlen);
+
 /**
  * jm_compile_text() - jm_compile() of the JSON text @text (@len bytes);
  * a parse error is reported with its line and column.

@@ -140,6 +140,21 @@ bool jm_num_ok(const struct jm_node *n, jm_fix v);
 /** jm_pow10() - 10^@k as jm_fix, 0 <= @k <= 36. */
 jm_fix jm_pow10(int k);
 
+/*
+ * jsonschema.c, for building schemas from parts (jsontools.c):
+ * jm_schema_new() an empty schema (reference count 1, no root);
+ * jm_node_add() a zeroed node owned by @s (no bounds: max_* UINT32_MAX),
+ * NULL when out of memory; jm_compile_part() compiles @schema into @s
+ * (its $refs resolved in @schema itself), counting its subschemas in
+ * *@n_nodes against JM_MAX_NODES, and checks that some byte can start
+ * it (jm_node_can_start()); NULL with @err set on failure.
+ */
+struct jm_schema *jm_schema_new(void);
+struct jm_node *jm_node_add(struct jm_schema *s);
+const struct jm_node *jm_compile_part(struct jm_schema *s, const struct json_t *schema,
+				      int *n_nodes, char *err, size_t errlen);
+bool jm_node_can_start(const struct jm_node *n);
+
 /* Any JSON value ({} or true), and the literals true/false and null. */
 extern const struct jm_node jm_any, jm_lit_bool, jm_lit_null;
 

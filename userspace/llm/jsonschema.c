@@ -140,15 +140,8 @@ static struct jm_node *node_new(struct ctx *c)
 
 	if (++c->n_nodes > JM_MAX_NODES)
 		return fail(c, "the schema has more than %d subschemas", JM_MAX_NODES);
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return fail(c, "out of memory");
-	n->next = c->s->nodes;
-	c->s->nodes = n;
-	n->max_items = UINT32_MAX;
-	n->max_len = UINT32_MAX;
-	n->key_max = UINT32_MAX;
-	return n;
+	n = jm_node_add(c->s);
+	return n ? n : fail(c, "out of memory");
 }
 
 /* Append ".key" or ".key[i]" (@i >= 0) to the path; returns the old length. */
@@ -729,14 +722,10 @@ static const struct jm_node *compile(struct ctx *c, const json_t *j, int depth)
 	return compile_alt(c, json_object_get(j, form), form, n, depth);
 }
 
-/*
- * Whether some byte can start a document of @s: a schema that passes
- * compilation may still accept nothing the matcher can produce, which
- * would otherwise show only after the prompt was evaluated.
- */
-static bool can_start(struct jm_schema *s)
+bool jm_node_can_start(const struct jm_node *n)
 {
-	struct jm_state *st = jm_new(s);
+	struct jm_schema tmp = { .refs = 1, .root = n };
+	struct jm_state *st = jm_new(&tmp);
 	uint64_t set[4] = { 0 };
 
 	if (!st)
@@ -746,36 +735,72 @@ static bool can_start(struct jm_schema *s)
 	return set[0] | set[1] | set[2] | set[3];
 }
 
+struct jm_node *jm_node_add(struct jm_schema *s)
+{
+	struct jm_node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->next = s->nodes;
+	s->nodes = n;
+	n->max_items = UINT32_MAX;
+	n->max_len = UINT32_MAX;
+	n->key_max = UINT32_MAX;
+	return n;
+}
+
+const struct jm_node *jm_compile_part(struct jm_schema *s, const json_t *schema, int *n_nodes,
+				      char *err, size_t errlen)
+{
+	struct ctx c = { .root = schema, .s = s, .n_nodes = *n_nodes, .err = err,
+			 .errlen = errlen };
+	const struct jm_node *root;
+
+	c.err[0] = '\0';
+	root = compile(&c, schema, 0);
+	free(c.memo);
+	*n_nodes = c.n_nodes;
+	if (!root) {
+		fail(&c, "invalid schema");
+		return NULL;
+	}
+	if (!jm_node_can_start(root)) {
+		fail(&c, "the schema accepts no document this matcher can generate (a $ref that only refers to itself, a number range beyond %d digits, or nesting beyond %d levels)",
+		     JM_MAX_DIGITS, JM_MAX_DEPTH);
+		return NULL;
+	}
+	return root;
+}
+
+struct jm_schema *jm_schema_new(void)
+{
+	struct jm_schema *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->refs = 1;
+	return s;
+}
+
 struct jm_schema *jm_compile(const json_t *schema, char *err, size_t errlen)
 {
-	struct ctx c = { .root = schema, .err = err, .errlen = errlen };
+	struct jm_schema *s = jm_schema_new();
 	char dummy[1];
+	int n_nodes = 0;
 
 	if (!errlen) {
-		c.err = dummy;
-		c.errlen = sizeof(dummy);
+		err = dummy;
+		errlen = sizeof(dummy);
 	}
-	c.err[0] = '\0';
-	c.s = calloc(1, sizeof(*c.s));
-	if (!c.s) {
-		fail(&c, "out of memory");
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	c.s->refs = 1;
-	c.s->root = compile(&c, schema, 0);
-	free(c.memo);
-	if (!c.s->root) {
-		fail(&c, "invalid schema");
-		jm_schema_put(c.s);
+	s->root = jm_compile_part(s, schema, &n_nodes, err, errlen);
+	if (!s->root) {
+		jm_schema_put(s);
 		return NULL;
 	}
-	if (!can_start(c.s)) {
-		fail(&c, "the schema accepts no document this matcher can generate (a $ref that only refers to itself, an integer range beyond %d digits, or nesting beyond %d levels)",
-		     JM_MAX_DIGITS, JM_MAX_DEPTH);
-		jm_schema_put(c.s);
-		return NULL;
-	}
-	return c.s;
+	return s;
 }
 
 struct jm_schema *jm_compile_text(const char *text, size_t len, char *err, size_t errlen)
