@@ -9,7 +9,7 @@
  *
  * The matcher is a pushdown automaton run on a set of threads (one per
  * live reading of anyOf/oneOf alternatives): each thread is a stack of
- * frames (object, array, string, number, literal), at most JM_MAX_DEPTH
+ * frames (object, array, string, number, literal, sequence), at most JM_MAX_DEPTH
  * deep; at most JM_MAX_THREADS threads live at once (further readings are
  * dropped, which can only refuse a document, never accept a wrong one).
  * Every step is O(threads x depth) plus, for an object key, O(declared
@@ -20,7 +20,7 @@
  * whitespace before or after the document, and between two tokens either
  * none, one space, or a newline and at most JM_MAX_WS spaces or tabs
  * (indentation); integers and numbers of at most JM_MAX_DIGITS digits per part
- * (3 in an exponent), an object with "properties" and no
+ * (3 in an exponent; no exponent under a range), an object with "properties" and no
  * "additionalProperties" takes only its declared properties, a tuple
  * ("prefixItems" or an "items" array) without "items" /
  * "additionalItems" takes only its listed items.
@@ -54,25 +54,28 @@ struct jm_state;
  * jm_compile() - compile a JSON schema
  * @schema: the schema (an object, or true for any value); not kept
  * @err, @errlen: on failure the reason naming the keyword and where it
- *	is, e.g. "'pattern' is not supported (at properties.name)"
+ *	is, e.g. "'uniqueItems' is not supported (at properties.tags)"
  *
  * Supported: type (a name or an array of names: object, array, string,
  * number, integer, boolean, null), properties, required,
- * additionalProperties (bool or schema), items (schema, bool or the
+ * additionalProperties (bool or schema), propertyNames (type string,
+ * pattern, minLength, maxLength: every key), items (schema, bool or the
  * legacy tuple array), prefixItems, additionalItems, minItems, maxItems,
- * minLength, maxLength (code points), minimum, maximum, exclusiveMinimum,
- * exclusiveMaximum (type integer only: a digit after which no
- * continuation is in range is refused), enum, const, anyOf, oneOf (both as
- * alternatives), allOf of one schema, $ref to "#", "#/$defs/..." and
- * "#/definitions/..." (recursion allowed). Annotations (title,
- * description, default, examples, format, $schema, $id, $comment,
- * deprecated, readOnly, writeOnly, discriminator, ...) and unknown
- * keywords are ignored. Refused, because ignoring them would widen the
- * language: pattern, patternProperties, propertyNames, a range on type
- * number, multipleOf, uniqueItems, contains, minProperties, maxProperties,
- * dependentRequired, dependentSchemas, dependencies, not, if/then/else,
- * unevaluated*, allOf of several schemas, $ref elsewhere, $ref/anyOf/oneOf
- * next to other constraints.
+ * minLength, maxLength (code points), pattern (jsonregex.h), minimum,
+ * maximum, exclusiveMinimum, exclusiveMaximum, multipleOf (integer and
+ * number; jsonnum.c: a digit after which no continuation is in range is
+ * refused), enum, const, anyOf, oneOf (both as alternatives), allOf of
+ * one schema, $ref to "#", "#/$defs/..." and "#/definitions/..."
+ * (recursion allowed). Annotations (title, description, default,
+ * examples, format, $schema, $id, $comment, deprecated, readOnly,
+ * writeOnly, discriminator, ...) and unknown keywords are ignored.
+ * Refused, because ignoring them would widen the language:
+ * patternProperties, uniqueItems, contains, minProperties,
+ * maxProperties, dependentRequired, dependentSchemas, dependencies, not,
+ * if/then/else, unevaluated*, allOf of several schemas, $ref elsewhere,
+ * $ref/anyOf/oneOf next to other constraints; a pattern with look-arounds,
+ * back-references, \b or \p; a multipleOf that is not exact in binary;
+ * propertyNames with other keywords.
  *
  * Return: the schema (reference count 1), or NULL with @err set (also
  * for out of memory).
