@@ -492,8 +492,10 @@ static void test_batched(void)
  */
 static void test_mask(void)
 {
-	static const char doc[] = "{\"name\":\"Tom, caf\xc3\xa9 \\\"x\\\"\",\"age\":12,\"tags\":[\"a b\",\"c\"]}";
+	static const char doc[] = "{\"name\":\"Tom, caf\xc3\xa9 \\\"x\\\"\",\"age\":12,\"tags\":[\"a b\",\"c\"],"
+				  "\"code\":\"the cat!\"}";
 	struct jm_schema *s = sch("{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+				  "\"code\":{\"type\":\"string\",\"pattern\":\"^[a-z ]+!?$\",\"maxLength\":8},"
 				  "\"age\":{\"type\":\"integer\"},\"tags\":{\"type\":\"array\","
 				  "\"items\":{\"type\":\"string\",\"maxLength\":3}}}}");
 	struct jm_vocab *v = jm_vocab_new(tk);
@@ -513,7 +515,7 @@ static void test_mask(void)
 			bad += 1000;
 	}
 	tap_ok(st && v && !bad && allowed > 0 && jm_done(st),
-	       "vocabulary scan = token-by-token check at each of %zu bytes (%d allowed in all, %d mismatches); logits past the vocabulary masked",
+	       "vocabulary scan (its free-string and pattern-string fast paths too) = token-by-token check at each of %zu bytes (%d allowed in all, %d mismatches); logits past the vocabulary masked",
 	       strlen(doc) + 1, allowed, bad);
 	jm_free(st);
 	jm_vocab_free(v);

@@ -1041,6 +1041,24 @@ bool jm_in_free_string(const struct jm_state *st)
 	return f->kind == K_STR && f->st == S_CHAR && f->n->max_len == UINT32_MAX && !f->n->re;
 }
 
+bool jm_pattern_string(const struct jm_state *st, const struct jm_re **re, uint32_t *rs,
+		       uint32_t *count, uint32_t *max)
+{
+	const struct jm_thread *t = &st->cur->t[0];
+	const struct jm_frame *f;
+
+	if (st->cur->n != 1 || !t->depth)
+		return false;
+	f = &t->f[t->depth - 1];
+	if (f->kind != K_STR || f->st != S_CHAR || !f->n->re)
+		return false;
+	*re = f->n->re;
+	*rs = f->rs;
+	*count = f->count;
+	*max = f->n->max_len;
+	return true;
+}
+
 bool jm_done(const struct jm_state *st)
 {
 	int i;

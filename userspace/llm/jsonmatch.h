@@ -162,6 +162,19 @@ void jm_next_bytes(struct jm_state *st, uint64_t set[4]);
  */
 bool jm_in_free_string(const struct jm_state *st);
 
+struct jm_re;
+/**
+ * jm_pattern_string() - the next bytes are inside a string value under a
+ * "pattern", between two characters, in the only live reading: then
+ * @re, @rs, @count and @max are its automaton (jsonregex.h), the
+ * automaton's state, the code points so far and its maxLength, and a run
+ * of printable characters other than '"' and '\\' is taken exactly when
+ * the automaton takes each in turn (jm_re_next()) within @max
+ * (jsonvocab.c's fast path for pattern strings).
+ */
+bool jm_pattern_string(const struct jm_state *st, const struct jm_re **re, uint32_t *rs,
+		       uint32_t *count, uint32_t *max);
+
 /** jm_accepting() - the bytes fed so far are a whole accepted document. */
 bool jm_accepting(const struct jm_state *st);
 

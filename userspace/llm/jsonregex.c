@@ -1165,7 +1165,8 @@ static int len_table(struct jm_re *re, char *err, size_t errlen)
 /* A string at state @s after @count code points can still end in a match within the bounds. */
 static bool feasible(const struct jm_re *re, uint32_t s, uint32_t count)
 {
-	uint32_t lo, hi, l;
+	const uint64_t *w;
+	uint32_t lo, hi, i;
 
 	if (!re->len_bits)
 		return true;	/* trim() kept only states that reach a match */
@@ -1175,9 +1176,20 @@ static bool feasible(const struct jm_re *re, uint32_t s, uint32_t count)
 	hi = re->max_len - count;
 	if (hi > re->len_top)
 		hi = re->len_top;
-	for (l = lo; l <= hi; l++)
-		if (len_bit(re, s, l))
+	if (lo > hi)
+		return false;
+	/* Any bit of lo..hi, a word at a time. */
+	w = re->len_bits + (size_t)s * re->len_words;
+	for (i = lo / 64; i <= hi / 64; i++) {
+		uint64_t m = w[i];
+
+		if (i == lo / 64)
+			m &= ~0ull << (lo % 64);
+		if (i == hi / 64 && hi % 64 != 63)
+			m &= (1ull << (hi % 64 + 1)) - 1;
+		if (m)
 			return true;
+	}
 	return false;
 }
 
