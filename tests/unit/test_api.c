@@ -478,7 +478,7 @@ static void test_format(void)
 		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_object\",\"schema\":{\"type\":\"hiccup\"}}}",
 		  "response_format.schema", "'hiccup' is not a JSON type" },
 		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"type\":\"string\",\"pattern\":\"a(?!b)\"}}", "json_schema",
-		  "'pattern' 'a(?!b)': look-ahead '(?!' is not supported (at offset 2)" },
+		  "'pattern' 'a(?!b)': look-ahead '(?!' is not supported (at offset 1)" },
 		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"properties\":{\"p\":{\"type\":\"number\",\"multipleOf\":0.1}}}}",
 		  "json_schema", "'multipleOf' 0.1 is not supported: only integers and multiples of 2^-16" },
 		{ API_COMPLETION, "{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}}",

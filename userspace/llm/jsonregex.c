@@ -492,8 +492,9 @@ static int parse_group(struct parser *ps, int depth)
 	if (ps->p < ps->end && *ps->p == '?') {
 		const char *q = ps->p + 1;
 
+		ps->p--;	/* an error points at the '(' */
 		if (q < ps->end && *q == ':') {
-			ps->p += 2;
+			ps->p += 3;
 		} else if (q < ps->end && (*q == '=' || *q == '!')) {
 			return perr(ps, "look-ahead '(?%c' is not supported", *q);
 		} else if (q + 1 < ps->end && *q == '<' && (q[1] == '=' || q[1] == '!')) {
