@@ -8,7 +8,9 @@
  * number ranges and multipleOf on type number; "pattern" (classes,
  * anchors, escapes, UTF-8 lead bytes and \u escapes refused at the byte
  * where no code point can match, length bounds; zod's email, UUID and
- * datetime patterns) and "propertyNames";
+ * datetime patterns) and "propertyNames"; the grammar of schema and tools
+ * together (jm_compile_tools(): a document or calls in the <tool_call>
+ * form, strict parameters, tool_choice, one call, 100 tools);
  * the compiler's refusals with the keyword named; and hostile schemas
  * (deep nesting, a self-referencing $ref, an anyOf fan-out) that must
  * stay bounded.

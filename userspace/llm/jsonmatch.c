@@ -6,7 +6,10 @@
  * expanded at that byte into one thread each. Strings are checked as
  * UTF-8 (RFC 3629: no overlong forms, no surrogates) with escapes and
  * surrogate pairs decoded; object keys are matched, decoded, against the
- * declared properties.
+ * declared properties. A string under a "pattern" also steps its
+ * automaton (jsonregex.h) at each code point; a number under a range is
+ * checked digit by digit (jsonnum.c); a sequence (JN_SEQ, the tool-call
+ * form of jsontools.c) matches its parts in turn.
  */
 #include "jsonmatch_int.h"
 #include "jsonregex.h"
