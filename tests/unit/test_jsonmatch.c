@@ -646,6 +646,13 @@ static void test_hostile(void)
 	       "100 object alternatives: at most %d readings, the early ones still match", JM_MAX_THREADS);
 	jm_schema_put(s);
 
+	at = (size_t)sprintf(doc, "{\"anyOf\":[");
+	for (i = 0; i < 120; i++)
+		at += (size_t)sprintf(doc + at, "%s{\"type\":\"string\",\"pattern\":\".*a.{9}\"}", i ? "," : "");
+	sprintf(doc + at, "]}");
+	tap_ok(refused(doc, "the schema's patterns take more than"),
+	       "120 patterns of 1025 automaton states each: the schema's construction budget refuses them");
+
 	at = (size_t)sprintf(doc, "{\"type\":\"object\",\"properties\":{");
 	for (i = 0; i < 65; i++)
 		at += (size_t)sprintf(doc + at, "%s\"p%d\":{}", i ? "," : "", i);

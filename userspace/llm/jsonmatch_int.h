@@ -119,11 +119,13 @@ struct jm_node {
  * @refs: reference count
  * @root: the document's schema
  * @nodes: every node allocated for it
+ * @re_work: compiling: the steps its patterns took (jsonregex.h)
  */
 struct jm_schema {
 	int refs;
 	const struct jm_node *root;
 	struct jm_node *nodes;
+	uint64_t re_work;
 };
 
 /**

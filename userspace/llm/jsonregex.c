@@ -228,23 +228,6 @@ static int set_named(struct cset *cs, char k)
 	return 0;
 }
 
-static bool set_has(const struct cset *cs, uint32_t cp)
-{
-	int lo = 0, hi = cs->n - 1;
-
-	while (lo <= hi) {
-		int m = (lo + hi) / 2;
-
-		if (cp < cs->r[m].lo)
-			hi = m - 1;
-		else if (cp > cs->r[m].hi)
-			lo = m + 1;
-		else
-			return true;
-	}
-	return false;
-}
-
 /* -------------------------------------------------------------- parser */
 
 static int new_ast(struct parser *ps, int op)
@@ -823,6 +806,8 @@ static int build(struct nfa *f, struct parser *ps, int a, int to)
  * @n, @cap: DFA states so far
  * @hash, @hcap: open addressing over @set_of (index + 1, 0 empty)
  * @stack: closure work list
+ * @work: steps so far (bounded by JM_RE_MAX_WORK: a hostile pattern is
+ *	refused rather than compiled for seconds)
  */
 struct dfa_build {
 	const struct nfa *f;
@@ -833,6 +818,7 @@ struct dfa_build {
 	int *hash;
 	int hcap;
 	int *stack;
+	uint64_t work;
 };
 
 /*
@@ -843,13 +829,19 @@ static void closure(struct dfa_build *b, uint64_t *set, bool at_start, bool at_e
 {
 	int top = 0, i;
 
-	for (i = 0; i < b->f->n; i++)
-		if (set[i / 64] >> (i % 64) & 1)
-			b->stack[top++] = i;
+	for (i = 0; i < b->words; i++) {
+		uint64_t w = set[i];
+
+		while (w) {
+			b->stack[top++] = i * 64 + __builtin_ctzll(w);
+			w &= w - 1;
+		}
+	}
 	while (top) {
 		const struct nst *s = &b->f->st[b->stack[--top]];
 		int o[2] = { -1, -1 }, k;
 
+		b->work++;
 		if (s->kind == NS_EPS || s->kind == NS_SPLIT)
 			o[0] = s->out, o[1] = s->out2;
 		else if ((s->kind == NS_BOL && at_start) || (s->kind == NS_EOL && at_end))
@@ -950,77 +942,132 @@ static uint32_t class_of(const struct jm_re *re, uint32_t cp)
 	return lo;
 }
 
+/* Grow the transition table and the accept flags to @cap states; -1 when it would be too large. */
+static int grow_table(struct jm_re *re, uint16_t **next, uint8_t **acc, int cap, char *err,
+		      size_t errlen)
+{
+	uint16_t *nn;
+	uint8_t *na;
+
+	if ((size_t)cap * re->n_cls > (size_t)JM_RE_MAX_DFA * 512) {
+		snprintf(err, errlen, "too large: its automaton's table would exceed %d entries",
+			 JM_RE_MAX_DFA * 512);
+		return -1;
+	}
+	nn = realloc(*next, (size_t)cap * re->n_cls * sizeof(*nn));
+	if (nn)
+		*next = nn;
+	na = realloc(*acc, (size_t)cap);
+	if (na)
+		*acc = na;
+	if (!nn || !na) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The transitions of DFA state @s: each NS_SET member adds its target to
+ * the NFA set of every class its code points cover (@to, a set per
+ * class; @touched lists the classes used, @mark flags them), then each
+ * used class's set is closed and looked up. 0, or -1 with @err.
+ */
+static int transitions(struct dfa_build *b, struct jm_re *re, int s, uint16_t *row, uint64_t *to,
+		       uint32_t *touched, uint8_t *mark, char *err, size_t errlen)
+{
+	const uint64_t *from = b->set_of + (size_t)s * b->words;
+	uint32_t n_touched = 0, c, k;
+	int i, r, t;
+
+	for (c = 0; c < re->n_cls; c++)
+		row[c] = UINT16_MAX;
+	for (i = 0; i < b->words; i++) {
+		uint64_t w = from[i];
+
+		while (w) {
+			const struct nst *q = &b->f->st[i * 64 + __builtin_ctzll(w)];
+			const struct cset *cs;
+
+			w &= w - 1;
+			if (q->kind != NS_SET)
+				continue;
+			cs = &b->sets[q->set];
+			for (r = 0; r < cs->n; r++)
+				for (c = class_of(re, cs->r[r].lo); c < re->n_cls && re->bound[c] <= cs->r[r].hi;
+				     c++) {
+					if (!mark[c]) {
+						mark[c] = 1;
+						touched[n_touched++] = c;
+					}
+					to[(size_t)c * b->words + q->out / 64] |= 1ull << (q->out % 64);
+					b->work++;
+				}
+		}
+	}
+	for (k = 0; k < n_touched; k++) {
+		uint64_t *set = to + (size_t)touched[k] * b->words;
+
+		closure(b, set, false, false);
+		t = b->work > JM_RE_MAX_WORK ? -1 : dfa_state(b, set);
+		memset(set, 0, (size_t)b->words * sizeof(*set));
+		mark[touched[k]] = 0;
+		if (t < 0) {
+			if (b->work > JM_RE_MAX_WORK)
+				snprintf(err, errlen, "too large: the schema's patterns take more than %d steps to build",
+					 JM_RE_MAX_WORK);
+			else if (b->n >= JM_RE_MAX_DFA)
+				snprintf(err, errlen, "too large: its automaton would have more than %d states",
+					 JM_RE_MAX_DFA);
+			else
+				snprintf(err, errlen, "out of memory");
+			for (k++; k < n_touched; k++)
+				mark[touched[k]] = 0;	/* (@to is freed by the caller) */
+			return -1;
+		}
+		row[touched[k]] = (uint16_t)t;
+	}
+	return 0;
+}
+
 /* The subset construction; 0, or -1 with @err (too many states, out of memory). */
 static int subsets(struct dfa_build *b, struct jm_re *re, uint8_t **acc, char *err, size_t errlen)
 {
 	size_t bytes = (size_t)b->words * sizeof(uint64_t);
-	uint64_t *cur = calloc(1, bytes), *to = calloc(1, bytes);
+	uint64_t *cur = calloc(1, bytes), *to = NULL;
+	uint32_t *touched = malloc((size_t)re->n_cls * sizeof(*touched));
+	uint8_t *mark = calloc(re->n_cls, 1), *a = NULL;
 	uint16_t *next = NULL;
-	uint8_t *a = NULL;
-	int s, i, cap = 0, ret = -1;
-	uint32_t c;
+	int s, cap = 0, ret = -1;
 
-	if (!cur || !to)
-		goto oom;
+	if ((size_t)re->n_cls * b->words > (1u << 19)) {
+		snprintf(err, errlen, "too large: %u character classes over %d automaton states",
+			 re->n_cls, b->f->n);
+		goto out;
+	}
+	to = calloc(re->n_cls, bytes);
+	if (!cur || !to || !touched || !mark) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	cur[0] = 1;	/* NFA entry: state 0 (see jm_re_compile()) */
 	closure(b, cur, true, false);
-	if (dfa_state(b, cur) < 0)
-		goto oom;
+	if (dfa_state(b, cur) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	for (s = 0; s < b->n; s++) {
 		if (s >= cap) {
-			uint16_t *nn;
-			uint8_t *na;
-
 			cap = cap ? 2 * cap : 64;
-			if ((size_t)cap * re->n_cls > (size_t)JM_RE_MAX_DFA * 512) {
-				snprintf(err, errlen, "too large: its automaton's table would exceed %d entries",
-					 JM_RE_MAX_DFA * 512);
+			if (grow_table(re, &next, &a, cap, err, errlen))
 				goto out;
-			}
-			nn = realloc(next, (size_t)cap * re->n_cls * sizeof(*nn));
-			if (nn)
-				next = nn;
-			na = realloc(a, (size_t)cap);
-			if (na)
-				a = na;
-			if (!nn || !na)
-				goto oom;
 		}
+		/* A match ends here when the closure through $ reaches NS_MATCH (the last state). */
 		memcpy(cur, b->set_of + (size_t)s * b->words, bytes);
 		closure(b, cur, s == 0, true);
-		a[s] = (cur[(b->f->n - 1) / 64] >> ((b->f->n - 1) % 64)) & 1;	/* NS_MATCH is the last state */
-		for (c = 0; c < re->n_cls; c++) {
-			const uint64_t *from = b->set_of + (size_t)s * b->words;
-			bool any = false;
-			int t;
-
-			memset(to, 0, bytes);
-			for (i = 0; i < b->f->n; i++) {
-				const struct nst *q = &b->f->st[i];
-
-				if (q->kind == NS_SET && (from[i / 64] >> (i % 64) & 1) &&
-				    set_has(&b->sets[q->set], re->bound[c])) {
-					to[q->out / 64] |= 1ull << (q->out % 64);
-					any = true;
-				}
-			}
-			if (!any) {
-				next[(size_t)s * re->n_cls + c] = UINT16_MAX;
-				continue;
-			}
-			closure(b, to, false, false);
-			t = dfa_state(b, to);
-			if (t < 0) {
-				if (b->n >= JM_RE_MAX_DFA)
-					snprintf(err, errlen, "too large: its automaton would have more than %d states",
-						 JM_RE_MAX_DFA);
-				else
-					snprintf(err, errlen, "out of memory");
-				goto out;
-			}
-			next[(size_t)s * re->n_cls + c] = (uint16_t)t;
-			/* from may have moved with set_of: it is not used after this. */
-		}
+		a[s] = (cur[(b->f->n - 1) / 64] >> ((b->f->n - 1) % 64)) & 1;
+		if (transitions(b, re, s, next + (size_t)s * re->n_cls, to, touched, mark, err, errlen))
+			goto out;
 	}
 	re->n_states = (uint32_t)b->n;
 	re->next = next;
@@ -1028,14 +1075,13 @@ static int subsets(struct dfa_build *b, struct jm_re *re, uint8_t **acc, char *e
 	next = NULL;
 	a = NULL;
 	ret = 0;
-	goto out;
-oom:
-	snprintf(err, errlen, "out of memory");
 out:
 	free(next);
 	free(a);
 	free(cur);
 	free(to);
+	free(touched);
+	free(mark);
 	return ret;
 }
 
@@ -1126,7 +1172,7 @@ static bool len_bit(const struct jm_re *re, uint32_t s, uint32_t l)
  * suffice (a string longer than min_len + states can be pumped down to
  * one in [min_len, min_len + states), see feasible()). 0, or -1 with @err.
  */
-static int len_table(struct jm_re *re, char *err, size_t errlen)
+static int len_table(struct jm_re *re, uint64_t *work, char *err, size_t errlen)
 {
 	uint32_t n = re->n_states, k = re->n_cls, s, c, l;
 	uint64_t top = (uint64_t)re->min_len + n;
@@ -1135,7 +1181,8 @@ static int len_table(struct jm_re *re, char *err, size_t errlen)
 		return 0;
 	if (re->max_len < top)
 		top = re->max_len;
-	if ((top + 1) * n > JM_RE_MAX_LENBITS || (top + 1) * n * k > 64ull * JM_RE_MAX_LENBITS) {
+	*work += (top + 1) * n * k / 4;
+	if ((top + 1) * n > JM_RE_MAX_LENBITS || *work > JM_RE_MAX_WORK) {
 		snprintf(err, errlen, "with 'minLength'/'maxLength' %u..%u too large to follow",
 			 re->min_len, re->max_len);
 		return -1;
@@ -1195,7 +1242,7 @@ static bool feasible(const struct jm_re *re, uint32_t s, uint32_t count)
 }
 
 struct jm_re *jm_re_compile(const char *pat, size_t len, uint32_t min_len, uint32_t max_len,
-			    char *err, size_t errlen)
+			    uint64_t *work, char *err, size_t errlen)
 {
 	struct parser ps = { .s = pat, .p = pat, .end = pat + len, .err = err, .errlen = errlen };
 	struct nfa f = { 0 };
@@ -1249,6 +1296,7 @@ struct jm_re *jm_re_compile(const char *pat, size_t len, uint32_t min_len, uint3
 	if (make_classes(re, ps.sets, ps.n_sets))
 		goto oom;
 	b.f = &f;
+	b.work = *work + (uint64_t)f.n;
 	b.sets = ps.sets;
 	b.words = (f.n + 63) / 64;
 	b.hcap = 2 * JM_RE_MAX_DFA + 1;
@@ -1257,6 +1305,11 @@ struct jm_re *jm_re_compile(const char *pat, size_t len, uint32_t min_len, uint3
 	if (!b.hash || !b.stack)
 		goto oom;
 	ps.failed = true;	/* errors from here on are written directly */
+	if (b.work > JM_RE_MAX_WORK) {
+		snprintf(err, errlen, "too large: the schema's patterns take more than %d steps to build",
+			 JM_RE_MAX_WORK);
+		goto fail;
+	}
 	if (subsets(&b, re, &acc, err, errlen))
 		goto fail;
 	re->accept = acc;
@@ -1267,7 +1320,7 @@ struct jm_re *jm_re_compile(const char *pat, size_t len, uint32_t min_len, uint3
 		snprintf(err, errlen, "it matches no string");
 		goto fail;
 	}
-	if (len_table(re, err, errlen))
+	if (len_table(re, &b.work, err, errlen))
 		goto fail;
 	if (!feasible(re, 0, 0)) {
 		snprintf(err, errlen, "it matches no string of %u to %u characters", min_len,
@@ -1282,6 +1335,7 @@ fail:
 	jm_re_free(re);
 	re = NULL;
 done:
+	*work = b.work > *work ? b.work : *work + (uint64_t)f.n;
 	for (i = 0; i < ps.n_sets; i++)
 		free(ps.sets[i].r);
 	free(ps.sets);

@@ -25,7 +25,8 @@
  * only such steps always has a way to finish.
  *
  * Bounds (a hostile pattern is refused, never slow): JM_RE_MAX_NFA
- * Thompson states, JM_RE_MAX_DFA deterministic states, a counted
+ * Thompson states, JM_RE_MAX_DFA deterministic states, JM_RE_MAX_WORK
+ * steps to build them, a counted
  * repetition's bound at most JM_RE_MAX_REPEAT, and the length table
  * (states x (bound + 1) bits) at most JM_RE_MAX_LENBITS.
  *
@@ -43,6 +44,7 @@
 #define JM_RE_MAX_DFA		2048
 #define JM_RE_MAX_REPEAT	1000
 #define JM_RE_MAX_LENBITS	(1u << 23)
+#define JM_RE_MAX_WORK		(1 << 24)	/* construction steps of a schema's patterns */
 #define JM_RE_MAX_CP		0x10ffff
 
 struct jm_re;
@@ -51,6 +53,8 @@ struct jm_re;
  * jm_re_compile() - compile @pat (@len bytes of UTF-8)
  * @min_len, @max_len: the string's length bounds in code points
  *	(UINT32_MAX: none above)
+ * @work: in and out, the construction steps spent so far by this and the
+ *	other patterns of one schema: the total is bounded by JM_RE_MAX_WORK
  * @err, @errlen: on failure the reason, naming the construct and its
  *	offset: "look-ahead '(?=' is not supported (at offset 3)"
  *
@@ -59,7 +63,7 @@ struct jm_re;
  * 2 to 3 characters").
  */
 struct jm_re *jm_re_compile(const char *pat, size_t len, uint32_t min_len, uint32_t max_len,
-			    char *err, size_t errlen);
+			    uint64_t *work, char *err, size_t errlen);
 void jm_re_free(struct jm_re *re);
 
 /**

@@ -429,7 +429,7 @@ static int compile_pattern(struct ctx *c, const json_t *o, struct jm_node *n, st
 		return bad(c, "'%s' must be a string", kw);
 	*out = jm_re_compile(json_string_value(p), json_string_length(p),
 			     out == &n->re ? n->min_len : n->key_min,
-			     out == &n->re ? n->max_len : n->key_max, err, sizeof(err));
+			     out == &n->re ? n->max_len : n->key_max, &c->s->re_work, err, sizeof(err));
 	if (!*out)
 		return bad(c, "'%s' '%.60s': %s", kw, json_string_value(p), err);
 	return 0;
