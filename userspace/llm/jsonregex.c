@@ -1241,15 +1241,102 @@ static bool feasible(const struct jm_re *re, uint32_t s, uint32_t count)
 	return false;
 }
 
+/* The pattern's tree, unanchored as RegExp test(): [\s\S]*(?:pattern)[\s\S]*. */
+static int parse_pattern(struct parser *ps)
+{
+	int root = parse_alt(ps, 0), any, r, wrap[3];
+
+	if (root >= 0 && ps->p != ps->end)
+		root = perr(ps, "a ')' has no '('");
+	if (root < 0)
+		return -1;
+	any = new_set(ps);
+	if (any < 0 || set_add(&ps->sets[any], 0, JM_RE_MAX_CP))
+		return perr(ps, "out of memory");
+	r = set_node(ps, any);
+	wrap[0] = r < 0 ? -1 : new_ast(ps, RA_REP);
+	if (wrap[0] < 0)
+		return -1;
+	ps->ast[wrap[0]].kid = r;
+	ps->ast[wrap[0]].max = -1;
+	wrap[1] = root;
+	wrap[2] = wrap[0];
+	return make_list(ps, RA_CAT, wrap, 3);
+}
+
+/* The NFA of tree @root: state 0 the entry (an epsilon), NS_MATCH the last one. */
+static int build_nfa(struct nfa *f, struct parser *ps, int root)
+{
+	const int placeholder = JM_RE_MAX_NFA + 1;	/* the match state, not made yet */
+	int entry = nst_new(f, ps, NS_EPS, -1), r, i;
+
+	if (entry < 0)
+		return -1;
+	r = build(f, ps, root, placeholder);
+	if (r < 0 || nst_new(f, ps, NS_MATCH, -1) < 0)
+		return -1;
+	for (i = 0; i < f->n; i++) {
+		if (f->st[i].out == placeholder)
+			f->st[i].out = f->n - 1;
+		if (f->st[i].out2 == placeholder)
+			f->st[i].out2 = f->n - 1;
+	}
+	f->st[entry].out = r == placeholder ? f->n - 1 : r;
+	return 0;
+}
+
+/* The DFA of @b's NFA into @re: classes, subsets, trim, the length table. 0 or -1 with @err. */
+static int make_dfa(struct jm_re *re, struct dfa_build *b, const struct parser *ps, char *err,
+		    size_t errlen)
+{
+	uint8_t *acc = NULL;
+	int r;
+
+	if (make_classes(re, ps->sets, ps->n_sets))
+		goto oom;
+	b->sets = ps->sets;
+	b->words = (b->f->n + 63) / 64;
+	b->hcap = 2 * JM_RE_MAX_DFA + 1;
+	b->hash = calloc((size_t)b->hcap, sizeof(*b->hash));
+	b->stack = malloc((size_t)b->f->n * 2 * sizeof(*b->stack));
+	if (!b->hash || !b->stack)
+		goto oom;
+	if (b->work > JM_RE_MAX_WORK) {
+		snprintf(err, errlen, "too large: the schema's patterns take more than %d steps to build",
+			 JM_RE_MAX_WORK);
+		return -1;
+	}
+	if (subsets(b, re, &acc, err, errlen))
+		return -1;
+	re->accept = acc;
+	r = trim(re, acc);
+	if (r < 0)
+		goto oom;
+	if (r > 0) {
+		snprintf(err, errlen, "it matches no string");
+		return -1;
+	}
+	if (len_table(re, &b->work, err, errlen))
+		return -1;
+	if (!feasible(re, 0, 0)) {
+		snprintf(err, errlen, "it matches no string of %u to %u characters", re->min_len,
+			 re->max_len);
+		return -1;
+	}
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
 struct jm_re *jm_re_compile(const char *pat, size_t len, uint32_t min_len, uint32_t max_len,
 			    uint64_t *work, char *err, size_t errlen)
 {
 	struct parser ps = { .s = pat, .p = pat, .end = pat + len, .err = err, .errlen = errlen };
 	struct nfa f = { 0 };
-	struct dfa_build b = { 0 };
+	struct dfa_build b = { .f = &f, .work = *work };
 	struct jm_re *re = calloc(1, sizeof(*re));
-	uint8_t *acc = NULL;
-	int root, any, wrap[3], entry, i, r;
+	int root, i;
 
 	if (errlen)
 		err[0] = '\0';
@@ -1259,82 +1346,17 @@ struct jm_re *jm_re_compile(const char *pat, size_t len, uint32_t min_len, uint3
 	}
 	re->min_len = min_len;
 	re->max_len = max_len;
-	root = parse_alt(&ps, 0);
-	if (root >= 0 && ps.p != ps.end)
-		root = perr(&ps, "a ')' has no '('");
-	if (root < 0)
-		goto fail;
-	/* Unanchored, as RegExp test(): [\s\S]*(?:pattern)[\s\S]*. */
-	any = new_set(&ps);
-	if (any < 0 || set_add(&ps.sets[any], 0, JM_RE_MAX_CP))
-		goto oom;
-	r = set_node(&ps, any);
-	wrap[0] = r < 0 ? -1 : new_ast(&ps, RA_REP);
-	if (wrap[0] < 0)
-		goto fail;
-	ps.ast[wrap[0]].kid = r;
-	ps.ast[wrap[0]].max = -1;
-	wrap[1] = root;
-	wrap[2] = wrap[0];
-	root = make_list(&ps, RA_CAT, wrap, 3);
-	if (root < 0)
-		goto fail;
-	/* NFA: state 0 the entry (an epsilon), NS_MATCH the last one. */
-	entry = nst_new(&f, &ps, NS_EPS, -1);
-	if (entry < 0)
-		goto fail;
-	r = build(&f, &ps, root, JM_RE_MAX_NFA + 1);	/* placeholder: the match state */
-	if (r < 0 || nst_new(&f, &ps, NS_MATCH, -1) < 0)
-		goto fail;
-	for (i = 0; i < f.n; i++) {
-		if (f.st[i].out == JM_RE_MAX_NFA + 1)
-			f.st[i].out = f.n - 1;
-		if (f.st[i].out2 == JM_RE_MAX_NFA + 1)
-			f.st[i].out2 = f.n - 1;
+	root = parse_pattern(&ps);
+	if (root < 0 || build_nfa(&f, &ps, root)) {
+		jm_re_free(re);
+		re = NULL;
+	} else {
+		b.work += (uint64_t)f.n;
+		if (make_dfa(re, &b, &ps, err, errlen)) {
+			jm_re_free(re);
+			re = NULL;
+		}
 	}
-	f.st[entry].out = r == JM_RE_MAX_NFA + 1 ? f.n - 1 : r;
-	if (make_classes(re, ps.sets, ps.n_sets))
-		goto oom;
-	b.f = &f;
-	b.work = *work + (uint64_t)f.n;
-	b.sets = ps.sets;
-	b.words = (f.n + 63) / 64;
-	b.hcap = 2 * JM_RE_MAX_DFA + 1;
-	b.hash = calloc((size_t)b.hcap, sizeof(*b.hash));
-	b.stack = malloc((size_t)f.n * 2 * sizeof(*b.stack));
-	if (!b.hash || !b.stack)
-		goto oom;
-	ps.failed = true;	/* errors from here on are written directly */
-	if (b.work > JM_RE_MAX_WORK) {
-		snprintf(err, errlen, "too large: the schema's patterns take more than %d steps to build",
-			 JM_RE_MAX_WORK);
-		goto fail;
-	}
-	if (subsets(&b, re, &acc, err, errlen))
-		goto fail;
-	re->accept = acc;
-	r = trim(re, acc);
-	if (r < 0)
-		goto oom;
-	if (r > 0) {
-		snprintf(err, errlen, "it matches no string");
-		goto fail;
-	}
-	if (len_table(re, &b.work, err, errlen))
-		goto fail;
-	if (!feasible(re, 0, 0)) {
-		snprintf(err, errlen, "it matches no string of %u to %u characters", min_len,
-			 max_len);
-		goto fail;
-	}
-	goto done;
-oom:
-	if (errlen)
-		snprintf(err, errlen, "out of memory");
-fail:
-	jm_re_free(re);
-	re = NULL;
-done:
 	*work = b.work > *work ? b.work : *work + (uint64_t)f.n;
 	for (i = 0; i < ps.n_sets; i++)
 		free(ps.sets[i].r);
