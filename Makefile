@@ -127,8 +127,9 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 # The server over the scripted test engine: host tests of the HTTP layer.
 # It takes from userspace/llm only what the server calls besides the
 # engine: --cards, the chat templates and the JSON-schema compiler.
-FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c) \
-	    userspace/llm/jsonschema.c userspace/llm/jsonmatch.c
+JSON_LLM := userspace/llm/jsonschema.c userspace/llm/jsonmatch.c userspace/llm/jsonnum.c \
+	    userspace/llm/jsonregex.c userspace/llm/jsontools.c
+FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c) $(JSON_LLM)
 $(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -163,7 +164,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.
 # The server's request parsers and guards have their own unit tests, which need libserver
 # (and the JSON-schema compiler of structured outputs).
 $(B)/tests/test_api $(B)/tests/test_api_native $(B)/tests/test_http_guard: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a \
-		     $(call obj,userspace/llm/jsonschema.c userspace/llm/jsonmatch.c) $(B)/libcommon.a
+		     $(call obj,$(JSON_LLM)) $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chat.h"
 #include "jsonmatch.h"
 
 #include "tap.h"
@@ -476,18 +477,16 @@ static void test_format(void)
 		  "response_format.schema", "'type' must be" },
 		{ API_CHAT, "{" MSGS ",\"response_format\":{\"type\":\"json_object\",\"schema\":{\"type\":\"hiccup\"}}}",
 		  "response_format.schema", "'hiccup' is not a JSON type" },
-		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"type\":\"string\",\"pattern\":\"a+\"}}", "json_schema",
-		  "'pattern' is not supported" },
-		{ API_CHAT, "{" MSGS ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}],"
-		  "\"response_format\":{\"type\":\"json_object\"}}", "response_format", "and 'tools'" },
+		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"type\":\"string\",\"pattern\":\"a(?!b)\"}}", "json_schema",
+		  "'pattern' 'a(?!b)': look-ahead '(?!' is not supported (at offset 1)" },
+		{ API_CHAT, "{" MSGS ",\"json_schema\":{\"properties\":{\"p\":{\"type\":\"number\",\"multipleOf\":0.1}}}}",
+		  "json_schema", "'multipleOf' 0.1 is not supported: only integers and multiples of 2^-16" },
 		{ API_COMPLETION, "{\"prompt\":\"x\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{}}}",
 		  "response_format.json_schema.schema", "is required" },
 		{ API_RESPONSES, "{\"input\":\"x\",\"text\":{\"format\":{\"type\":\"json_schema\",\"name\":\"n\"}}}",
 		  "text.format.schema", "is required" },
 		{ API_RESPONSES, "{\"input\":\"x\",\"text\":{\"format\":{\"type\":\"xml\"}}}", "text.format.type", "'xml'" },
 		{ API_RESPONSES, "{\"input\":\"x\",\"text\":5}", "text", "must be an object" },
-		{ API_RESPONSES, "{\"input\":\"x\",\"tools\":[{\"type\":\"function\",\"name\":\"f\"}],"
-		  "\"text\":{\"format\":{\"type\":\"json_object\"}}}", "text.format", "and 'tools'" },
 	};
 	struct api_params p;
 	struct api_error e;
@@ -536,9 +535,83 @@ static void test_format(void)
 	       sizeof(bad) / sizeof(bad[0]), good);
 }
 
+/* @doc is a whole document of @s (fed at once). */
+static bool whole(struct jm_schema *s, const char *doc)
+{
+	struct jm_state *st = s ? jm_new(s) : NULL;
+	bool ok = st && jm_feed(st, doc, strlen(doc)) && jm_accepting(st);
+
+	jm_free(st);
+	return ok;
+}
+
+#define TOOL_F "{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\"}}}"
+#define FMT_A ",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"a\",\"schema\":" \
+	"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},\"required\":[\"a\"]}}}"
+#define CALL_F "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": 1}}\n</tool_call>"
+
+/* Structured output with tools: calls or a document, once the template is known. */
+static void test_format_tools(void)
+{
+	struct chat_template json_ct = { .tools = CHAT_TOOLS_JSON, .name = "qwen2.5" },
+			     xml_ct = { .tools = CHAT_TOOLS_XML, .name = "qwen3.5" },
+			     plain = { .tools = CHAT_TOOLS_NONE, .name = "plain" };
+	struct api_params p;
+	struct api_error e;
+	int rc;
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "]" FMT_A "}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &json_ct, &e);
+	tap_ok(!rc && whole(p.schema, "{\"a\":1}") && whole(p.schema, CALL_F) &&
+	       !whole(p.schema, "{\"b\":1}") && !whole(p.schema, "hello"),
+	       "chat: response_format with tools: a document of the schema or a call of 'f', nothing else (%d %s)",
+	       rc, rc ? e.msg : "");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "],\"tool_choice\":\"required\"" FMT_A "}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &plain, &e);
+	tap_ok(!rc && whole(p.schema, "{\"name\": \"f\", \"arguments\": {}}\n</tool_call>") &&
+	       !whole(p.schema, "{\"a\":1}"),
+	       "tool_choice required with a schema, generic route: calls only, from inside the first");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "],\"tool_choice\":\"none\"" FMT_A "}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &json_ct, &e);
+	tap_ok(!rc && whole(p.schema, "{\"a\":1}") && !whole(p.schema, CALL_F),
+	       "tool_choice none with a schema: the schema only");
+	api_params_free(&p);
+
+	{
+		static const char b[] = "{\"input\":\"x\",\"tools\":[{\"type\":\"function\",\"name\":\"f\"}],"
+					"\"text\":{\"format\":{\"type\":\"json_object\"}}}";
+
+		rc = api_parse(API_RESPONSES, b, strlen(b), &p, &e);
+	}
+	rc = rc ? rc : api_resolve_format(&p, &json_ct, &e);
+	tap_ok(!rc && whole(p.schema, "{}") && whole(p.schema, CALL_F),
+	       "responses: text.format with tools: a document or a call (%d %s)", rc, rc ? e.msg : "");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "]" FMT_A "}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &xml_ct, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "response_format") &&
+	       strstr(e.msg, "XML tool-call form (qwen3.5 template)"),
+	       "a template whose calls are XML: a 400 naming response_format (%s)", e.msg);
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F ",{\"type\":\"function\",\"function\":{\"name\":\"g\",\"strict\":true,"
+		  "\"parameters\":{\"type\":\"object\",\"properties\":{\"x\":{\"not\":{}}}}}}]" FMT_A "}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &json_ct, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "tools[1].function.parameters") &&
+	       strstr(e.msg, "'not' is not supported (at properties.x)"),
+	       "a strict tool's parameters we cannot follow: a 400 naming them (%s: %s)", e.param, e.msg);
+	api_params_free(&p);
+}
+
 int main(void)
 {
 	test_format();
+	test_format_tools();
 	test_tools();
 	test_responses_tools();
 	test_responses_input();

@@ -10,7 +10,12 @@
  * (3 constrained differently, 1 free) give each one's text alone; the
  * same request again is a prefix-cache hit with the same text; a
  * max_tokens cut ends with LENGTH; the vocabulary scan allows exactly
- * what checking each token alone allows. The model never writes JSON by itself:
+ * what checking each token alone allows; a "pattern" (a code of two
+ * capitals, a dash and three digits) and a number range with multipleOf
+ * hold on sampled text (checked by hand, not by the matcher); schema and
+ * tools together give either a whole call of a tool (its strict
+ * parameters kept) or a document, and tool_choice required a call.
+ * The model never writes JSON by itself:
  * without the schema its greedy text is a story. Output: TAP.
  */
 #include <jansson.h>
@@ -271,6 +276,159 @@ static void test_range(void)
 	jm_schema_put(s);
 }
 
+/* A pattern and a number range with multipleOf in one object, greedy and sampled. */
+static void test_pattern_number(void)
+{
+	struct jm_schema *s = sch("{\"type\":\"object\",\"properties\":{"
+				  "\"code\":{\"type\":\"string\",\"pattern\":\"^[A-Z]{2}-\\\\d{3}$\"},"
+				  "\"x\":{\"type\":\"number\",\"minimum\":0.5,\"exclusiveMaximum\":2.5,\"multipleOf\":0.25}},"
+				  "\"required\":[\"code\",\"x\"],\"additionalProperties\":false}");
+	struct res r;
+	int seed, good = 0;
+
+	for (seed = 0; seed <= 4; seed++) {
+		json_t *o, *c, *x;
+		const char *v;
+		double d;
+
+		run1(&r, "Tom had", s, 80, (uint64_t)seed, false);
+		o = json_loads(r.text, 0, NULL);
+		c = json_object_get(o, "code");
+		x = json_object_get(o, "x");
+		v = json_string_value(c);
+		d = json_number_value(x);
+		if (v && strlen(v) == 6 && v[0] >= 'A' && v[0] <= 'Z' && v[1] >= 'A' && v[1] <= 'Z' &&
+		    v[2] == '-' && strspn(v + 3, "0123456789") == 3 && json_is_number(x) &&
+		    d >= 0.5 && d < 2.5 && d * 4 == floor(d * 4) && r.done_ev.finish == ENGINE_FINISH_STOP)
+			good++;
+		else
+			printf("#   seed %d: '%s'\n", seed, r.text);
+		json_decref(o);
+	}
+	tap_ok(good == 5, "pattern ^[A-Z]{2}-\\d{3}$ and a number in [0.5, 2.5) multipleOf 0.25, greedy and 4 seeds (%d of 5)",
+	       good);
+	jm_schema_put(s);
+}
+
+static const char tools_json[] =
+	"[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"strict\":true,"
+	"\"parameters\":{\"type\":\"object\",\"properties\":{\"location\":{\"type\":\"string\",\"maxLength\":12}},"
+	"\"required\":[\"location\"],\"additionalProperties\":false}}},"
+	"{\"type\":\"function\",\"function\":{\"name\":\"get_time\",\"strict\":true,\"parameters\":"
+	"{\"type\":\"object\",\"properties\":{\"zone\":{\"enum\":[\"UTC\",\"CET\"]}},\"additionalProperties\":false}}}]";
+
+/* The reply is whole calls of the tools above (1 or more), each in the JSON <tool_call> form. */
+static bool calls_ok(const char *text)
+{
+	static const char open[] = "<tool_call>\n", close[] = "\n</tool_call>";
+	const char *p = text;
+	int n = 0;
+
+	while (*p) {
+		const char *e;
+		json_t *c, *a;
+		const char *name;
+		bool ok;
+
+		if (n && *p++ != '\n')
+			return false;
+		if (strncmp(p, open, strlen(open)))
+			return false;
+		p += strlen(open);
+		e = strstr(p, close);
+		if (!e)
+			return false;
+		c = json_loadb(p, (size_t)(e - p), 0, NULL);
+		name = json_string_value(json_object_get(c, "name"));
+		a = json_object_get(c, "arguments");
+		ok = name && json_is_object(a) && json_object_size(c) == 2 &&
+		     ((!strcmp(name, "get_time") && json_object_size(a) <= 1 &&
+		       (!json_object_size(a) || json_is_string(json_object_get(a, "zone")))) ||
+		      (!strcmp(name, "get_weather") && json_object_size(a) == 1 &&
+		       json_is_string(json_object_get(a, "location")) &&
+		       json_string_length(json_object_get(a, "location")) <= 12));
+		json_decref(c);
+		if (!ok)
+			return false;
+		p = e + strlen(close);
+		n++;
+	}
+	return n > 0;
+}
+
+/*
+ * Schema and tools: a call or a document. The model has no end-of-turn
+ * after a call, so with parallel calls it writes calls up to max_tokens
+ * (the whole ones before the cut are checked); with one call
+ * (parallel_tool_calls false) the reply ends after it.
+ */
+static void test_tools(void)
+{
+	json_t *t = json_loads(tools_json, 0, NULL),
+	       *d = json_loads("{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}},"
+			       "\"required\":[\"answer\"],\"additionalProperties\":false}", 0, NULL);
+	struct jm_schema *one = jm_compile_tools(d, t, JM_TOOLS_AUTO, NULL, true, NULL, 0),
+			 *par = jm_compile_tools(d, t, JM_TOOLS_AUTO, NULL, false, NULL, 0),
+			 *rq = jm_compile_tools(d, t, JM_TOOLS_REQUIRED, NULL, true, NULL, 0);
+	int seed, good = 0, calls = 0, docs = 0;
+	struct res r;
+
+	for (seed = 0; one && seed <= 7; seed++) {
+		json_t *o;
+
+		run1(&r, "Tom had", one, 160, (uint64_t)seed, false);
+		o = json_loads(r.text, 0, NULL);
+		if (json_is_string(json_object_get(o, "answer")) && json_object_size(o) == 1 &&
+		    r.done_ev.finish == ENGINE_FINISH_STOP) {
+			good++;
+			docs++;
+		} else if (calls_ok(r.text) && r.done_ev.finish == ENGINE_FINISH_STOP) {
+			good++;
+			calls++;
+		} else {
+			printf("#   seed %d (%d): '%s'\n", seed, r.done_ev.finish, r.text);
+		}
+		json_decref(o);
+	}
+	tap_ok(good == 8 && calls > 0, "schema and tools, one call, greedy and 7 seeds: each reply a whole document or a whole call, finish stop (%d of 8: %d documents, %d calls)",
+	       good, docs, calls);
+	for (seed = 0, good = 0; par && seed <= 3; seed++) {
+		char *e;
+
+		run1(&r, "Tom had", par, 120, (uint64_t)seed, false);
+		e = strstr(r.text, "<tool_call>") == r.text ? r.text + r.len : NULL;
+		while (e && e > r.text && strncmp(e, "\n</tool_call>", 13))
+			e--;
+		if (e && e > r.text)
+			e[13] = '\0';
+		if (e && e > r.text && calls_ok(r.text))
+			good++;
+		else if (!e && json_is_string(json_object_get(json_loads(r.text, 0, NULL), "answer")))
+			good++;
+		else
+			printf("#   parallel, seed %d: '%s'\n", seed, r.text);
+	}
+	tap_ok(good == 4, "schema and tools, parallel calls: whole calls up to the token limit, or a document (%d of 4)",
+	       good);
+	for (seed = 0, good = 0; rq && seed <= 2; seed++) {
+		char text[MAX_OUT + 16];
+
+		run1(&r, "Tom had", rq, 120, (uint64_t)seed, false);
+		snprintf(text, sizeof(text), "<tool_call>\n%s", r.text);
+		if (calls_ok(text) && r.done_ev.finish == ENGINE_FINISH_STOP)
+			good++;
+		else
+			printf("#   required, seed %d: '%s'\n", seed, r.text);
+	}
+	tap_ok(good == 3, "tool_choice required: the reply goes on from '<tool_call>\\n' with a whole call (%d of 3)",
+	       good);
+	jm_schema_put(one);
+	jm_schema_put(par);
+	jm_schema_put(rq);
+	json_decref(t);
+	json_decref(d);
+}
+
 /* Greedy with logprobs: the top alternative is the chosen token (masked argmax). */
 static void test_logprob_top(void)
 {
@@ -334,8 +492,10 @@ static void test_batched(void)
  */
 static void test_mask(void)
 {
-	static const char doc[] = "{\"name\":\"Tom, caf\xc3\xa9 \\\"x\\\"\",\"age\":12,\"tags\":[\"a b\",\"c\"]}";
+	static const char doc[] = "{\"name\":\"Tom, caf\xc3\xa9 \\\"x\\\"\",\"age\":12,\"tags\":[\"a b\",\"c\"],"
+				  "\"code\":\"the cat!\"}";
 	struct jm_schema *s = sch("{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+				  "\"code\":{\"type\":\"string\",\"pattern\":\"^[a-z ]+!?$\",\"maxLength\":8},"
 				  "\"age\":{\"type\":\"integer\"},\"tags\":{\"type\":\"array\","
 				  "\"items\":{\"type\":\"string\",\"maxLength\":3}}}}");
 	struct jm_vocab *v = jm_vocab_new(tk);
@@ -355,7 +515,7 @@ static void test_mask(void)
 			bad += 1000;
 	}
 	tap_ok(st && v && !bad && allowed > 0 && jm_done(st),
-	       "vocabulary scan = token-by-token check at each of %zu bytes (%d allowed in all, %d mismatches); logits past the vocabulary masked",
+	       "vocabulary scan (its free-string and pattern-string fast paths too) = token-by-token check at each of %zu bytes (%d allowed in all, %d mismatches); logits past the vocabulary masked",
 	       strlen(doc) + 1, allowed, bad);
 	jm_free(st);
 	jm_vocab_free(v);
@@ -384,6 +544,8 @@ int main(void)
 	test_object();
 	test_logprob_top();
 	test_range();
+	test_pattern_number();
+	test_tools();
 	test_batched();
 	tok_free(tk);
 	llm_model_free(&M);

@@ -5,12 +5,19 @@
  * that must be refused at the exact byte where they go wrong; the RFC
  * 8259 number and string grammar (escapes, surrogate pairs, UTF-8
  * ranges); integer ranges; the whitespace and digit bounds; jm_next_bytes(); jm_done();
+ * number ranges and multipleOf on type number; "pattern" (classes,
+ * anchors, escapes, UTF-8 lead bytes and \u escapes refused at the byte
+ * where no code point can match, length bounds; zod's email, UUID and
+ * datetime patterns) and "propertyNames"; the grammar of schema and tools
+ * together (jm_compile_tools(): a document or calls in the <tool_call>
+ * form, strict parameters, tool_choice, one call, 100 tools);
  * the compiler's refusals with the keyword named; and hostile schemas
  * (deep nesting, a self-referencing $ref, an anyOf fan-out) that must
  * stay bounded.
  */
 #include "jsonmatch.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +311,248 @@ static void test_next_bytes(void)
 	jm_schema_put(s);
 }
 
+static void test_number_ranges(void)
+{
+	cases("{\"type\":\"number\",\"minimum\":0,\"maximum\":100}",
+	      (const char *[]){ "0", "100", "99.5", "0.0001", "50", "-0", "100.0", NULL },
+	      (const struct no[]){ { "-1", 1 }, { "100.5", 4 }, { "101", 2 }, { "1e3", 1 },
+				   { "200", 2 }, { "-0.5", 3 }, { NULL, 0 } },
+	      "number minimum 0, maximum 100 (no exponent under a range)");
+	cases("{\"type\":\"number\",\"exclusiveMinimum\":1.5,\"exclusiveMaximum\":9}",
+	      (const char *[]){ "1.6", "8.999", "1.5000000000000002", "8.999999999999998", NULL },
+	      (const struct no[]){ { "1.5", -1 }, { "1.5000000000000001", 17 }, { "9", 0 },
+				   { "-1", 0 }, { "8.999999999999999", 16 }, { NULL, 0 } },
+	      "zod .gt(1.5).lt(9): the bounds are the doubles next to them, so every number passes a double comparison");
+	cases("{\"type\":\"number\",\"exclusiveMinimum\":0}",
+	      (const char *[]){ "0.0000000000000001", "3", NULL },
+	      (const struct no[]){ { "0", -1 }, { "0.0000000000000000", 17 }, { "-", 0 }, { NULL, 0 } },
+	      "number exclusiveMinimum 0");
+	cases("{\"type\":\"number\",\"multipleOf\":0.5}",
+	      (const char *[]){ "1.5", "0", "-2", "3.0", "2.50", "-0.5", NULL },
+	      (const struct no[]){ { "1.2", 2 }, { "0.25", 2 }, { "1e2", 1 }, { NULL, 0 } },
+	      "number multipleOf 0.5");
+	cases("{\"type\":\"integer\",\"multipleOf\":3,\"minimum\":0,\"maximum\":10}",
+	      (const char *[]){ "0", "3", "9", NULL },
+	      (const struct no[]){ { "1", 0 }, { "4", 0 }, { "12", 0 }, { "-3", 1 }, { NULL, 0 } },
+	      "integer multipleOf 3 within 0..10 (a digit that leads to no multiple in range is refused)");
+	cases("{\"type\":\"integer\",\"multipleOf\":0.5}",
+	      (const char *[]){ "7", "-12", NULL }, (const struct no[]){ { "7.5", 1 }, { NULL, 0 } },
+	      "integer multipleOf 0.5: every integer");
+	cases("{\"properties\":{\"p\":{\"type\":\"number\",\"maximum\":0.1}}}",
+	      (const char *[]){ "{\"p\":0.1}", "{\"p\":-7}", "{\"p\":0.09}", NULL },
+	      (const struct no[]){ { "{\"p\":0.11}", 8 }, { "{\"p\":1}", 5 }, { NULL, 0 } },
+	      "number maximum 0.1 inside an object");
+}
+
+/* A schema of a string with @pattern (a regex written as C text) and @extra keywords. */
+static struct jm_schema *pat(const char *pattern, const char *extra)
+{
+	json_t *o = json_loads(extra ? extra : "{}", 0, NULL);
+	char err[320];
+	struct jm_schema *s;
+
+	json_object_set_new(o, "type", json_string("string"));
+	json_object_set_new(o, "pattern", json_string(pattern));
+	s = jm_compile(o, err, sizeof(err));
+	if (!s)
+		printf("# pattern %s: %s\n", pattern, err);
+	json_decref(o);
+	return s;
+}
+
+static void pat_cases(const char *pattern, const char *extra, const char *const *ok,
+		      const struct no *no, const char *what)
+{
+	struct jm_schema *s = pat(pattern, extra);
+	int good = 0, n_ok = 0, n_no = 0;
+
+	if (!s) {
+		tap_ok(false, "%s: compiles", what);
+		return;
+	}
+	for (; ok && ok[n_ok]; n_ok++) {
+		if (accepts(s, ok[n_ok]))
+			good++;
+		else
+			printf("#   '%s' not accepted\n", ok[n_ok]);
+	}
+	for (; no && no[n_no].doc; n_no++)
+		good += refuses_at(s, no[n_no].doc, no[n_no].at);
+	tap_ok(good == n_ok + n_no, "%s: %d accepted, %d refused at the right byte (%d right)",
+	       what, n_ok, n_no, good);
+	jm_schema_put(s);
+}
+
+static void test_patterns(void)
+{
+	struct jm_schema *s;
+	struct jm_state *st;
+
+	pat_cases("^[a-z]{2,5}-\\d+$", NULL,
+		  (const char *[]){ "\"ab-1\"", "\"abcde-123\"", NULL },
+		  (const struct no[]){ { "\"a-", 2 }, { "\"abcdef", 6 }, { "\"ab-\"", 4 },
+				       { "\"AB", 1 }, { "\"ab-1x", 5 }, { NULL, 0 } },
+		  "pattern ^[a-z]{2,5}-\\d+$ (zod .regex())");
+	pat_cases("xy", NULL, (const char *[]){ "\"axyb\"", "\"xy\"", "\"xxy\"", NULL },
+		  (const struct no[]){ { "\"yx\"", 3 }, { "\"\"", 1 }, { NULL, 0 } },
+		  "an unanchored pattern matches anywhere (zod .includes())");
+	pat_cases("^a|b$", NULL, (const char *[]){ "\"az\"", "\"zb\"", "\"a\"", NULL },
+		  (const struct no[]){ { "\"za\"", 3 }, { "\"bz\"", 3 }, { NULL, 0 } },
+		  "anchors inside alternatives are assertions");
+	pat_cases("^a\\nb$", NULL, (const char *[]){ "\"a\\nb\"", "\"a\\u000ab\"", NULL },
+		  (const struct no[]){ { "\"ab", 2 }, { "\"a\\t", 3 }, { "\"a\\u000b", 7 }, { NULL, 0 } },
+		  "escapes in the document are the code points they stand for");
+	pat_cases("^\xc3\xa9+$", NULL, (const char *[]){ "\"\xc3\xa9\xc3\xa9\"", "\"\\u00e9\"", NULL },
+		  (const struct no[]){ { "\"e", 1 }, { "\"\xc3\xa8", 2 }, { "\"\xe2", 1 },
+				       { "\"\\u01", 4 }, { "\"\\ud83d", 3 }, { NULL, 0 } },
+		  "UTF-8: a lead byte or \\u digits with no matching code point ahead are refused");
+	pat_cases("^[^\\x00-\\x7f]$", NULL, (const char *[]){ "\"\xf0\x9f\x98\x80\"", "\"\xc3\xa9\"", NULL },
+		  (const struct no[]){ { "\"a", 1 }, { "\"\xf0\x9f\x98\x80\xc3", 5 }, { NULL, 0 } },
+		  "a negated class and a 4-byte code point (one character)");
+	pat_cases("^[a-z]+$", "{\"maxLength\":3,\"minLength\":2}",
+		  (const char *[]){ "\"ab\"", "\"abc\"", NULL },
+		  (const struct no[]){ { "\"abcd", 4 }, { "\"a\"", 2 }, { "\"\\n", 2 }, { NULL, 0 } },
+		  "pattern with minLength and maxLength");
+	pat_cases("^(ab)*$", "{\"minLength\":3,\"maxLength\":4}",
+		  (const char *[]){ "\"abab\"", NULL },
+		  (const struct no[]){ { "\"ab\"", 3 }, { "\"ababa", 5 }, { NULL, 0 } },
+		  "the lengths a pattern can still end at: (ab)* of 3 or 4 characters is abab");
+	s = pat("^a", NULL);
+	st = s ? jm_new(s) : NULL;
+	tap_ok(st && jm_feed(st, "\"a", 2) && !jm_in_free_string(st),
+	       "a string under a pattern takes no token without the matcher (no free-string fast path)");
+	jm_free(st);
+	jm_schema_put(s);
+}
+
+/* The patterns zod 4.6.7's toJSONSchema() writes for z.email(), z.uuid(), z.iso.datetime(). */
+static void test_zod_patterns(void)
+{
+	pat_cases("^(?:[A-Za-z0-9_'+\\-]+\\.)*[A-Za-z0-9_'+\\-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$",
+		  NULL, (const char *[]){ "\"ada@example.org\"", "\"j.o'hara+x@mail.ex-ample.co\"", NULL },
+		  (const struct no[]){ { "\"@", 1 }, { "\"a@b\"", 4 }, { "\"a@b.c\"", 6 },
+				       { "\"a b", 2 }, { "\"a@-", 3 }, { NULL, 0 } },
+		  "zod z.email()");
+	pat_cases("^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$",
+		  NULL, (const char *[]){ "\"123e4567-e89b-12d3-a456-426614174000\"",
+					  "\"00000000-0000-0000-0000-000000000000\"", NULL },
+		  (const struct no[]){ { "\"123e4567-e89b-92d3", 15 }, { "\"123e456-", 8 },
+				       { "\"123e4567-e89b-12d3-c", 20 }, { "\"g", 1 }, { NULL, 0 } },
+		  "zod z.uuid()");
+	pat_cases("^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z))$",
+		  NULL, (const char *[]){ "\"2024-02-29T12:00:00Z\"", "\"2023-12-31T23:59:59.125Z\"", NULL },
+		  (const struct no[]){ { "\"2023-02-29", 10 }, { "\"2023-13", 7 }, { "\"2023-04-31", 10 },
+				       { "\"2023-12-31T24", 13 }, { "\"2023-12-31T23:59:59\"", 20 },
+				       { NULL, 0 } },
+		  "zod z.iso.datetime(): leap days, month lengths, hours");
+}
+
+static void test_property_names(void)
+{
+	cases("{\"type\":\"object\",\"propertyNames\":{\"type\":\"string\"},\"additionalProperties\":{\"type\":\"number\"}}",
+	      (const char *[]){ "{\"a\":1,\"b c\":2}", "{}", NULL },
+	      (const struct no[]){ { "{\"a\":\"x\"}", 5 }, { NULL, 0 } },
+	      "propertyNames {type: string} (zod z.record(z.string(), z.number()))");
+	cases("{\"type\":\"object\",\"propertyNames\":{\"pattern\":\"^k\\\\d$\"},\"additionalProperties\":{\"type\":\"number\"}}",
+	      (const char *[]){ "{\"k1\":1,\"k2\":2}", NULL },
+	      (const struct no[]){ { "{\"x", 2 }, { "{\"k12", 4 }, { "{\"k\"", 3 }, { NULL, 0 } },
+	      "propertyNames pattern: every key");
+	cases("{\"properties\":{\"long\":{},\"ab\":{}},\"additionalProperties\":true,\"propertyNames\":{\"maxLength\":2,\"minLength\":2}}",
+	      (const char *[]){ "{\"ab\":1,\"zz\":2}", NULL },
+	      (const struct no[]){ { "{\"lon", 4 }, { "{\"z\"", 3 }, { NULL, 0 } },
+	      "propertyNames lengths apply to declared properties too");
+}
+
+static const char tools_json[] =
+	"[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"strict\":true,"
+	"\"parameters\":{\"type\":\"object\",\"properties\":{\"location\":{\"type\":\"string\"}},"
+	"\"required\":[\"location\"],\"additionalProperties\":false}}},"
+	"{\"type\":\"function\",\"function\":{\"name\":\"get_time\",\"parameters\":{\"type\":\"object\","
+	"\"properties\":{\"zone\":{\"type\":\"string\"}}}}}]";
+static const char answer_schema[] =
+	"{\"type\":\"object\",\"properties\":{\"answer\":{\"type\":\"string\"}},\"required\":[\"answer\"]}";
+
+#define CALL_W	"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"Paris\"}}\n</tool_call>"
+#define CALL_T	"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": 5}}\n</tool_call>"
+
+static struct jm_schema *tools_sch(const char *doc, const char *tools, int choice, const char *name,
+				   bool one)
+{
+	json_t *d = doc ? json_loads(doc, 0, NULL) : NULL, *t = json_loads(tools, 0, NULL);
+	char err[320];
+	struct jm_schema *s = jm_compile_tools(d, t, choice, name, one, err, sizeof(err));
+
+	if (!s)
+		printf("# jm_compile_tools: %s\n", err);
+	json_decref(d);
+	json_decref(t);
+	return s;
+}
+
+static void test_tools(void)
+{
+	struct jm_schema *s = tools_sch(answer_schema, tools_json, JM_TOOLS_AUTO, NULL, false);
+	const char *w = CALL_W;
+	bool acc, done;
+	int good = 0;
+	char doc[8192];
+	size_t at;
+	int i;
+
+	good += s && accepts(s, "{\"answer\":\"x\"}");
+	good += s && feed(s, w, strlen(w), &acc, &done) < 0 && acc && !done;
+	good += s && accepts(s, CALL_W "\n" CALL_T);
+	good += s && refuses_at(s, "<tool_call>\n{\"name\": \"get_wind\"", 27);
+	good += s && refuses_at(s, CALL_W " ", (long)strlen(w));
+	good += s && refuses_at(s, "Hello", 0);
+	good += s && refuses_at(s, "<tool_call>\n{\"arguments\"", 14);
+	good += s && refuses_at(s, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\"", 51);
+	good += s && refuses_at(s, "<tool_call>\n{\"name\": \"get_weather\",\"arguments\"", 35);
+	good += s && refuses_at(s, "{\"answer\":\"x\"}\n<tool_call>", 14);
+	tap_ok(good == 10, "schema and tools: a document, or calls in the template's JSON form with a tool's name and (strict) its parameters, decided at the first byte (%d of 10)",
+	       good);
+	jm_schema_put(s);
+
+	s = tools_sch(answer_schema, tools_json, JM_TOOLS_REQUIRED, NULL, false);
+	good = s && accepts(s, "{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>") &&
+	       accepts(s, "{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>\n" CALL_W) &&
+	       refuses_at(s, "{\"answer\"", 2);
+	jm_schema_put(s);
+	s = tools_sch(answer_schema, tools_json, JM_TOOLS_FUNCTION, "get_weather", false);
+	good = good && s && feed(s, "{\"location\": \"Rome\"}}\n</tool_call>", 34, &acc, &done) < 0 &&
+	       acc && done && refuses_at(s, "{\"zone\"", 2);
+	jm_schema_put(s);
+	s = tools_sch(NULL, tools_json, JM_TOOLS_AUTO, NULL, true);
+	good = good && s && feed(s, w, strlen(w), &acc, &done) < 0 && acc && done &&
+	       refuses_at(s, "{", 0);
+	jm_schema_put(s);
+	tap_ok(good, "tool_choice required: calls from inside the first; a named function: its arguments, one call; parallel_tool_calls false: one call");
+
+	at = (size_t)sprintf(doc, "[");
+	for (i = 0; i < 100; i++)
+		at += (size_t)sprintf(doc + at, "%s{\"type\":\"function\",\"function\":{\"name\":\"f%d\"}}",
+				      i ? "," : "", i);
+	sprintf(doc + at, "]");
+	s = tools_sch(NULL, doc, JM_TOOLS_AUTO, NULL, false);
+	tap_ok(s && accepts(s, "<tool_call>\n{\"name\": \"f99\", \"arguments\": {\"a\": [1]}}\n</tool_call>") &&
+	       accepts(s, "<tool_call>\n{\"name\": \"f0\", \"arguments\": {}}\n</tool_call>") &&
+	       refuses_at(s, "<tool_call>\n{\"name\": \"f100", 25),
+	       "100 tools: every name callable (literal nodes of 64 names, no reading dropped)");
+	jm_schema_put(s);
+	{
+		json_t *t = json_loads("[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"strict\":true,"
+				       "\"parameters\":{\"type\":\"object\",\"properties\":{\"x\":{\"not\":{}}}}}}]",
+				       0, NULL);
+		char err[320] = "";
+
+		s = jm_compile_tools(NULL, t, JM_TOOLS_AUTO, NULL, false, err, sizeof(err));
+		tap_ok(!s && strstr(err, "tools[0].function.parameters: 'not' is not supported (at properties.x)"),
+		       "a strict tool whose parameters cannot be followed is refused naming them: %s", err);
+		jm_schema_put(s);
+		json_decref(t);
+	}
+}
+
 static bool refused(const char *schema, const char *needle)
 {
 	char err[256] = "";
@@ -321,9 +570,22 @@ static void test_refusals(void)
 
 	good += refused("{\"type\":123}", "'type' must be"), n++;
 	good += refused("{\"type\":\"hiccup\"}", "'type' 'hiccup' is not a JSON type"), n++;
-	good += refused("{\"type\":\"string\",\"pattern\":\"^a\"}", "'pattern' is not supported"), n++;
-	good += refused("{\"properties\":{\"x\":{\"multipleOf\":2}}}", "'multipleOf' is not supported (at properties.x)"), n++;
-	good += refused("{\"type\":\"number\",\"minimum\":0}", "'minimum' is supported on type integer only"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"^a(?=b)\"}", "look-ahead '(?=' is not supported (at offset 2)"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"(?<!a)b\"}", "look-behind '(?<!' is not supported"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"(a)\\\\1\"}", "back-reference '\\1' is not supported"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"\\\\p{L}\"}", "Unicode property escape '\\p'"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"\\\\bx\"}", "word boundary '\\b'"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"a{2000}\"}", "repetition bound above 1000"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"(.*a.{12})\"}", "too large"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"[a\"}", "'[' is not closed"), n++;
+	good += refused("{\"type\":\"string\",\"pattern\":\"^(ab)*$\",\"minLength\":3,\"maxLength\":3}", "matches no string of 3 to 3"), n++;
+	good += refused("{\"properties\":{\"x\":{\"type\":\"string\",\"pattern\":7}}}", "'pattern' must be a string (at properties.x)"), n++;
+	good += refused("{\"properties\":{\"x\":{\"multipleOf\":0.01}}}", "'multipleOf' 0.01 is not supported: only integers and multiples of 2^-16 (0.5, 0.25, ...) are exact in the binary floating point validators use (at properties.x)"), n++;
+	good += refused("{\"type\":\"number\",\"multipleOf\":0}", "'multipleOf' must be a number above 0"), n++;
+	good += refused("{\"type\":\"number\",\"minimum\":5,\"maximum\":4.5}", "no number is within 'minimum'/'maximum' (5 > 4.5)"), n++;
+	good += refused("{\"type\":\"integer\",\"multipleOf\":7,\"minimum\":1,\"maximum\":6}", "no integer is within 'minimum'/'maximum'/'multipleOf'"), n++;
+	good += refused("{\"type\":\"object\",\"propertyNames\":{\"enum\":[\"a\"]}}", "'enum' in 'propertyNames' is not supported"), n++;
+	good += refused("{\"type\":\"object\",\"properties\":{\"long\":{}},\"required\":[\"long\"],\"propertyNames\":{\"maxLength\":3}}", "'required' names 'long', which 'propertyNames' does not allow"), n++;
 	good += refused("{\"type\":\"integer\",\"minimum\":5,\"maximum\":4}", "no integer is within"), n++;
 	good += refused("{\"type\":\"integer\",\"maximum\":\"x\"}", "'maximum' must be a number"), n++;
 	good += refused("{\"$ref\":\"http://x/y\"}", "'$ref' 'http://x/y' is not supported"), n++;
@@ -384,6 +646,13 @@ static void test_hostile(void)
 	       "100 object alternatives: at most %d readings, the early ones still match", JM_MAX_THREADS);
 	jm_schema_put(s);
 
+	at = (size_t)sprintf(doc, "{\"anyOf\":[");
+	for (i = 0; i < 120; i++)
+		at += (size_t)sprintf(doc + at, "%s{\"type\":\"string\",\"pattern\":\".*a.{9}\"}", i ? "," : "");
+	sprintf(doc + at, "]}");
+	tap_ok(refused(doc, "the schema's patterns take more than"),
+	       "120 patterns of 1025 automaton states each: the schema's construction budget refuses them");
+
 	at = (size_t)sprintf(doc, "{\"type\":\"object\",\"properties\":{");
 	for (i = 0; i < 65; i++)
 		at += (size_t)sprintf(doc + at, "%s\"p%d\":{}", i ? "," : "", i);
@@ -400,6 +669,11 @@ int main(void)
 	test_objects();
 	test_arrays();
 	test_ranges();
+	test_number_ranges();
+	test_patterns();
+	test_zod_patterns();
+	test_property_names();
+	test_tools();
 	test_literals();
 	test_alternatives();
 	test_bounds();

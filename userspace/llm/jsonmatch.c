@@ -6,15 +6,19 @@
  * expanded at that byte into one thread each. Strings are checked as
  * UTF-8 (RFC 3629: no overlong forms, no surrogates) with escapes and
  * surrogate pairs decoded; object keys are matched, decoded, against the
- * declared properties.
+ * declared properties. A string under a "pattern" also steps its
+ * automaton (jsonregex.h) at each code point; a number under a range is
+ * checked digit by digit (jsonnum.c); a sequence (JN_SEQ, the tool-call
+ * form of jsontools.c) matches its parts in turn.
  */
 #include "jsonmatch_int.h"
+#include "jsonregex.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Frame kinds. */
-enum { K_VALUE, K_OBJ, K_ARR, K_STR, K_KEY, K_NUM, K_LIT };
+enum { K_VALUE, K_OBJ, K_ARR, K_STR, K_KEY, K_NUM, K_LIT, K_SEQ };
 
 /* Object states: after '{', after a key, after a value, after ','. */
 enum { O_START, O_KEYDONE, O_AFTER, O_NEXT };
@@ -28,6 +32,7 @@ enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
 #define JM_MAX_EXPAND	16	/* $ref / anyOf levels expanded at one byte */
 #define NUM_INT		1	/* K_NUM aux: integers only */
 #define NUM_NEG		2	/* K_NUM aux: a '-' came */
+#define VAL_TIGHT	1	/* K_VALUE aux: no whitespace before the value */
 #define JM_MAX_EXP	3	/* exponent digits */
 
 /**
@@ -35,16 +40,19 @@ enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
  * @n: the schema of the value (K_KEY: the object's)
  * @mask: K_OBJ: properties seen; K_KEY: properties the key may still be;
  *	K_LIT: literals still possible; K_NUM: the integer part's magnitude
- * @count: K_ARR: items started; K_STR: code points; K_NUM: digits of the
- *	current part
- * @cp: K_STR/K_KEY: \u digits (low half), a pending high surrogate (high)
+ * @count: K_ARR: items started; K_STR, K_KEY: code points; K_NUM: digits
+ *	of the current part; K_SEQ: the part being matched (or next)
+ * @cp: K_STR/K_KEY: \u digits (low half), a pending high surrogate (high);
+ *	under a pattern, the bits of a UTF-8 sequence so far
  * @off: K_KEY: bytes of the key so far; K_LIT: bytes matched
+ * @cp, @off: K_NUM with a range: the fraction's digits (@off high half)
+ * @rs: K_STR/K_KEY under a pattern: the automaton's state (jsonregex.h)
  * @key: K_OBJ: the property of the current key, -1: an additional one
  * @kind: K_*
  * @st: the kind's state
  * @ws: whitespace bytes in the current gap
  * @aux: K_STR/K_KEY: \u digits read or UTF-8 continuation bytes due;
- *	K_NUM: NUM_INT for an integer, NUM_NEG after '-'
+ *	K_NUM: NUM_INT for an integer, NUM_NEG after '-'; K_VALUE: VAL_TIGHT
  */
 struct jm_frame {
 	const struct jm_node *n;
@@ -52,6 +60,7 @@ struct jm_frame {
 	uint32_t count;
 	uint32_t cp;
 	uint32_t off;
+	uint32_t rs;
 	int16_t key;
 	uint8_t kind, st, ws, aux;
 };
@@ -93,7 +102,7 @@ static void thread_copy(struct jm_thread *d, const struct jm_thread *s)
 static bool frame_eq(const struct jm_frame *a, const struct jm_frame *b)
 {
 	return a->n == b->n && a->mask == b->mask && a->count == b->count && a->cp == b->cp &&
-	       a->off == b->off && a->key == b->key && a->kind == b->kind && a->st == b->st &&
+	       a->off == b->off && a->rs == b->rs && a->key == b->key && a->kind == b->kind && a->st == b->st &&
 	       a->ws == b->ws && a->aux == b->aux;
 }
 
@@ -165,42 +174,67 @@ static const struct jm_node *item_at(const struct jm_node *n, uint32_t i)
 	return i < (uint32_t)n->n_prefix ? n->prefix[i] : n->items;
 }
 
+static uint64_t num_frac(const struct jm_frame *f)
+{
+	return (uint64_t)f->off << 32 | f->cp;
+}
+
+static void num_set_frac(struct jm_frame *f, uint64_t v)
+{
+	f->off = (uint32_t)(v >> 32);
+	f->cp = (uint32_t)v;
+}
+
+/* Some value in the magnitudes [@a, @b] (negated after '-') is in range. */
+static bool num_span(const struct jm_frame *f, jm_fix a, jm_fix b)
+{
+	return f->aux & NUM_NEG ? jm_num_span(f->n, -b, -a) : jm_num_span(f->n, a, b);
+}
+
 /*
- * An integer with a range: some continuation of the digits so far (at
- * most JM_MAX_DIGITS in all) is within n->lo..n->hi.
+ * A number with a range: some continuation of the digits so far (at most
+ * JM_MAX_DIGITS per part, no exponent) is within the range and a
+ * multiple of its step. The values a prefix can still reach are one
+ * interval of magnitudes per count of integer digits still to come.
  */
 static bool num_feasible(const struct jm_frame *f)
 {
-	const struct jm_node *n = f->n;
-	int64_t v = (int64_t)f->mask, p = 1, a, b;
-	bool neg = f->aux & NUM_NEG;
-	uint32_t j;
+	jm_fix v = (jm_fix)f->mask, a;
+	uint32_t k;
 
-	if (!n->has_range)
+	if (!f->n->has_range)
 		return true;
-	if (f->st == N_MINUS)	/* -0 or -1 .. -(10^16 - 1) */
-		return n->lo <= 0 && n->hi >= -9999999999999999LL;
-	if (f->st == N_ZERO)
-		return n->lo <= 0 && n->hi >= 0;
-	for (j = 0; f->count + j <= JM_MAX_DIGITS; j++, p *= 10) {
-		a = v * p;
-		b = a + p - 1;
-		if (neg ? (-b <= n->hi && -a >= n->lo) : (a <= n->hi && b >= n->lo))
-			return true;
+	switch (f->st) {
+	case N_MINUS:
+		return num_span(f, 0, jm_pow10(32) - 1);
+	case N_ZERO:
+		return num_span(f, 0, JM_FIX_ONE - 1);
+	case N_DOT:
+		return num_span(f, v * JM_FIX_ONE, v * JM_FIX_ONE + JM_FIX_ONE - 1);
+	case N_FRAC:
+		k = JM_MAX_DIGITS - f->count;
+		a = v * JM_FIX_ONE + (jm_fix)num_frac(f) * jm_pow10((int)k);
+		return num_span(f, a, a + jm_pow10((int)k) - 1);
+	default:	/* N_INT: k more integer digits, then any fraction */
+		for (k = 0; f->count + k <= JM_MAX_DIGITS; k++)
+			if (num_span(f, v * jm_pow10((int)k) * JM_FIX_ONE,
+				     (v + 1) * jm_pow10((int)k) * JM_FIX_ONE - 1))
+				return true;
+		return false;
 	}
-	return false;
 }
 
-/* The integer read is within its range (numbers: no range). */
+/* The number read is within its range (no range: any). */
 static bool num_in_range(const struct jm_frame *f)
 {
-	int64_t v = (int64_t)f->mask;
+	jm_fix v;
 
-	if (!f->n->has_range || f->kind != K_NUM)
+	if (f->kind != K_NUM || !f->n->has_range)
 		return true;
-	if (f->aux & NUM_NEG)
-		v = -v;
-	return v >= f->n->lo && v <= f->n->hi;
+	v = (jm_fix)f->mask * JM_FIX_ONE;
+	if (f->st == N_FRAC)
+		v += (jm_fix)num_frac(f) * jm_pow10((int)(JM_MAX_DIGITS - f->count));
+	return jm_num_ok(f->n, f->aux & NUM_NEG ? -v : v);
 }
 
 /* Start a literal frame on @n (its first byte @c follows). */
@@ -270,9 +304,30 @@ static void expand(struct jm_set *out, struct jm_thread *t, const struct jm_node
 	case JN_LIT:
 		start_lit(out, t, n, c);
 		break;
+	case JN_SEQ:
+		/* The sequence's frame, then its first part with @c. */
+		*top(t) = (struct jm_frame){ .n = n, .kind = K_SEQ, .key = -1 };
+		if (push(t, K_VALUE, n->seq[0]))
+			expand(out, t, n->seq[0], c, level + 1);
+		break;
 	default:
 		start_typed(out, t, n, c);
 		break;
+	}
+}
+
+/*
+ * A frame was popped: a sequence under it goes on to its next part, and
+ * one whose last part ended with nothing to repeat ends too.
+ */
+static void child_done(struct jm_thread *t)
+{
+	while (t->depth && top(t)->kind == K_SEQ) {
+		struct jm_frame *f = top(t);
+
+		if (++f->count < (uint32_t)f->n->n_seq || f->n->rep)
+			return;
+		t->depth--;
 	}
 }
 
@@ -280,6 +335,7 @@ static void expand(struct jm_set *out, struct jm_thread *t, const struct jm_node
 static void pop(struct jm_set *out, struct jm_thread *t)
 {
 	t->depth--;
+	child_done(t);
 	emit(out, t);
 }
 
@@ -287,8 +343,24 @@ static void pop(struct jm_set *out, struct jm_thread *t)
 static void pop_refeed(struct jm_set *out, struct jm_thread *t, uint8_t c)
 {
 	t->depth--;
+	child_done(t);
 	if (t->depth)
 		step(out, t, c);	/* nothing follows the document */
+}
+
+/* A sequence between parts: @c starts the next part, or after the last one its repetition. */
+static void step_seq(struct jm_set *out, struct jm_thread *t, struct jm_frame *f, uint8_t c)
+{
+	const struct jm_node *n = f->n;
+
+	if (f->count < (uint32_t)n->n_seq) {
+		if (push(t, K_VALUE, n->seq[f->count]))
+			expand(out, t, n->seq[f->count], c, 0);
+		return;
+	}
+	/* In place: a loop of repetitions does not grow the stack. */
+	*f = (struct jm_frame){ .n = n->rep, .kind = K_VALUE, .key = -1, .aux = VAL_TIGHT };
+	expand(out, t, n->rep, c, 0);
 }
 
 /* --------------------------------------------------------------- objects */
@@ -388,7 +460,8 @@ static void end_key(struct jm_set *out, struct jm_thread *t)
 			return;	/* the same property twice */
 		o->mask |= 1ull << i;
 		o->key = (int16_t)i;
-	} else if (n->addl) {
+	} else if (n->addl && k->count >= n->key_min &&
+		   (!n->key_re || jm_re_final(n->key_re, k->rs, k->count))) {
 		o->key = -1;
 	} else {
 		return;
@@ -456,15 +529,56 @@ static int utf8_put(uint32_t cp, uint8_t *b)
 	return 4;
 }
 
+/* The string's maxLength (a key: propertyNames' maxLength). */
+static uint32_t str_max(const struct jm_frame *f)
+{
+	return f->kind == K_KEY ? f->n->key_max : f->n->max_len;
+}
+
+/* The string's pattern automaton (a key: propertyNames'), or NULL. */
+static const struct jm_re *str_re(const struct jm_frame *f)
+{
+	return f->kind == K_KEY ? f->n->key_re : f->n->re;
+}
+
 /* A new code point starts: within maxLength? */
 static bool str_cp(struct jm_frame *f)
 {
-	if (f->kind == K_KEY)
-		return true;
-	if (f->count >= f->n->max_len)
+	if (f->count >= str_max(f))
 		return false;
 	f->count++;
 	return true;
+}
+
+/* The pattern takes the code point @cp, the string's count-th (counted). */
+static bool re_cp(struct jm_frame *f, uint32_t cp)
+{
+	const struct jm_re *re = str_re(f);
+	uint32_t s;
+
+	if (!re)
+		return true;
+	s = jm_re_next(re, f->rs, cp, f->count - 1);
+	if (s == JM_RE_DEAD)
+		return false;
+	f->rs = s;
+	return true;
+}
+
+/*
+ * The pattern takes some code point of [@lo, @hi] (surrogates excluded)
+ * after the @before code points so far: a UTF-8 sequence or an escape on
+ * its way.
+ */
+static bool re_range(const struct jm_frame *f, uint32_t lo, uint32_t hi, uint32_t before)
+{
+	const struct jm_re *re = str_re(f);
+
+	if (!re)
+		return true;
+	if (lo < 0xd800 && jm_re_any(re, f->rs, lo, hi < 0xd7ff ? hi : 0xd7ff, before))
+		return true;
+	return hi > 0xdfff && jm_re_any(re, f->rs, lo > 0xe000 ? lo : 0xe000, hi, before);
 }
 
 /* Decoded bytes of a key (values need none). */
@@ -485,7 +599,7 @@ static bool str_escaped(struct jm_frame *f, uint32_t cp, bool counted)
 {
 	uint8_t b[4];
 
-	if (!counted && !str_cp(f))
+	if (!counted && (!str_cp(f) || !re_cp(f, cp)))
 		return false;
 	f->st = S_CHAR;
 	return str_bytes(f, b, utf8_put(cp, b));
@@ -505,6 +619,8 @@ static bool str_hex_done(struct jm_frame *f)
 	if (v >= 0xdc00 && v <= 0xdfff)
 		return false;	/* a lone low surrogate */
 	if (v >= 0xd800 && v <= 0xdbff) {
+		if (str_re(f))
+			return false;	/* under a pattern, no surrogate pairs */
 		f->cp = v << 16;
 		f->st = S_LOW_BS;
 		return str_cp(f);
@@ -533,7 +649,7 @@ static bool str_escape(struct jm_frame *f, uint8_t c)
 		if (c == 'u') {
 			f->st = S_HEX;
 			f->aux = 0;
-			return true;
+			return re_range(f, 0, 0xffff, f->count);
 		}
 		return p && str_escaped(f, (uint8_t)to[p - from], false);
 	case S_LOW_BS:
@@ -548,8 +664,29 @@ static bool str_escape(struct jm_frame *f, uint8_t c)
 		if (h < 0)
 			return false;
 		f->cp = (f->cp & 0xffff0000u) | ((f->cp << 4 | (uint32_t)h) & 0xffff);
-		return ++f->aux < 4 || str_hex_done(f);
+		if (++f->aux < 4) {
+			uint32_t sh = 4 * (4 - (uint32_t)f->aux), lo = (f->cp & 0xffff) << sh;
+
+			return f->cp >> 16 || re_range(f, lo, lo | ((1u << sh) - 1), f->count);
+		}
+		return str_hex_done(f);
 	}
+}
+
+/*
+ * Under a pattern: some code point that the UTF-8 sequence so far (its
+ * bits in f->cp, f->aux continuation bytes still due) can become is
+ * taken. The sequence's own validity (table 3-7) is checked byte by
+ * byte; this only spans the bits still to come.
+ */
+static bool utf8_viable(const struct jm_frame *f)
+{
+	uint32_t sh = 6 * f->aux, lo = f->cp << sh, hi = lo | ((1u << sh) - 1);
+	static const uint32_t min[] = { 0, 0x80, 0x800, 0x10000 };
+
+	if (lo < min[f->aux])	/* the lead byte alone: no overlong forms */
+		lo = min[f->aux];
+	return re_range(f, lo, hi, f->count - 1);
 }
 
 /* A raw byte >= 0x80 (RFC 3629 table 3-7 ranges). */
@@ -575,7 +712,10 @@ static bool str_utf8(struct jm_frame *f, uint8_t c)
 		} else {
 			return false;
 		}
-		return str_cp(f) && str_bytes(f, &c, 1);
+		if (!str_cp(f) || !str_bytes(f, &c, 1))
+			return false;
+		f->cp = c & (0x7f >> (f->aux + 1));
+		return !str_re(f) || utf8_viable(f);
 	case S_U8_A0:
 		if (c < 0xa0 || c > 0xbf)
 			return false;
@@ -597,7 +737,12 @@ static bool str_utf8(struct jm_frame *f, uint8_t c)
 			return false;
 	}
 	f->st = --f->aux ? S_U8 : S_CHAR;
-	return str_bytes(f, &c, 1);
+	if (!str_bytes(f, &c, 1))
+		return false;
+	if (!str_re(f))
+		return true;
+	f->cp = f->cp << 6 | (c & 0x3f);
+	return f->aux ? utf8_viable(f) : re_cp(f, f->cp);
 }
 
 static void step_str(struct jm_set *out, struct jm_thread *t, struct jm_frame *f, uint8_t c)
@@ -607,17 +752,18 @@ static void step_str(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 	if (f->st == S_CHAR && c == '"') {
 		if (f->kind == K_KEY)
 			return end_key(out, t);
-		if (f->count >= f->n->min_len)
+		if (f->count >= f->n->min_len && (!f->n->re || jm_re_final(f->n->re, f->rs, f->count)))
 			pop(out, t);
 		return;
 	}
 	if (f->st == S_CHAR && c == '\\') {
+		/* Some escape must be able to follow (simple ones are BMP code points). */
 		f->st = S_ESC;
-		ok = true;
+		ok = f->count < str_max(f) && re_range(f, 0, 0xffff, f->count);
 	} else if (f->st == S_ESC || f->st == S_HEX || f->st == S_LOW_BS || f->st == S_LOW_U) {
 		ok = str_escape(f, c);
 	} else if (f->st == S_CHAR && c < 0x80) {
-		ok = c >= 0x20 && str_cp(f) && str_bytes(f, &c, 1);
+		ok = c >= 0x20 && str_cp(f) && str_bytes(f, &c, 1) && re_cp(f, c);
 	} else {
 		ok = str_utf8(f, c);
 	}
@@ -651,10 +797,13 @@ static void step_num(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 		/* '.', 'e' or the end, as after "0" */
 		/* fall through */
 	case N_ZERO:
-		if (!integer && (c == '.' || c == 'e' || c == 'E')) {
+		if (!integer && (c == '.' || ((c == 'e' || c == 'E') && !f->n->has_range))) {
 			f->st = c == '.' ? N_DOT : N_E;
 			f->count = 0;
-			return emit(out, t);
+			num_set_frac(f, 0);
+			if (num_feasible(f))
+				emit(out, t);
+			return;
 		}
 		if (num_in_range(f))
 			pop_refeed(out, t, c);
@@ -663,16 +812,18 @@ static void step_num(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 	case N_FRAC:
 		if (digit) {
 			f->st = N_FRAC;
-			if (f->count++ < JM_MAX_DIGITS)
+			if (f->n->has_range)
+				num_set_frac(f, num_frac(f) * 10 + (uint64_t)(c - '0'));
+			if (f->count++ < JM_MAX_DIGITS && num_feasible(f))
 				emit(out, t);
 			return;
 		}
-		if (f->st == N_FRAC && (c == 'e' || c == 'E')) {
+		if (f->st == N_FRAC && (c == 'e' || c == 'E') && !f->n->has_range) {
 			f->st = N_E;
 			f->count = 0;
 			return emit(out, t);
 		}
-		if (f->st == N_FRAC)
+		if (f->st == N_FRAC && num_in_range(f))
 			pop_refeed(out, t, c);
 		return;
 	case N_E:
@@ -729,15 +880,23 @@ static void step_lit(struct jm_set *out, struct jm_thread *t, struct jm_frame *f
 	}
 	f->mask = m;
 	f->off++;
-	if (!longer)
-		return pop(out, t);	/* every candidate is complete */
-	emit(out, t);
+	if (longer) {
+		emit(out, t);
+	} else if (n->cont) {
+		/* One literal is whole (they are quoted names): go on with its continuation. */
+		for (i = 0; !(m >> i & 1); i++)
+			;
+		*f = (struct jm_frame){ .n = n->cont[i], .kind = K_VALUE, .key = -1, .aux = VAL_TIGHT };
+		emit(out, t);
+	} else {
+		pop(out, t);	/* every candidate is complete */
+	}
 }
 
 static void step_value(struct jm_set *out, struct jm_thread *t, struct jm_frame *f, uint8_t c)
 {
 	if (is_ws(c)) {
-		if (t->depth == 1)
+		if (t->depth == 1 || (f->aux & VAL_TIGHT))
 			return;	/* the document starts with its value */
 		if (gap_ws(f, c))
 			emit(out, t);
@@ -760,6 +919,7 @@ static void step(struct jm_set *out, struct jm_thread *t, uint8_t c)
 	case K_ARR: step_arr(out, t, f, c); break;
 	case K_STR: case K_KEY: step_str(out, t, f, c); break;
 	case K_NUM: step_num(out, t, f, c); break;
+	case K_SEQ: step_seq(out, t, f, c); break;
 	default: step_lit(out, t, f, c); break;
 	}
 }
@@ -866,6 +1026,9 @@ bool jm_accepting(const struct jm_state *st)
 			return true;
 		if (t->depth == 1 && t->f[0].kind == K_LIT && lit_complete(&t->f[0]))
 			return true;
+		/* A sequence whose repetition may follow may also end. */
+		if (t->depth == 1 && t->f[0].kind == K_SEQ && t->f[0].count == (uint32_t)t->f[0].n->n_seq)
+			return true;
 	}
 	return false;
 }
@@ -878,7 +1041,25 @@ bool jm_in_free_string(const struct jm_state *st)
 	if (st->cur->n != 1 || !t->depth)
 		return false;
 	f = &t->f[t->depth - 1];
-	return f->kind == K_STR && f->st == S_CHAR && f->n->max_len == UINT32_MAX;
+	return f->kind == K_STR && f->st == S_CHAR && f->n->max_len == UINT32_MAX && !f->n->re;
+}
+
+bool jm_pattern_string(const struct jm_state *st, const struct jm_re **re, uint32_t *rs,
+		       uint32_t *count, uint32_t *max)
+{
+	const struct jm_thread *t = &st->cur->t[0];
+	const struct jm_frame *f;
+
+	if (st->cur->n != 1 || !t->depth)
+		return false;
+	f = &t->f[t->depth - 1];
+	if (f->kind != K_STR || f->st != S_CHAR || !f->n->re)
+		return false;
+	*re = f->n->re;
+	*rs = f->rs;
+	*count = f->count;
+	*max = f->n->max_len;
+	return true;
 }
 
 bool jm_done(const struct jm_state *st)

@@ -9,7 +9,7 @@
  *
  * The matcher is a pushdown automaton run on a set of threads (one per
  * live reading of anyOf/oneOf alternatives): each thread is a stack of
- * frames (object, array, string, number, literal), at most JM_MAX_DEPTH
+ * frames (object, array, string, number, literal, sequence), at most JM_MAX_DEPTH
  * deep; at most JM_MAX_THREADS threads live at once (further readings are
  * dropped, which can only refuse a document, never accept a wrong one).
  * Every step is O(threads x depth) plus, for an object key, O(declared
@@ -20,7 +20,7 @@
  * whitespace before or after the document, and between two tokens either
  * none, one space, or a newline and at most JM_MAX_WS spaces or tabs
  * (indentation); integers and numbers of at most JM_MAX_DIGITS digits per part
- * (3 in an exponent), an object with "properties" and no
+ * (3 in an exponent; no exponent under a range), an object with "properties" and no
  * "additionalProperties" takes only its declared properties, a tuple
  * ("prefixItems" or an "items" array) without "items" /
  * "additionalItems" takes only its listed items.
@@ -54,30 +54,66 @@ struct jm_state;
  * jm_compile() - compile a JSON schema
  * @schema: the schema (an object, or true for any value); not kept
  * @err, @errlen: on failure the reason naming the keyword and where it
- *	is, e.g. "'pattern' is not supported (at properties.name)"
+ *	is, e.g. "'uniqueItems' is not supported (at properties.tags)"
  *
  * Supported: type (a name or an array of names: object, array, string,
  * number, integer, boolean, null), properties, required,
- * additionalProperties (bool or schema), items (schema, bool or the
+ * additionalProperties (bool or schema), propertyNames (type string,
+ * pattern, minLength, maxLength: every key), items (schema, bool or the
  * legacy tuple array), prefixItems, additionalItems, minItems, maxItems,
- * minLength, maxLength (code points), minimum, maximum, exclusiveMinimum,
- * exclusiveMaximum (type integer only: a digit after which no
- * continuation is in range is refused), enum, const, anyOf, oneOf (both as
- * alternatives), allOf of one schema, $ref to "#", "#/$defs/..." and
- * "#/definitions/..." (recursion allowed). Annotations (title,
- * description, default, examples, format, $schema, $id, $comment,
- * deprecated, readOnly, writeOnly, discriminator, ...) and unknown
- * keywords are ignored. Refused, because ignoring them would widen the
- * language: pattern, patternProperties, propertyNames, a range on type
- * number, multipleOf, uniqueItems, contains, minProperties, maxProperties,
- * dependentRequired, dependentSchemas, dependencies, not, if/then/else,
- * unevaluated*, allOf of several schemas, $ref elsewhere, $ref/anyOf/oneOf
- * next to other constraints.
+ * minLength, maxLength (code points), pattern (jsonregex.h), minimum,
+ * maximum, exclusiveMinimum, exclusiveMaximum, multipleOf (integer and
+ * number; jsonnum.c: a digit after which no continuation is in range is
+ * refused), enum, const, anyOf, oneOf (both as alternatives), allOf of
+ * one schema, $ref to "#", "#/$defs/..." and "#/definitions/..."
+ * (recursion allowed). Annotations (title, description, default,
+ * examples, format, $schema, $id, $comment, deprecated, readOnly,
+ * writeOnly, discriminator, ...) and unknown keywords are ignored.
+ * Refused, because ignoring them would widen the language:
+ * patternProperties, uniqueItems, contains, minProperties,
+ * maxProperties, dependentRequired, dependentSchemas, dependencies, not,
+ * if/then/else, unevaluated*, allOf of several schemas, $ref elsewhere,
+ * $ref/anyOf/oneOf next to other constraints; a pattern with look-arounds,
+ * back-references, \b or \p; a multipleOf that is not exact in binary;
+ * propertyNames with other keywords.
  *
  * Return: the schema (reference count 1), or NULL with @err set (also
  * for out of memory).
  */
 struct jm_schema *jm_compile(const struct json_t *schema, char *err, size_t errlen);
+
+/* How a reply with tools starts (jm_compile_tools()); OpenAI's tool_choice. */
+enum jm_tool_choice {
+	JM_TOOLS_AUTO,		/* a document of the schema, or calls */
+	JM_TOOLS_REQUIRED,	/* calls; the reply starts after "<tool_call>\n" */
+	JM_TOOLS_FUNCTION,	/* one call of the named function; the reply starts
+				 * after its {"name": "N", "arguments": */
+};
+
+/**
+ * jm_compile_tools() - the reply of a chat turn offered tools, held to
+ * "tool calls, or a document of @doc" (see jsontools.c for the grammar)
+ * @doc: the document's schema, or NULL: calls only
+ * @tools: the tools in the chat completions shape ([{"type": "function",
+ *	"function": {"name", "parameters", "strict"}}]); a call's arguments
+ *	follow "parameters" when "strict" is true, else any object
+ * @choice: enum jm_tool_choice (REQUIRED and FUNCTION: calls only, as
+ *	chat_render() starts such a reply inside the call)
+ * @name: the function of JM_TOOLS_FUNCTION
+ * @one_call: at most one call ("parallel_tool_calls": false)
+ * @err, @errlen: on failure the reason ("tools[2].function.parameters:
+ *	'not' is not supported (at properties.x)")
+ *
+ * Calls are in the JSON <tool_call> form (chat.h CHAT_TOOLS_JSON, and the
+ * generic route for templates without a tool format), exactly as the
+ * templates write them: <tool_call>\n{"name": N, "arguments": {...}}\n
+ * </tool_call>, separated by a newline.
+ *
+ * Return: the schema (reference count 1), or NULL with @err set.
+ */
+struct jm_schema *jm_compile_tools(const struct json_t *doc, const struct json_t *tools,
+				   int choice, const char *name, bool one_call, char *err,
+				   size_t errlen);
 
 /**
  * jm_compile_text() - jm_compile() of the JSON text @text (@len bytes);
@@ -125,6 +161,19 @@ void jm_next_bytes(struct jm_state *st, uint64_t set[4]);
  * points >= U+0020) is taken (jsonvocab.c's fast path).
  */
 bool jm_in_free_string(const struct jm_state *st);
+
+struct jm_re;
+/**
+ * jm_pattern_string() - the next bytes are inside a string value under a
+ * "pattern", between two characters, in the only live reading: then
+ * @re, @rs, @count and @max are its automaton (jsonregex.h), the
+ * automaton's state, the code points so far and its maxLength, and a run
+ * of printable characters other than '"' and '\\' is taken exactly when
+ * the automaton takes each in turn (jm_re_next()) within @max
+ * (jsonvocab.c's fast path for pattern strings).
+ */
+bool jm_pattern_string(const struct jm_state *st, const struct jm_re **re, uint32_t *rs,
+		       uint32_t *count, uint32_t *max);
 
 /** jm_accepting() - the bytes fed so far are a whole accepted document. */
 bool jm_accepting(const struct jm_state *st);

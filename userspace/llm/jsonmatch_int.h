@@ -9,6 +9,17 @@
 
 #include "jsonmatch.h"
 
+struct jm_re;
+
+/*
+ * A number in fixed point: the value times 10^16 (JM_FIX_ONE), exact for
+ * every number the matcher generates (at most 16 digits in the integer
+ * and in the fraction part: below 10^32 in magnitude). GCC's and Clang's
+ * 128-bit integer on 64-bit targets.
+ */
+typedef __int128 jm_fix;
+#define JM_FIX_ONE	((jm_fix)10000000000000000LL)
+
 /* JSON types of a typed node (a set). */
 enum {
 	JT_NULL = 1 << 0,
@@ -26,9 +37,13 @@ enum {
  * @JN_TYPED: a value of one of @types, with the type keywords below
  * @JN_ALT: one of @alt (anyOf / oneOf)
  * @JN_REF: the node @ref ($ref, allOf of one)
- * @JN_LIT: one of the literal texts @lit (enum / const, compact JSON)
+ * @JN_LIT: one of the literal texts @lit (enum / const, compact JSON; or
+ *	raw text of a tool-call form, jsontools.c)
+ * @JN_SEQ: the nodes @seq one after the other with nothing between them,
+ *	then optionally @rep (a tool call's form: its tags as JN_LIT, its
+ *	JSON as values)
  */
-enum jm_form { JN_TYPED, JN_ALT, JN_REF, JN_LIT };
+enum jm_form { JN_TYPED, JN_ALT, JN_REF, JN_LIT, JN_SEQ };
 
 /**
  * struct jm_prop - a declared property
@@ -48,6 +63,11 @@ struct jm_prop {
  * @ref: JN_REF: the target
  * @alt, @n_alt: JN_ALT: the alternatives
  * @lit, @lit_len, @n_lit: JN_LIT: the values' texts (at most JM_MAX_ENUM)
+ * @cont: JN_LIT, optional: @n_lit nodes; after literal i the value goes on
+ *	with cont[i] (a tool's name, then its arguments), NULL: it ends
+ * @seq, @n_seq: JN_SEQ: the parts
+ * @rep: JN_SEQ: what may follow the last part (NULL: nothing); the
+ *	sequence may end before it
  * @props, @n_props: object: declared properties (at most JM_MAX_PROPS)
  * @required: object: bit i = @props[i] is required
  * @addl: object: the schema of other properties, NULL: none allowed
@@ -55,8 +75,14 @@ struct jm_prop {
  * @items: array: schema of the items after @prefix, NULL: none allowed
  * @min_items, @max_items: array bounds
  * @min_len, @max_len: string bounds in code points
- * @has_range: integers: @lo..@hi (inclusive) bound the value
- *	(minimum, maximum, exclusiveMinimum, exclusiveMaximum)
+ * @re: string: the automaton of "pattern" (with the bounds), or NULL
+ * @key_re: object: "propertyNames"' pattern, or NULL
+ * @key_min, @key_max: object: "propertyNames"' length bounds (code points)
+ * @has_range: numbers and integers: the value is within @lo..@hi and a
+ *	multiple of @step (minimum, maximum, exclusiveMinimum,
+ *	exclusiveMaximum, multipleOf); an exponent is not generated
+ * @lo, @hi: inclusive, jm_fix, on the grid of @step
+ * @step: jm_fix: JM_FIX_ONE for integers, 1 for numbers, times multipleOf
  * @next: the schema's list of nodes (for freeing)
  */
 struct jm_node {
@@ -68,6 +94,10 @@ struct jm_node {
 	char **lit;
 	uint32_t *lit_len;
 	int n_lit;
+	const struct jm_node **cont;
+	const struct jm_node **seq;
+	int n_seq;
+	const struct jm_node *rep;
 	struct jm_prop *props;
 	int n_props;
 	uint64_t required;
@@ -77,8 +107,10 @@ struct jm_node {
 	const struct jm_node *items;
 	uint32_t min_items, max_items;
 	uint32_t min_len, max_len;
+	struct jm_re *re, *key_re;
+	uint32_t key_min, key_max;
 	bool has_range;
-	int64_t lo, hi;
+	jm_fix lo, hi, step;
 	struct jm_node *next;
 };
 
@@ -87,12 +119,43 @@ struct jm_node {
  * @refs: reference count
  * @root: the document's schema
  * @nodes: every node allocated for it
+ * @re_work: compiling: the steps its patterns took (jsonregex.h)
  */
 struct jm_schema {
 	int refs;
 	const struct jm_node *root;
 	struct jm_node *nodes;
+	uint64_t re_work;
 };
+
+/**
+ * jm_num_compile() - jsonnum.c: the range keywords of schema object @o
+ * (minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf)
+ * into @n's @has_range, @lo, @hi, @step (@n->types set first: JT_NUM
+ * makes it a number). Return: 0, or -1 with @err naming the keyword.
+ */
+int jm_num_compile(const struct json_t *o, struct jm_node *n, char *err, size_t errlen);
+/** jm_num_span() - some multiple of @n->step in [@a, @b] is within @n->lo..@n->hi. */
+bool jm_num_span(const struct jm_node *n, jm_fix a, jm_fix b);
+/** jm_num_ok() - the number @v is within @n's range and a multiple of its step. */
+bool jm_num_ok(const struct jm_node *n, jm_fix v);
+/** jm_pow10() - 10^@k as jm_fix, 0 <= @k <= 36. */
+jm_fix jm_pow10(int k);
+
+/*
+ * jsonschema.c, for building schemas from parts (jsontools.c):
+ * jm_schema_new() an empty schema (reference count 1, no root);
+ * jm_node_add() a zeroed node owned by @s (no bounds: max_* UINT32_MAX),
+ * NULL when out of memory; jm_compile_part() compiles @schema into @s
+ * (its $refs resolved in @schema itself), counting its subschemas in
+ * *@n_nodes against JM_MAX_NODES, and checks that some byte can start
+ * it (jm_node_can_start()); NULL with @err set on failure.
+ */
+struct jm_schema *jm_schema_new(void);
+struct jm_node *jm_node_add(struct jm_schema *s);
+const struct jm_node *jm_compile_part(struct jm_schema *s, const struct json_t *schema,
+				      int *n_nodes, char *err, size_t errlen);
+bool jm_node_can_start(const struct jm_node *n);
 
 /* Any JSON value ({} or true), and the literals true/false and null. */
 extern const struct jm_node jm_any, jm_lit_bool, jm_lit_null;

@@ -7,6 +7,7 @@
  * llama.cpp's json-schema-to-grammar (only what the schema declares).
  */
 #include "jsonmatch_int.h"
+#include "jsonregex.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -23,7 +24,7 @@ static uint32_t null_len = 4;
 
 const struct jm_node jm_any = {
 	.form = JN_TYPED, .types = JT_ALL, .addl = &jm_any, .items = &jm_any,
-	.max_items = UINT32_MAX, .max_len = UINT32_MAX,
+	.max_items = UINT32_MAX, .max_len = UINT32_MAX, .key_max = UINT32_MAX,
 };
 const struct jm_node jm_lit_bool = {
 	.form = JN_LIT, .lit = bool_lits, .lit_len = bool_lens, .n_lit = 2,
@@ -41,7 +42,7 @@ const struct jm_node jm_lit_null = {
  */
 /* Constraints we do not implement: refused, since ignoring them widens the language. */
 static const char *const refused[] = {
-	"pattern", "patternProperties", "propertyNames", "multipleOf", "uniqueItems", "contains",
+	"patternProperties", "uniqueItems", "contains",
 	"minContains", "maxContains", "minProperties", "maxProperties", "dependentRequired",
 	"dependentSchemas", "dependencies", "not", "if", "then", "else",
 	"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef",
@@ -52,11 +53,14 @@ static const char *const refused[] = {
 static const char *const typed_kw[] = {
 	"type", "properties", "required", "additionalProperties", "items", "prefixItems",
 	"additionalItems", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum",
-	"exclusiveMinimum", "exclusiveMaximum", NULL,
+	"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "pattern", "propertyNames", NULL,
 };
 
-/* Integer bounds beyond any value the matcher generates (16 digits). */
-#define RANGE_INF	10000000000000000LL
+/* Keywords of a propertyNames schema that are annotations. */
+static const char *const annotations[] = {
+	"title", "description", "$comment", "default", "examples", "format", "deprecated",
+	"readOnly", "writeOnly", "$schema", "$id", NULL,
+};
 
 /* A $ref target already compiled (or being compiled: recursion). */
 struct memo {
@@ -136,14 +140,8 @@ static struct jm_node *node_new(struct ctx *c)
 
 	if (++c->n_nodes > JM_MAX_NODES)
 		return fail(c, "the schema has more than %d subschemas", JM_MAX_NODES);
-	n = calloc(1, sizeof(*n));
-	if (!n)
-		return fail(c, "out of memory");
-	n->next = c->s->nodes;
-	c->s->nodes = n;
-	n->max_items = UINT32_MAX;
-	n->max_len = UINT32_MAX;
-	return n;
+	n = jm_node_add(c->s);
+	return n ? n : fail(c, "out of memory");
 }
 
 /* Append ".key" or ".key[i]" (@i >= 0) to the path; returns the old length. */
@@ -409,6 +407,92 @@ static const struct jm_node *compile_alt(struct ctx *c, const json_t *a, const c
 	return n;
 }
 
+static uint32_t utf8_count(const char *s)
+{
+	uint32_t n = 0;
+
+	for (; *s; s++)
+		n += ((uint8_t)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* "pattern" of a string node (after its length bounds). */
+static int compile_pattern(struct ctx *c, const json_t *o, struct jm_node *n, struct jm_re **out,
+			   const char *kw)
+{
+	const json_t *p = json_object_get(o, "pattern");
+	char err[256];
+
+	if (!p)
+		return 0;
+	if (!json_is_string(p))
+		return bad(c, "'%s' must be a string", kw);
+	*out = jm_re_compile(json_string_value(p), json_string_length(p),
+			     out == &n->re ? n->min_len : n->key_min,
+			     out == &n->re ? n->max_len : n->key_max, &c->s->re_work, err, sizeof(err));
+	if (!*out)
+		return bad(c, "'%s' '%.60s': %s", kw, json_string_value(p), err);
+	return 0;
+}
+
+/* The name @k satisfies the object's propertyNames. */
+static bool name_ok(const struct jm_node *n, const char *k)
+{
+	uint32_t len = utf8_count(k);
+
+	if (len < n->key_min || len > n->key_max)
+		return false;
+	return !n->key_re || jm_re_match(n->key_re, k, strlen(k));
+}
+
+/*
+ * "propertyNames": a string schema of type, minLength, maxLength and
+ * pattern (zod's records); every key must satisfy it, so a declared
+ * property that does not is dropped (refused when it is required).
+ */
+static int compile_names(struct ctx *c, const json_t *o, struct jm_node *n)
+{
+	const json_t *pn = json_object_get(o, "propertyNames"), *t, *v;
+	unsigned int types;
+	const char *k;
+	size_t at;
+	int i, ret = 0;
+
+	if (!pn || json_is_true(pn))
+		return 0;
+	if (!json_is_object(pn))
+		return bad(c, "'propertyNames' must be a schema object (or true)");
+	at = path_push(c, "propertyNames", -1);
+	json_object_foreach((json_t *)pn, k, v) {
+		if (strcmp(k, "type") && strcmp(k, "pattern") && strcmp(k, "minLength") &&
+		    strcmp(k, "maxLength") && !in_list(annotations, k)) {
+			ret = bad(c, "'%s' in 'propertyNames' is not supported (only type, pattern, minLength, maxLength)",
+				  k);
+			break;
+		}
+	}
+	t = json_object_get(pn, "type");
+	if (!ret && t && (get_types(c, t, &types) || (!(types & JT_STR) &&
+						       bad(c, "'propertyNames' must allow strings"))))
+		ret = -1;
+	if (!ret && (get_count(c, pn, "minLength", &n->key_min) ||
+		     get_count(c, pn, "maxLength", &n->key_max) ||
+		     compile_pattern(c, pn, n, &n->key_re, "pattern")))
+		ret = -1;
+	if (ret)
+		return -1;
+	c->path[at] = '\0';
+	for (i = 0; i < n->n_props; i++) {
+		if (name_ok(n, n->props[i].name))
+			continue;
+		free(n->props[i].name);
+		memmove(&n->props[i], &n->props[i + 1], (size_t)(n->n_props - i - 1) * sizeof(*n->props));
+		n->n_props--;
+		i--;
+	}
+	return 0;
+}
+
 static int compile_props(struct ctx *c, const json_t *o, struct jm_node *n, int depth)
 {
 	const json_t *pr = json_object_get(o, "properties"), *rq = json_object_get(o, "required");
@@ -441,12 +525,17 @@ static int compile_props(struct ctx *c, const json_t *o, struct jm_node *n, int 
 		}
 		c->path[at] = '\0';
 	}
+	if (compile_names(c, o, n))
+		return -1;
 	if (rq && !json_is_array(rq))
 		return bad(c, "'required' must be an array of property names");
 	json_array_foreach(rq, i, v) {
 		for (p = 0; json_is_string(v) && p < n->n_props; p++)
 			if (!strcmp(n->props[p].name, json_string_value(v)))
 				break;
+		if (json_is_string(v) && p == n->n_props && !name_ok(n, json_string_value(v)))
+			return bad(c, "'required' names '%.40s', which 'propertyNames' does not allow",
+				   json_string_value(v));
 		if (!json_is_string(v) || p == n->n_props)
 			return bad(c, "'required' names %s%.40s%s, which is not in 'properties'",
 				    json_is_string(v) ? "'" : "", json_is_string(v) ? json_string_value(v) : "a non-string",
@@ -518,63 +607,13 @@ static int compile_items(struct ctx *c, const json_t *o, struct jm_node *n, int 
 	return 0;
 }
 
-/* A number keyword @k of @o into *@v; 0 absent, 1 present, -1 not a number. */
-static int get_num(struct ctx *c, const json_t *o, const char *k, double *v)
-{
-	const json_t *j = json_object_get(o, k);
-
-	if (!j)
-		return 0;
-	if (!json_is_number(j))
-		return bad(c, "'%s' must be a number", k);
-	*v = json_number_value(j);
-	return 1;
-}
-
-static int64_t clamp_bound(double v)
-{
-	return v <= (double)-RANGE_INF ? -RANGE_INF : v >= (double)RANGE_INF ? RANGE_INF : (int64_t)v;
-}
-
-/*
- * minimum / maximum / exclusiveMinimum / exclusiveMaximum (a number, or
- * draft 4's boolean next to minimum/maximum) as an integer range.
- */
+/* The range keywords on a number or integer node (jsonnum.c). */
 static int compile_range(struct ctx *c, const json_t *o, struct jm_node *n)
 {
-	static const char *const kw[] = { "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum" };
-	const json_t *ex[2] = { json_object_get(o, "exclusiveMinimum"), json_object_get(o, "exclusiveMaximum") };
-	double v[4];
-	int i, have[4];
+	char err[256];
 
-	for (i = 0; i < 4; i++) {
-		if (i >= 2 && json_is_boolean(ex[i - 2])) {
-			have[i] = 0;	/* draft 4: modifies minimum / maximum */
-			continue;
-		}
-		have[i] = get_num(c, o, kw[i], &v[i]);
-		if (have[i] < 0)
-			return -1;
-	}
-	if (!have[0] && !have[1] && !have[2] && !have[3])
-		return 0;
-	if (n->types & JT_NUM)
-		return bad(c, "'%s' is supported on type integer only, not number",
-			   kw[have[0] ? 0 : have[1] ? 1 : have[2] ? 2 : 3]);
-	n->has_range = true;
-	n->lo = -RANGE_INF;
-	n->hi = RANGE_INF;
-	if (have[0])
-		n->lo = json_is_true(ex[0]) ? clamp_bound(floor(v[0])) + 1 : clamp_bound(ceil(v[0]));
-	if (have[1])
-		n->hi = json_is_true(ex[1]) ? clamp_bound(ceil(v[1])) - 1 : clamp_bound(floor(v[1]));
-	if (have[2] && clamp_bound(floor(v[2])) + 1 > n->lo)
-		n->lo = clamp_bound(floor(v[2])) + 1;
-	if (have[3] && clamp_bound(ceil(v[3])) - 1 < n->hi)
-		n->hi = clamp_bound(ceil(v[3])) - 1;
-	if (n->lo > n->hi)
-		return bad(c, "no integer is within 'minimum'/'maximum' (%lld > %lld)", (long long)n->lo,
-			   (long long)n->hi);
+	if (jm_num_compile(o, n, err, sizeof(err)))
+		return bad(c, "%s", err);
 	return 0;
 }
 
@@ -590,16 +629,18 @@ static const struct jm_node *compile_typed(struct ctx *c, const json_t *o, struc
 	} else {
 		/* No "type": what the keywords imply (llama.cpp), else anything. */
 		if (json_object_get(o, "properties") || json_object_get(o, "required") ||
-		    json_object_get(o, "additionalProperties"))
+		    json_object_get(o, "additionalProperties") || json_object_get(o, "propertyNames"))
 			n->types |= JT_OBJ;
 		if (json_object_get(o, "items") || json_object_get(o, "prefixItems") ||
 		    json_object_get(o, "minItems") || json_object_get(o, "maxItems") ||
 		    json_object_get(o, "additionalItems"))
 			n->types |= JT_ARR;
-		if (json_object_get(o, "minLength") || json_object_get(o, "maxLength"))
+		if (json_object_get(o, "minLength") || json_object_get(o, "maxLength") ||
+		    json_object_get(o, "pattern"))
 			n->types |= JT_STR;
 		if (json_object_get(o, "minimum") || json_object_get(o, "maximum") ||
-		    json_object_get(o, "exclusiveMinimum") || json_object_get(o, "exclusiveMaximum"))
+		    json_object_get(o, "exclusiveMinimum") || json_object_get(o, "exclusiveMaximum") ||
+		    json_object_get(o, "multipleOf"))
 			n->types |= JT_NUM;
 		if (!n->types)
 			n->types = JT_ALL;
@@ -615,6 +656,8 @@ static const struct jm_node *compile_typed(struct ctx *c, const json_t *o, struc
 		return NULL;
 	if (n->min_len > n->max_len)
 		return fail(c, "'minLength' %u is above 'maxLength' %u", n->min_len, n->max_len);
+	if ((n->types & JT_STR) && compile_pattern(c, o, n, &n->re, "pattern"))
+		return NULL;
 	return n;
 }
 
@@ -679,14 +722,10 @@ static const struct jm_node *compile(struct ctx *c, const json_t *j, int depth)
 	return compile_alt(c, json_object_get(j, form), form, n, depth);
 }
 
-/*
- * Whether some byte can start a document of @s: a schema that passes
- * compilation may still accept nothing the matcher can produce, which
- * would otherwise show only after the prompt was evaluated.
- */
-static bool can_start(struct jm_schema *s)
+bool jm_node_can_start(const struct jm_node *n)
 {
-	struct jm_state *st = jm_new(s);
+	struct jm_schema tmp = { .refs = 1, .root = n };
+	struct jm_state *st = jm_new(&tmp);
 	uint64_t set[4] = { 0 };
 
 	if (!st)
@@ -696,36 +735,72 @@ static bool can_start(struct jm_schema *s)
 	return set[0] | set[1] | set[2] | set[3];
 }
 
+struct jm_node *jm_node_add(struct jm_schema *s)
+{
+	struct jm_node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->next = s->nodes;
+	s->nodes = n;
+	n->max_items = UINT32_MAX;
+	n->max_len = UINT32_MAX;
+	n->key_max = UINT32_MAX;
+	return n;
+}
+
+const struct jm_node *jm_compile_part(struct jm_schema *s, const json_t *schema, int *n_nodes,
+				      char *err, size_t errlen)
+{
+	struct ctx c = { .root = schema, .s = s, .n_nodes = *n_nodes, .err = err,
+			 .errlen = errlen };
+	const struct jm_node *root;
+
+	c.err[0] = '\0';
+	root = compile(&c, schema, 0);
+	free(c.memo);
+	*n_nodes = c.n_nodes;
+	if (!root) {
+		fail(&c, "invalid schema");
+		return NULL;
+	}
+	if (!jm_node_can_start(root)) {
+		fail(&c, "the schema accepts no document this matcher can generate (a $ref that only refers to itself, a number range beyond %d digits, or nesting beyond %d levels)",
+		     JM_MAX_DIGITS, JM_MAX_DEPTH);
+		return NULL;
+	}
+	return root;
+}
+
+struct jm_schema *jm_schema_new(void)
+{
+	struct jm_schema *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->refs = 1;
+	return s;
+}
+
 struct jm_schema *jm_compile(const json_t *schema, char *err, size_t errlen)
 {
-	struct ctx c = { .root = schema, .err = err, .errlen = errlen };
+	struct jm_schema *s = jm_schema_new();
 	char dummy[1];
+	int n_nodes = 0;
 
 	if (!errlen) {
-		c.err = dummy;
-		c.errlen = sizeof(dummy);
+		err = dummy;
+		errlen = sizeof(dummy);
 	}
-	c.err[0] = '\0';
-	c.s = calloc(1, sizeof(*c.s));
-	if (!c.s) {
-		fail(&c, "out of memory");
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	c.s->refs = 1;
-	c.s->root = compile(&c, schema, 0);
-	free(c.memo);
-	if (!c.s->root) {
-		fail(&c, "invalid schema");
-		jm_schema_put(c.s);
+	s->root = jm_compile_part(s, schema, &n_nodes, err, errlen);
+	if (!s->root) {
+		jm_schema_put(s);
 		return NULL;
 	}
-	if (!can_start(c.s)) {
-		fail(&c, "the schema accepts no document this matcher can generate (a $ref that only refers to itself, an integer range beyond %d digits, or nesting beyond %d levels)",
-		     JM_MAX_DIGITS, JM_MAX_DEPTH);
-		jm_schema_put(c.s);
-		return NULL;
-	}
-	return c.s;
+	return s;
 }
 
 struct jm_schema *jm_compile_text(const char *text, size_t len, char *err, size_t errlen)
@@ -765,8 +840,12 @@ void jm_schema_put(struct jm_schema *s)
 			free(n->lit[i]);
 		for (i = 0; i < n->n_props; i++)
 			free(n->props[i].name);
+		jm_re_free(n->re);
+		jm_re_free(n->key_re);
 		free(n->lit);
 		free(n->lit_len);
+		free(n->cont);
+		free(n->seq);
 		free(n->props);
 		free(n->alt);
 		free(n->prefix);

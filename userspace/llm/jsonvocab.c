@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jsonmatch.h"
+#include "jsonregex.h"
 #include "tokenizer.h"
 #include "utf8.h"
 
@@ -123,13 +124,40 @@ bool jm_vocab_ok(const struct jm_vocab *v, struct jm_state *st, int32_t id)
 	       jm_try(st, v->bytes + v->off[id], v->off[id + 1] - v->off[id]);
 }
 
+/*
+ * Inside a pattern string: the plain token @p (@len bytes) is taken when
+ * the automaton takes its code points in turn within @max (what the
+ * matcher checks for them, without its frames).
+ */
+static bool pattern_ok(const struct jm_re *re, uint32_t rs, uint32_t count, uint32_t max,
+		       const char *p, uint32_t len)
+{
+	uint32_t cp;
+	size_t k;
+
+	while (len) {
+		k = utf8_decode(p, len, &cp);
+		if (!k || count >= max)
+			return false;
+		rs = jm_re_next(re, rs, cp, count++);
+		if (rs == JM_RE_DEAD)
+			return false;
+		p += k;
+		len -= (uint32_t)k;
+	}
+	return true;
+}
+
 int jm_vocab_mask(const struct jm_vocab *v, struct jm_state *st, const float *logits, int n,
 		  float *masked, int32_t *best)
 {
 	uint64_t first[4];
-	bool whole = jm_accepting(st), in_str = jm_in_free_string(st);
+	bool whole = jm_accepting(st), in_str = jm_in_free_string(st), in_pat;
+	const struct jm_re *re = NULL;
+	uint32_t rs = 0, count = 0, max = 0;
 	int i, n_ok = 0;
 
+	in_pat = jm_pattern_string(st, &re, &rs, &count, &max);
 	jm_next_bytes(st, first);
 	*best = -1;
 	for (i = v->n; i < n; i++)
@@ -144,7 +172,9 @@ int jm_vocab_mask(const struct jm_vocab *v, struct jm_state *st, const float *lo
 		else
 			ok = (v->kind[i] & JV_KIND) == JV_TEXT && (first[b >> 6] >> (b & 63) & 1) &&
 			     (len == 1 || (in_str && (v->kind[i] & JV_PLAIN)) ||
-			      jm_try(st, v->bytes + v->off[i], len));
+			      (in_pat && (v->kind[i] & JV_PLAIN) ?
+			       pattern_ok(re, rs, count, max, v->bytes + v->off[i], len) :
+			       jm_try(st, v->bytes + v->off[i], len)));
 		masked[i] = ok ? logits[i] : -INFINITY;
 		if (!ok)
 			continue;

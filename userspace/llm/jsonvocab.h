@@ -36,7 +36,8 @@ bool jm_vocab_ok(const struct jm_vocab *v, struct jm_state *st, int32_t id);
  *
  * Cost: one jm_next_bytes() (256 one-byte steps), then per token a table
  * lookup of its first byte, and jm_try() of its bytes only when that byte
- * may come and it has more.
+ * may come and it has more; inside a string a token of plain characters
+ * needs no matcher (no pattern) or only the pattern's automaton.
  *
  * Return: how many tokens may come.
  */

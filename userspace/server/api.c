@@ -703,6 +703,7 @@ void api_params_free(struct api_params *p)
 	free(p->tool_name);
 	free(p->prompt);
 	jm_schema_put(p->schema);
+	json_decref(p->schema_json);
 	for (i = 0; i < p->n_stop; i++)
 		free(p->stop[i]);
 	free(p->bias);

@@ -121,7 +121,11 @@ struct api_bias_text {
  * @bias_text, @n_bias_text: llama-server's [["text", bias]] entries,
  *	tokenized into @bias by api_resolve_bias()
  * @schema: structured output ("response_format", "json_schema",
- *	"text.format"; api_format.c), compiled, or NULL (free text); owned
+ *	"text.format"; api_format.c), compiled, or NULL (free text); owned.
+ *	With tools, api_resolve_format() replaces it by the schema of "calls
+ *	or a document"
+ * @schema_json: the document's schema as given (a reference), for that
+ * @schema_param: the field that gave it ("response_format", ...)
  */
 struct api_params {
 	enum api_kind kind;
@@ -144,6 +148,8 @@ struct api_params {
 	struct api_bias_text *bias_text;
 	int n_bias_text;
 	struct jm_schema *schema;
+	struct json_t *schema_json;
+	const char *schema_param;
 };
 
 /**
@@ -214,12 +220,23 @@ int api_parse_response_tools(struct json_t *o, struct api_params *p, struct api_
 /*
  * api_parse_format() - api_format.c: chat's and completions'
  * "response_format" and top-level "json_schema", or the Responses API's
- * "text.format", of @o into @p->schema (after api_parse_tools() /
- * api_parse_response_tools(): a schema with tools is refused). Return: 0, or -1 with @e a 400 naming the field
+ * "text.format", of @o into @p->schema (and @p->schema_json). Return: 0, or -1 with @e a 400 naming the field
  * (response_format.type, response_format.json_schema.schema, ...) and, for
  * a schema we cannot follow, the keyword and where it is.
  */
 int api_parse_format(struct json_t *o, struct api_params *p, struct api_error *e);
+
+/*
+ * api_resolve_format() - api_format.c: structured output together with
+ * tools, once the model's chat template @ct is known: @p->schema becomes
+ * "tool calls in the template's form, or a document of the schema"
+ * (jm_compile_tools(); tool_choice required or a function: calls only).
+ * Nothing to do without both. Return: 0, or -1 with @e a 400 (a strict
+ * tool's parameters we cannot follow, naming them; a template whose
+ * calls are not JSON) or a 500.
+ */
+struct chat_template;
+int api_resolve_format(struct api_params *p, const struct chat_template *ct, struct api_error *e);
 
 /*
  * api_check_tool_ids() - each tool message's tool_call_id (when given)

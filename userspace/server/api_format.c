@@ -6,8 +6,11 @@
  * "json_schema","json_schema":{"name","schema","strict"}}), llama-server's
  * top-level "json_schema", and the Responses API's "text.format"
  * ({"type":"json_schema","name","schema","strict"}, json_object, text),
- * compiled into api_params.schema (jsonmatch.h). References: the OpenAI
- * API reference ("Structured Outputs"), llama-server's README.
+ * compiled into api_params.schema (jsonmatch.h); with tools, the schema of
+ * "calls or a document" once the template is known (api_resolve_format()).
+ * References: the OpenAI API reference ("Structured Outputs", "Function
+ * calling": a reply is either tool calls or the structured output),
+ * llama-server's README.
  */
 #include "api.h"
 
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chat.h"
 #include "jsonmatch.h"
 
 /* json_object mode: one JSON object (OpenAI's "JSON mode"). */
@@ -26,11 +30,13 @@ static int compile(const json_t *sch, const char *param, struct api_params *p,
 {
 	char err[320];
 
-	if (sch)
-		p->schema = jm_compile(sch, err, sizeof(err));
-	else
-		p->schema = jm_compile_text(json_object_schema, strlen(json_object_schema), err,
-					    sizeof(err));
+	p->schema_json = sch ? json_incref((json_t *)sch) :
+			 json_loads(json_object_schema, 0, NULL);
+	if (!p->schema_json) {
+		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
+	p->schema = jm_compile(p->schema_json, err, sizeof(err));
 	if (!p->schema)
 		return api_bad(e, param, "'%s' is not a JSON schema we can follow: %s", param, err);
 	return 0;
@@ -132,8 +138,42 @@ int api_parse_format(json_t *o, struct api_params *p, struct api_error *e)
 		if (js)
 			what = "json_schema";
 	}
-	if (p->schema && p->tools_json)
-		return api_bad(e, what, "structured output ('%s') and 'tools' together are not supported",
-			       what);
+	p->schema_param = what;
+	return 0;
+}
+
+int api_resolve_format(struct api_params *p, const struct chat_template *ct, struct api_error *e)
+{
+	static const int choice[] = {
+		[API_TOOL_AUTO] = JM_TOOLS_AUTO, [API_TOOL_NONE] = JM_TOOLS_AUTO,
+		[API_TOOL_REQUIRED] = JM_TOOLS_REQUIRED, [API_TOOL_FUNCTION] = JM_TOOLS_FUNCTION,
+	};
+	struct jm_schema *s;
+	json_t *tools;
+	char err[400], at[64];
+	unsigned int i;
+
+	if (!p->schema || !p->tools_json)
+		return 0;
+	if (ct->tools == CHAT_TOOLS_XML)
+		return api_bad(e, p->schema_param,
+			       "structured output ('%s') together with 'tools' is not supported with this model's XML tool-call form (%s template)",
+			       p->schema_param, ct->name);
+	tools = json_loads(p->tools_json, 0, NULL);
+	s = tools ? jm_compile_tools(p->schema_json, tools, choice[p->tool_choice], p->tool_name,
+				     p->one_call, err, sizeof(err)) : NULL;
+	json_decref(tools);
+	if (!s && tools && sscanf(err, "tools[%u]", &i) == 1) {
+		snprintf(at, sizeof(at), p->kind == API_RESPONSES ? "tools[%u].parameters" :
+			 "tools[%u].function.parameters", i);
+		return api_bad(e, at, "'%s' (strict) is not a JSON schema we can follow: %s", at,
+			       strchr(err, ' ') + 1);
+	}
+	if (!s) {
+		api_error_set(e, 500, "server_error", NULL, NULL, "%s", tools ? err : "out of memory");
+		return -1;
+	}
+	jm_schema_put(p->schema);
+	p->schema = s;
 	return 0;
 }

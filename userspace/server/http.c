@@ -1000,7 +1000,7 @@ static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, stru
 	int n = 0;
 
 	if (api_parse(k, h->body ? h->body : "", h->len, &p, &e) ||
-	    api_resolve_bias(&p, s->tok, &e) ||
+	    api_resolve_bias(&p, s->tok, &e) || api_resolve_format(&p, &s->ct, &e) ||
 	    tokenize(s, &p, &toks, &n, &rs, &e) || check_ctx(s, &p, n, &e)) {
 		api_params_free(&p);
 		free(toks);

@@ -17,7 +17,11 @@
  * newline). A request whose prompt, decoded, contains TRIGGER gets REPLY
  * instead of the counting text, 4 bytes a token (never inside a UTF-8
  * character), then stops: the shapes real models produce (tool calls,
- * tags) at the HTTP layer without a model that produces them.
+ * tags) at the HTTP layer without a model that produces them. Under a
+ * JSON schema (engine_request.schema) a recorded reply is fed to the
+ * matcher as the real engine would sample it: a token it refuses ends the
+ * request with ENGINE_FINISH_ERROR, and the request stops as soon as
+ * nothing can follow the document (the counting text is not checked).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +31,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "jsonmatch.h"
 #include "tokenizer.h"
 #include "rk1828/util.h"
 
@@ -45,6 +50,8 @@ struct engine_req {
 	size_t text_len;
 	int n_gen, cached;
 	const char *script;	/* a recorded reply, or NULL */
+	struct jm_state *jm;	/* a recorded reply's schema, or NULL */
+	const char *error;	/* why it ended with ENGINE_FINISH_ERROR */
 	size_t script_off;
 	bool active, cancel, done;
 	int refs;
@@ -62,7 +69,7 @@ struct engine {
 	struct engine_stats st;
 	double t_created, busy_ms;
 	const struct tokenizer *tok;
-	char *replies[16][2];	/* trigger, reply */
+	char *replies[32][2];	/* trigger, reply */
 	int n_replies;
 };
 
@@ -73,7 +80,7 @@ static void load_replies(struct engine *e)
 	char line[4096], *tab, *r, *w;
 	FILE *f = path ? fopen(path, "r") : NULL;
 
-	while (f && e->n_replies < 16 && fgets(line, sizeof(line), f)) {
+	while (f && e->n_replies < 32 && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
 		tab = strchr(line, '\t');
 		if (line[0] == '#' || !tab)
@@ -125,6 +132,7 @@ static void put_locked(struct engine_req *q)
 		return;
 	free(q->prompt);
 	free(q->text);
+	jm_free(q->jm);
 	for (i = 0; i < 4; i++)
 		free(q->stop[i]);
 	free(q);
@@ -148,6 +156,7 @@ static void finish(struct engine *e, struct engine_req *q, enum engine_finish f)
 
 	ev.text = "";
 	ev.stop_word = f == ENGINE_FINISH_STOP ? q->stop_word : NULL;
+	ev.error = f == ENGINE_FINISH_ERROR ? q->error : NULL;
 	ev.usage.prompt_tokens = q->r.n_prompt;
 	ev.usage.completion_tokens = q->n_gen;
 	ev.usage.cached_tokens = q->cached;
@@ -187,8 +196,13 @@ static void step(struct engine *e, struct engine_req *q)
 		finish(e, q, ENGINE_FINISH_LENGTH);
 		return;
 	}
-	if ((q->script ? !q->script[q->script_off] : q->n_gen >= FAKE_LEN) &&
-	    !q->r.ignore_eos) {
+	if ((q->script ? !q->script[q->script_off] || (q->jm && jm_done(q->jm)) :
+	     q->n_gen >= FAKE_LEN) && !q->r.ignore_eos) {
+		if (q->jm && !jm_accepting(q->jm)) {
+			q->error = "the recorded reply ends before its JSON document is whole";
+			finish(e, q, ENGINE_FINISH_ERROR);
+			return;
+		}
 		finish(e, q, ENGINE_FINISH_STOP);
 		return;
 	}
@@ -198,6 +212,11 @@ static void step(struct engine *e, struct engine_req *q)
 		for (len = 0; p[len] && (len < 4 || ((unsigned char)p[len] & 0xc0) == 0x80); len++)
 			tok[len] = p[len];
 		q->script_off += len;
+		if (q->jm && !jm_feed(q->jm, tok, (size_t)len)) {
+			q->error = "the recorded reply does not continue the JSON document of the request's schema";
+			finish(e, q, ENGINE_FINISH_ERROR);
+			return;
+		}
 	} else {
 		len = snprintf(tok, sizeof(tok), "w%d ", q->n_gen);
 	}
@@ -385,6 +404,9 @@ int engine_submit(struct engine *e, const struct engine_request *r, struct engin
 		q->stop[i] = strdup(r->stop[i]);
 	q->r.prompt = q->prompt;
 	q->script = find_reply(e, q->prompt, q->r.n_prompt);
+	if (q->script && r->schema)
+		q->jm = jm_new(r->schema);
+	q->r.schema = NULL;	/* the matcher holds its own reference */
 	q->refs = 2;
 	q->t_submit = util_now_ms();
 	for (pp = &e->list; *pp; pp = &(*pp)->next)
