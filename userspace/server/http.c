@@ -706,15 +706,15 @@ static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, i
 }
 
 /*
- * The prompt alone must leave room for one token, and with max_tokens
- * the two must fit the context; the error names the field to change
- * (the prompt's when it alone is too long, else max_tokens).
+ * The prompt alone must leave room for one token: a prompt that fills the
+ * context is context_length_exceeded, naming the prompt's field. A token
+ * limit (max_tokens, max_completion_tokens, max_output_tokens, n_predict)
+ * larger than the room left is not an error: it is an upper bound, as in
+ * llama-server and Ollama (gen_max_tokens()).
  */
 static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
 		     struct api_error *e)
 {
-	const char *key = p->kind == API_RESPONSES ? "max_output_tokens" :
-			  p->kind == API_NATIVE ? "n_predict" : "max_tokens";
 	const char *in = p->kind == API_COMPLETION || p->kind == API_NATIVE ? "prompt" :
 			 p->kind == API_RESPONSES ? "input" : "messages";
 
@@ -724,13 +724,21 @@ static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
 			      n_prompt, s->n_ctx);
 		return -1;
 	}
-	if (p->max_tokens > 0 && (uint64_t)n_prompt + p->max_tokens > s->n_ctx) {
-		api_error_set(e, 400, "invalid_request_error", "context_length_exceeded", key,
-			      "context length exceeded: the prompt has %d tokens and %s is %d (%d in all), but the context is %u tokens",
-			      n_prompt, key, p->max_tokens, n_prompt + p->max_tokens, s->n_ctx);
-		return -1;
-	}
 	return 0;
+}
+
+/*
+ * The engine's max_tokens for @p's limit with a prompt of @n_prompt
+ * tokens: the limit itself when it fits the context, else -1 (until the
+ * context is full, engine.h), so that the reply ends at the context's end
+ * with ENGINE_FINISH_LENGTH ("length", Responses: incomplete with reason
+ * max_output_tokens).
+ */
+static int gen_max_tokens(const struct srv *s, const struct api_params *p, int n_prompt)
+{
+	if (p->max_tokens > 0 && (uint64_t)n_prompt + (uint64_t)p->max_tokens > s->n_ctx)
+		return -1;
+	return p->max_tokens;
 }
 
 static void make_id(char *buf, size_t n, const char *prefix)
@@ -806,7 +814,7 @@ static int start_gen(struct srv *s, struct MHD_Connection *c, const struct api_p
 		     bool ignore_eos, struct gen **out, struct api_error *e)
 {
 	struct engine_request r = {
-		.prompt = toks, .n_prompt = n, .max_tokens = p->max_tokens, .s = p->s,
+		.prompt = toks, .n_prompt = n, .max_tokens = gen_max_tokens(s, p, n), .s = p->s,
 		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
 		.schema = p->schema,
 		.ignore_eos = ignore_eos,
