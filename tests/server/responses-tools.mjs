@@ -227,12 +227,48 @@ await check('Codex-shaped turns', async () => {
      'Codex-shaped request: the turn after the call\'s output is the answer', next.output);
 });
 
+// Codex CLI 0.169's tools: functions, a namespace of agent tools (it sends
+// each MCP server so too) and a hosted web_search. The namespace's members
+// are offered to the model under their own names, a call to one comes
+// back with its namespace (whole and streamed) and is accepted in the
+// next turn's input; web_search is a declaration only.
+await check('Codex namespace and hosted tools', async () => {
+  const fn = (name, props = {}) => ({ type: 'function', name, description: name, strict: false,
+    parameters: { type: 'object', properties: props, additionalProperties: false } });
+  const ctools = [fn('exec_command', { cmd: { type: 'string' } }),
+    { type: 'namespace', name: 'multi_agent_v1', description: 'Tools for spawning and managing sub-agents.',
+      tools: [fn('spawn_agent', { message: { type: 'string' } }), fn('wait_agent', { ids: { type: 'array', items: { type: 'string' } } })] },
+    fn('get_goal'), { type: 'web_search', external_web_access: false }];
+  const req = { tools: ctools, tool_choice: 'auto', parallel_tool_calls: true, reasoning: { summary: 'auto' }, store: false,
+    temperature: 0, max_output_tokens: REAL ? 8 : 200 };
+  const input = user('NS-CALL: ask a sub-agent to count the files');
+  const r = await c.responses.create({ ...req, input });
+  ok(valid(r), 'Codex tools (namespace, web_search): 200 and a valid Response', r);
+  eq(r.tools, ctools, 'Codex tools: the response echoes the tools as sent (namespace and web_search included)');
+  if (REAL) return;
+  const f = calls(r)[0];
+  ok(types(r) === 'function_call' && f.namespace === 'multi_agent_v1' && f.name === 'spawn_agent' && f.status === 'completed' &&
+     JSON.parse(f.arguments).message === 'count the files',
+     'a call to a namespace member is a function_call with its namespace and the member\'s name', r.output);
+  const evs = await events({ ...req, input });
+  const added = evs.find((e) => e.type === 'response.output_item.added'), doneEv = evs.find((e) => e.type === 'response.output_item.done');
+  ok(added?.item.namespace === 'multi_agent_v1' && doneEv?.item.namespace === 'multi_agent_v1' && doneEv.item.name === 'spawn_agent',
+     'streamed: output_item.added and .done of the call carry the namespace', [added, doneEv]);
+  const s = await c.responses.stream({ ...req, input }).finalResponse();
+  eq(norm(s.output), norm(r.output), 'streamed: the SDK assembles the same function_call (namespace included)');
+  const next = await c.responses.create({ ...req, input: [...input, ...r.output,
+    { type: 'function_call_output', call_id: f.call_id, output: 'AFTER-RESULT' }] });
+  ok(types(next) === 'message' && next.output_text === 'It is 21 °C and sunny in Paris.',
+     'the next turn takes the function_call back with its namespace', next.output);
+});
+
 // ---- validation ----------------------------------------------------------
 const fc = (id, name = 'get_weather') => ({ type: 'function_call', call_id: id, name, arguments: '{}' });
 const bad = [
-  ['a web_search tool', { tools: [{ type: 'web_search' }] }, 'tools[0].type'],
-  ['a file_search tool after a function', { tools: [weather, { type: 'file_search', vector_store_ids: ['v'] }] }, 'tools[1].type'],
-  ['an mcp tool', { tools: [{ type: 'mcp', server_label: 'x', server_url: 'http://x' }] }, 'tools[0].type'],
+  ['a namespace without its tools', { tools: [{ type: 'namespace', name: 'n', description: 'd' }] }, 'tools[0].tools'],
+  ['a namespace member named as a function', { tools: [weather, { type: 'namespace', name: 'n', tools: [weather] }] }, 'tools[1].tools[0].name'],
+  ['a namespace in a namespace', { tools: [{ type: 'namespace', name: 'n', tools: [{ type: 'namespace', name: 'm', tools: [] }] }] }, 'tools[0].tools[0].type'],
+  ['tool_choice of a declared web_search tool', { tools: [weather, { type: 'web_search' }], tool_choice: { type: 'web_search' } }, 'tool_choice'],
   ['a tool of type "funktion"', { tools: [{ type: 'funktion', name: 'f' }] }, 'tools[0].type'],
   ['a chat-shaped (nested) tool', { tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools[0].name'],
   ['a name with a space', { tools: [{ type: 'function', name: 'get weather' }] }, 'tools[0].name'],

@@ -685,6 +685,8 @@ void api_params_free(struct api_params *p)
 	free(p->tool_name);
 	free(p->prompt);
 	jm_schema_put(p->schema);
+	json_decref(p->tools_given);
+	json_decref(p->tool_ns);
 	for (i = 0; i < p->n_stop; i++)
 		free(p->stop[i]);
 	free(p->bias);

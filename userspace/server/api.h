@@ -16,6 +16,8 @@
 
 #include "engine.h"
 
+struct json_t;
+
 #define API_MAX_STOP 4
 /*
  * logit_bias: at most this many entries (OpenAI refuses more than 300,
@@ -122,6 +124,11 @@ struct api_bias_text {
  *	tokenized into @bias by api_resolve_bias()
  * @schema: structured output ("response_format", "json_schema",
  *	"text.format"; api_format.c), compiled, or NULL (free text); owned
+ * @tools_given: responses: the request's "tools" array as sent, echoed in
+ *	the response object (a reference), or NULL
+ * @tool_ns: responses: {function name: namespace} of the offered functions
+ *	that are members of a namespace tool (a reference), or NULL: a call
+ *	to one is answered with its namespace
  */
 struct api_params {
 	enum api_kind kind;
@@ -144,6 +151,7 @@ struct api_params {
 	struct api_bias_text *bias_text;
 	int n_bias_text;
 	struct jm_schema *schema;
+	struct json_t *tools_given, *tool_ns;
 };
 
 /**

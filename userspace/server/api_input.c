@@ -7,7 +7,9 @@
  *     a message of that role (developer = system);
  *   - function_call items: the calls of an assistant message (one turn:
  *     consecutive calls, and the assistant message item just before them,
- *     the text the model wrote with its calls);
+ *     the text the model wrote with its calls); the "namespace" of a
+ *     namespace member's call is taken and not rendered (the model was
+ *     offered the member under its own name);
  *   - a function_call_output: a tool message answering call_id;
  *   - a reasoning item (from a previous response passed back): the
  *     reasoning_content of the assistant turn that follows it (its
@@ -133,6 +135,10 @@ static int function_call(struct input *in, json_t *it, int i, const char *where,
 	if (!json_is_string(args))
 		return api_bad(e, at, "'%s' is required and must be a string holding a JSON object",
 			       at);
+	/* A namespace member's call: the model saw (and wrote) its own name. */
+	snprintf(at, sizeof(at), "%s.namespace", where);
+	if (api_field(it, "namespace") && !json_is_string(api_field(it, "namespace")))
+		return api_bad(e, at, "'%s' must be a string (the namespace tool of the function)", at);
 	m = call_turn(in, i);
 	if (!m)
 		return oom(e);

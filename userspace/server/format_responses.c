@@ -8,7 +8,8 @@
  *   - "message" {id "msg_...", role assistant, content [{output_text}]}
  *     for the text (always one when the reply has no call, "" if need be);
  *   - "function_call" {id "fc_...", call_id "call_...", name, arguments,
- *     status} per call: "completed" when its closing tag came and its
+ *     status} per call, with "namespace" when the function is a member of
+ *     a namespace tool: "completed" when its closing tag came and its
  *     arguments are a JSON object, else "incomplete" (cut off by the token
  *     limit or a stop string). With parallel_tool_calls false only the
  *     first call is returned.
@@ -35,9 +36,11 @@ enum item_kind { ITEM_NONE, ITEM_REASONING, ITEM_MESSAGE, ITEM_CALL };
  * @open_id: its id
  * @call: ITEM_CALL: the parser's index of the call
  * @call_id, @name: ITEM_CALL: its call_id and function
+ * @ns: ITEM_CALL: the function's namespace, "" when it has none
  * @buf, @len, @cap: the open item's text (or arguments) so far
  * @n_msg: message items opened (their ids: msg_X, msg_X_1, ...)
  * @tools, @tool_choice: the request's, echoed in the response object
+ * @tool_ns: {function: namespace} of the offered namespace members, or NULL
  * @parallel: parallel_tool_calls as requested
  */
 struct resp_out {
@@ -45,30 +48,13 @@ struct resp_out {
 	enum item_kind open;
 	char open_id[64];
 	int call;
-	char call_id[48], name[80];
+	char call_id[48], name[80], ns[80];
 	char *buf;
 	size_t len, cap;
 	int n_msg;
-	json_t *tools, *tool_choice;
+	json_t *tools, *tool_choice, *tool_ns;
 	bool parallel;
 };
-
-/* The request's tools in the flat Responses shape, from p->tools_json's chat shape. */
-static json_t *flat_tools(const char *tools_json)
-{
-	json_t *chat = tools_json ? json_loads(tools_json, 0, NULL) : NULL;
-	json_t *arr = json_array(), *t;
-	size_t i;
-
-	json_array_foreach(chat, i, t) {
-		json_t *fn = json_deep_copy(json_object_get(t, "function"));
-
-		json_object_set_new(fn, "type", json_string("function"));
-		json_array_append_new(arr, fn);
-	}
-	json_decref(chat);
-	return arr;
-}
 
 static const char *const choice_names[] = {
 	[API_TOOL_AUTO] = "auto", [API_TOOL_NONE] = "none",
@@ -82,7 +68,8 @@ int fmt_resp_new(struct gen *g, const struct api_params *p)
 	if (!r)
 		return -1;
 	r->items = json_array();
-	r->tools = flat_tools(p->tools_json);
+	r->tools = p->tools_given ? json_incref(p->tools_given) : json_array();
+	r->tool_ns = json_incref(p->tool_ns);
 	r->tool_choice = p->tool_choice == API_TOOL_FUNCTION ?
 			 json_pack("{s:s, s:s}", "type", "function", "name", p->tool_name) :
 			 json_string(choice_names[p->tool_choice]);
@@ -104,6 +91,7 @@ void fmt_resp_free(struct gen *g)
 	json_decref(r->items);
 	json_decref(r->tools);
 	json_decref(r->tool_choice);
+	json_decref(r->tool_ns);
 	free(r->buf);
 	free(r);
 	g->ro = NULL;
@@ -178,6 +166,7 @@ static json_t *open_item(struct gen *g, bool done, const char *status)
 {
 	struct resp_out *r = g->ro;
 	const char *text = r->buf ? r->buf : "";
+	json_t *it;
 
 	switch (r->open) {
 	case ITEM_REASONING:
@@ -191,9 +180,12 @@ static json_t *open_item(struct gen *g, bool done, const char *status)
 				 json_pack("[o]", text_part("output_text", text, r->len)) :
 				 json_array());
 	default:
-		return json_pack("{s:s, s:s, s:s, s:s, s:s%, s:s}", "type", "function_call",
-				 "id", r->open_id, "call_id", r->call_id, "name", r->name,
-				 "arguments", done ? text : "", done ? r->len : 0, "status", status);
+		it = json_pack("{s:s, s:s, s:s, s:s, s:s%, s:s}", "type", "function_call",
+			       "id", r->open_id, "call_id", r->call_id, "name", r->name,
+			       "arguments", done ? text : "", done ? r->len : 0, "status", status);
+		if (r->ns[0])
+			json_object_set_new(it, "namespace", json_string(r->ns));
+		return it;
 	}
 }
 
@@ -257,6 +249,8 @@ static void open_new(struct gen *g, enum item_kind kind, const struct chat_delta
 		/* The parser's "call_<n>_<i>": "fc_<n>_<i>" names the item. */
 		snprintf(r->call_id, sizeof(r->call_id), "%s", d->id);
 		snprintf(r->name, sizeof(r->name), "%s", d->name);
+		snprintf(r->ns, sizeof(r->ns), "%s",
+			 json_string_value(json_object_get(r->tool_ns, d->name)) ?: "");
 		snprintf(r->open_id, sizeof(r->open_id), "fc_%s",
 			 strncmp(d->id, "call_", 5) ? d->id : d->id + 5);
 		r->call = d->index;
