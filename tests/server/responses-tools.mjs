@@ -200,6 +200,47 @@ if (!REAL) {
         { type: 'function_call_output', call_id: f.call_id, output: 'AFTER-RESULT' }] });
       ok(valid(back) && back.output_text === 'It is 21 °C and sunny in Paris.', 'reasoning: the reasoning item passed back is accepted', back);
     });
+    // The scripted engine gives 4 bytes a token: the tokens of the think
+    // block (tags included) are those up to the one that ends "</think>".
+    const thinkEnd = '<think>\nParis: the weather tool.\n</think>'.length, rsTokens = Math.ceil(thinkEnd / 4);
+    await check('reasoning tokens and summary', async () => {
+      const r = await t.responses.create({ input: 'THINK-CALL', ...base });
+      ok(r.usage.output_tokens_details?.reasoning_tokens === rsTokens && r.usage.output_tokens > rsTokens,
+         `usage.output_tokens_details.reasoning_tokens counts the ${rsTokens} tokens of the <think> block`, r.usage);
+      ok(r.output[0].summary.length === 0, 'no reasoning.summary asked: the summary stays []', r.output[0]);
+      const rs = { ...base, reasoning: { effort: 'medium', summary: 'auto' } };
+      const w = await t.responses.create({ input: 'THINK-CALL', ...rs });
+      eq(w.output[0].summary, [{ type: 'summary_text', text: 'Paris: the weather tool.' }],
+         'reasoning.summary auto: the reasoning item\'s summary is one summary_text part with the reasoning');
+      eq(w.output[0].content, r.output[0].content, 'reasoning.summary auto: the reasoning_text content is kept');
+      const evs = [];
+      for await (const e of await t.responses.create({ input: 'THINK-CALL', ...rs, stream: true })) evs.push(e);
+      const of = (ty) => evs.filter((e) => e.type === ty);
+      const added = of('response.reasoning_summary_part.added'), deltas = of('response.reasoning_summary_text.delta');
+      const tdone = of('response.reasoning_summary_text.done'), pdone = of('response.reasoning_summary_part.done');
+      const itemAdded = evs.findIndex((e) => e.type === 'response.output_item.added');
+      const itemDone = evs.findIndex((e) => e.type === 'response.output_item.done');
+      ok(added.length === 1 && added[0].summary_index === 0 && added[0].part.type === 'summary_text' && added[0].part.text === '' &&
+         added[0].item_id === evs[itemAdded].item.id && evs[itemAdded].item.type === 'reasoning' && deltas.length > 1 &&
+         deltas.map((d) => d.delta).join('') === 'Paris: the weather tool.' && tdone.length === 1 &&
+         tdone[0].text === 'Paris: the weather tool.' && pdone.length === 1 && pdone[0].part.text === 'Paris: the weather tool.' &&
+         evs.indexOf(added[0]) > itemAdded && evs.indexOf(pdone[0]) < itemDone,
+         'streamed: reasoning_summary_part.added, _text.delta pieces (joined: the reasoning), _text.done, _part.done inside the item',
+         evs.filter((e) => /summary/.test(e.type)));
+      const fin = evs[evs.length - 1].response;
+      ok(fin.usage.output_tokens_details.reasoning_tokens === rsTokens, 'streamed: response.completed\'s usage has the reasoning tokens', fin.usage);
+      const sw = await t.responses.stream({ input: 'THINK-CALL', ...rs }).finalResponse();
+      eq(norm(sw.output), norm(w.output), 'streamed with a summary: the SDK assembles the same items (summary included)');
+      const bad = await t.responses.create({ input: 'x', reasoning: { summary: 'verbose' } }).catch((e) => e);
+      ok(bad instanceof OpenAI.BadRequestError && bad.param === 'reasoning.summary', '400 reasoning.summary "verbose" names reasoning.summary', bad.message);
+      const cc = await t.chat.completions.create({ messages: user('THINK-CALL'), tools: [{ type: 'function', function: { name: 'get_weather',
+        parameters: weatherParams } }], temperature: 0, max_tokens: 200 });
+      ok(cc.usage.completion_tokens_details?.reasoning_tokens === rsTokens && cc.choices[0].message.reasoning_content === 'Paris: the weather tool.',
+         'chat completions: usage.completion_tokens_details.reasoning_tokens counts the think block too', cc.usage);
+      const plain = await c.chat.completions.create({ messages: user('WEATHER-CALL'), tools: [{ type: 'function', function: { name: 'get_weather',
+        parameters: weatherParams } }], temperature: 0, max_tokens: 200 });
+      ok(plain.usage.completion_tokens_details?.reasoning_tokens === 0, 'a reply without <think>: reasoning_tokens 0', plain.usage);
+    });
   }
 }
 

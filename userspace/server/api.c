@@ -589,7 +589,7 @@ static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
 	if (ins && !json_is_string(ins))
 		return api_bad(e, "instructions", "'instructions' must be a string");
 	if (parse_common(o, p, "max_output_tokens", e) || api_parse_response_tools(o, p, e) ||
-	    api_parse_format(o, p, e))
+	    api_parse_format(o, p, e) || api_parse_response_opts(o, p, e))
 		return -1;
 	p->include_usage = true;
 	pre = ins ? 1 : 0;

@@ -129,6 +129,8 @@ struct api_bias_text {
  * @tool_ns: responses: {function name: namespace} of the offered functions
  *	that are members of a namespace tool (a reference), or NULL: a call
  *	to one is answered with its namespace
+ * @reasoning_summary: responses: "reasoning.summary" asks for the
+ *	reasoning item's summary
  */
 struct api_params {
 	enum api_kind kind;
@@ -152,6 +154,7 @@ struct api_params {
 	int n_bias_text;
 	struct jm_schema *schema;
 	struct json_t *tools_given, *tool_ns;
+	bool reasoning_summary;
 };
 
 /**
@@ -273,6 +276,12 @@ int api_parse_content(struct json_t *c, const char *where, const char *part_type
  * Return: 0, or -1 with @e a 400 naming input[i]...
  */
 int api_parse_input(struct json_t *in, int n_pre, struct api_params *p, struct api_error *e);
+
+/*
+ * api_parse_response_opts() - api_resp.c: the Responses API's own fields
+ * of @o ("reasoning"). Return: 0, or -1 with @e a 400 naming the field.
+ */
+int api_parse_response_opts(struct json_t *o, struct api_params *p, struct api_error *e);
 
 /** api_error_set() - fill @e; @param may be NULL (JSON null). */
 void api_error_set(struct api_error *e, int status, const char *type, const char *code,

@@ -4,7 +4,10 @@
  * (chat.h's parser, as for chat completions) into output items, in the
  * order the model wrote them:
  *   - "reasoning" {id "rs_...", summary [], content [{reasoning_text}]}
- *     for the text inside <think>;
+ *     for the text inside <think>; with "reasoning.summary" asked for,
+ *     summary [{summary_text}] holds the same text (the server has no
+ *     summarizer: the reasoning is its own summary), streamed with the
+ *     response.reasoning_summary_part / _text events;
  *   - "message" {id "msg_...", role assistant, content [{output_text}]}
  *     for the text (always one when the reply has no call, "" if need be);
  *   - "function_call" {id "fc_...", call_id "call_...", name, arguments,
@@ -42,6 +45,7 @@ enum item_kind { ITEM_NONE, ITEM_REASONING, ITEM_MESSAGE, ITEM_CALL };
  * @tools, @tool_choice: the request's, echoed in the response object
  * @tool_ns: {function: namespace} of the offered namespace members, or NULL
  * @parallel: parallel_tool_calls as requested
+ * @summary: reasoning items carry a summary ("reasoning.summary")
  */
 struct resp_out {
 	json_t *items;
@@ -53,7 +57,7 @@ struct resp_out {
 	size_t len, cap;
 	int n_msg;
 	json_t *tools, *tool_choice, *tool_ns;
-	bool parallel;
+	bool parallel, summary;
 };
 
 static const char *const choice_names[] = {
@@ -74,6 +78,7 @@ int fmt_resp_new(struct gen *g, const struct api_params *p)
 			 json_pack("{s:s, s:s}", "type", "function", "name", p->tool_name) :
 			 json_string(choice_names[p->tool_choice]);
 	r->parallel = !p->one_call;
+	r->summary = p->reasoning_summary;
 	g->ro = r;
 	if (!r->items || !r->tools || !r->tool_choice) {
 		fmt_resp_free(g);
@@ -170,8 +175,10 @@ static json_t *open_item(struct gen *g, bool done, const char *status)
 
 	switch (r->open) {
 	case ITEM_REASONING:
-		return json_pack("{s:s, s:s, s:[], s:o, s:s}", "type", "reasoning", "id", r->open_id,
-				 "summary", "content", done ?
+		return json_pack("{s:s, s:s, s:o, s:o, s:s}", "type", "reasoning", "id", r->open_id,
+				 "summary", done && r->summary ?
+				 json_pack("[o]", text_part("summary_text", text, r->len)) :
+				 json_array(), "content", done ?
 				 json_pack("[o]", text_part("reasoning_text", text, r->len)) :
 				 json_array(), "status", status);
 	case ITEM_MESSAGE:
@@ -223,6 +230,13 @@ static void close_item(struct gen *g, bool complete)
 		item_event(g, "response.content_part.done",
 			   json_pack("{s:i, s:o}", "content_index", 0, "part",
 				     text_part(part, text, r->len)));
+		if (r->open == ITEM_REASONING && r->summary) {
+			item_event(g, "response.reasoning_summary_text.done",
+				   json_pack("{s:i, s:s%}", "summary_index", 0, "text", text, r->len));
+			item_event(g, "response.reasoning_summary_part.done",
+				   json_pack("{s:i, s:o}", "summary_index", 0, "part",
+					     text_part("summary_text", text, r->len)));
+		}
 		item_added_done(g, true, open_item(g, true, "completed"));
 	}
 	r->open = ITEM_NONE;
@@ -261,6 +275,10 @@ static void open_new(struct gen *g, enum item_kind kind, const struct chat_delta
 			   json_pack("{s:i, s:o}", "content_index", 0, "part",
 				     text_part(kind == ITEM_REASONING ? "reasoning_text" :
 					       "output_text", "", 0)));
+	if (kind == ITEM_REASONING && r->summary)
+		item_event(g, "response.reasoning_summary_part.added",
+			   json_pack("{s:i, s:o}", "summary_index", 0, "part",
+				     text_part("summary_text", "", 0)));
 }
 
 /* The parser's pieces as items and their delta events. */
@@ -290,6 +308,9 @@ static void resp_piece(const struct chat_delta *d, void *user)
 		item_event(g, kind == ITEM_REASONING ? "response.reasoning_text.delta" :
 			   "response.output_text.delta",
 			   json_pack("{s:i, s:s%}", "content_index", 0, "delta", d->text, d->len));
+	if (kind == ITEM_REASONING && r->summary)
+		item_event(g, "response.reasoning_summary_text.delta",
+			   json_pack("{s:i, s:s%}", "summary_index", 0, "delta", d->text, d->len));
 }
 
 void fmt_resp_start(struct gen *g)
