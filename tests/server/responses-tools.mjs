@@ -332,7 +332,7 @@ const bad = [
   ['an input_image part in an output', { input: [...user('x'), fc('c'), { type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'x' }] }] }, 'input[2].output'],
   ['129 calls in one turn', { input: [...user('x'), ...Array.from({ length: 129 }, (_, i) => fc('c' + i))] }, 'input[129]'],
   ['a web_search_call item', { input: [...user('x'), { type: 'web_search_call', id: 'ws_1', status: 'completed' }] }, 'input[1].type'],
-  ['an item_reference', { input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].type'],
+  ['an item_reference to an item not stored', { input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].id'],
   ['a tool role message', { input: [{ role: 'tool', content: 'x' }] }, 'input[0].role'],
 ];
 for (const [name, extra, param] of bad) {

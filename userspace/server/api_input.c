@@ -51,7 +51,7 @@ static struct api_msg *new_msg(struct input *in, const char *role, int i)
 	struct api_msg *m = &in->p->msgs[in->p->n_msgs++];
 
 	m->role = role;
-	m->item = i;
+	m->item = i - in->p->n_chain;	/* as the client numbers its input */
 	if (!strcmp(role, "assistant")) {
 		m->reasoning = in->reasoning;
 		in->reasoning = NULL;
@@ -246,7 +246,7 @@ static int item(struct input *in, json_t *it, int i, struct api_error *e)
 	const char *t;
 	char where[48], at[64];
 
-	snprintf(where, sizeof(where), "input[%d]", i);
+	snprintf(where, sizeof(where), "input[%d]", i - in->p->n_chain);
 	if (!json_is_object(it))
 		return api_bad(e, where, "'%s' must be an object", where);
 	ty = api_field(it, "type");
@@ -262,9 +262,6 @@ static int item(struct input *in, json_t *it, int i, struct api_error *e)
 		return call_output(in, it, i, where, e);
 	if (!strcmp(t, "reasoning"))
 		return reasoning(in, it, where, e);
-	if (!strcmp(t, "item_reference"))
-		return api_bad(e, at, "'%s' is 'item_reference': responses are not stored; send the items themselves",
-			       at);
 	return api_bad(e, at, "'%s' is '%.40s': the items supported are message, function_call, function_call_output and reasoning",
 		       at, t);
 }

@@ -27,8 +27,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gen.h"
+#include "resp_store.h"
 
 enum item_kind { ITEM_NONE, ITEM_REASONING, ITEM_MESSAGE, ITEM_CALL };
 
@@ -46,6 +48,9 @@ enum item_kind { ITEM_NONE, ITEM_REASONING, ITEM_MESSAGE, ITEM_CALL };
  * @tool_ns: {function: namespace} of the offered namespace members, or NULL
  * @parallel: parallel_tool_calls as requested
  * @summary: reasoning items carry a summary ("reasoning.summary")
+ * @store: keep the finished response in the server's store ("store")
+ * @prev_id: "previous_response_id", echoed and stored, or NULL
+ * @input: the request's own input items (references resolved), for the store
  */
 struct resp_out {
 	json_t *items;
@@ -57,7 +62,9 @@ struct resp_out {
 	size_t len, cap;
 	int n_msg;
 	json_t *tools, *tool_choice, *tool_ns;
-	bool parallel, summary;
+	bool parallel, summary, store;
+	char *prev_id;
+	json_t *input;
 };
 
 static const char *const choice_names[] = {
@@ -79,8 +86,11 @@ int fmt_resp_new(struct gen *g, const struct api_params *p)
 			 json_string(choice_names[p->tool_choice]);
 	r->parallel = !p->one_call;
 	r->summary = p->reasoning_summary;
+	r->store = p->store;
+	r->prev_id = p->previous_id ? strdup(p->previous_id) : NULL;
+	r->input = json_incref(p->input_items);
 	g->ro = r;
-	if (!r->items || !r->tools || !r->tool_choice) {
+	if (!r->items || !r->tools || !r->tool_choice || (p->previous_id && !r->prev_id)) {
 		fmt_resp_free(g);
 		return -1;
 	}
@@ -97,6 +107,8 @@ void fmt_resp_free(struct gen *g)
 	json_decref(r->tools);
 	json_decref(r->tool_choice);
 	json_decref(r->tool_ns);
+	json_decref(r->input);
+	free(r->prev_id);
 	free(r->buf);
 	free(r);
 	g->ro = NULL;
@@ -106,12 +118,13 @@ void fmt_resp_free(struct gen *g)
 static json_t *response_obj(struct gen *g, const char *status)
 {
 	struct resp_out *r = g->ro;
-	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:n, s:n, s:n, s:O, s:O, s:O, s:b}",
+	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:n, s:n, s:o, s:O, s:O, s:O, s:b, s:b}",
 			      "id", g->id, "object", "response", "created_at",
 			      (json_int_t)g->created, "status", status, "model", g->s->model_id,
 			      "error", "incomplete_details", "previous_response_id",
+			      r->prev_id ? json_string(r->prev_id) : json_null(),
 			      "output", r->items, "tools", r->tools, "tool_choice", r->tool_choice,
-			      "parallel_tool_calls", r->parallel);
+			      "parallel_tool_calls", r->parallel, "store", r->store);
 
 	if (!strcmp(status, "in_progress")) {
 		json_object_set_new(o, "output", json_array());
@@ -357,6 +370,13 @@ void fmt_resp_done(struct gen *g)
 		/* A reply with no call has a message, if need be empty (output_text ""). */
 		open_new(g, ITEM_MESSAGE, NULL);
 		close_item(g, true);
+	}
+	if (!failed && r->store && g->s->store) {
+		/* Kept before the answer goes out: a GET right after it finds it. */
+		o = response_obj(g, g->finish == ENGINE_FINISH_LENGTH ? "incomplete" : "completed");
+		rstore_put(g->s->store, g->s->o.api_key ? g->s->o.api_key : "", g->id, r->prev_id,
+			   o, r->input, time(NULL));
+		json_decref(o);
 	}
 	if (!g->stream)
 		return;

@@ -30,6 +30,7 @@
 #include "api.h"
 #include "api_native.h"
 #include "gen.h"
+#include "resp_store.h"
 #include "server.h"
 #include "tokenizer.h"
 #include "rk1828/util.h"
@@ -50,7 +51,7 @@
 
 enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
 	     R_METRICS, R_UI, R_TOKENIZE, R_DETOKENIZE, R_APPLY_TEMPLATE, R_PROPS,
-	     R_NATIVE };
+	     R_NATIVE, R_RESPONSE };
 
 static bool is_post_route(enum route r);
 
@@ -89,6 +90,14 @@ static void add_common_headers(struct MHD_Response *r)
 	MHD_add_response_header(r, "Server", "rk1828-llm");
 }
 
+/* The Allow header of a 405 on @r's path. */
+static const char *allowed(enum route r)
+{
+	if (r == R_RESPONSE)
+		return "GET, DELETE, OPTIONS";
+	return is_post_route(r) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int status,
 			     const char *type, const char *body, size_t len)
 {
@@ -101,8 +110,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int statu
 	MHD_add_response_header(r, "Content-Type", type);
 	add_common_headers(r);
 	if (status == 405)
-		MHD_add_response_header(r, "Allow",
-					is_post_route(h->route) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+		MHD_add_response_header(r, "Allow", allowed(h->route));
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	h->status = status;
@@ -147,8 +155,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, struct hreq *h,
 		MHD_add_response_header(r, "Retry-After", ra);
 	}
 	if (e->status == 405)
-		MHD_add_response_header(r, "Allow",
-					is_post_route(h->route) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+		MHD_add_response_header(r, "Allow", allowed(h->route));
 	if (e->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
 	ret = MHD_queue_response(c, e->status, r);
@@ -190,6 +197,9 @@ static enum route route_of(const char *url)
 			return tab[i].r;
 	if (!strncmp(url, "/v1/models/", 11) && url[11])
 		return R_MODEL;
+	if ((!strncmp(url, "/v1/responses/", 14) && url[14]) ||
+	    (!strncmp(url, "/responses/", 11) && url[11]))
+		return R_RESPONSE;
 	if (ui_find(url, NULL, NULL))
 		return R_UI;
 	return R_NONE;
@@ -973,7 +983,10 @@ static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, stru
 	int32_t *toks = NULL;
 	int n = 0;
 
-	if (api_parse(k, h->body ? h->body : "", h->len, &p, &e) ||
+	struct api_store st = { .st = s->store, .owner = s->o.api_key ? s->o.api_key : "",
+				.now = time(NULL) };
+
+	if (api_parse_with(k, h->body ? h->body : "", h->len, &st, &p, &e) ||
 	    api_resolve_bias(&p, s->tok, &e) ||
 	    tokenize(s, &p, &toks, &n, &rs, &e) || check_ctx(s, &p, n, &e)) {
 		api_params_free(&p);
@@ -1085,6 +1098,35 @@ bad:
 	return reply_error(c, h, &e);
 }
 
+/*
+ * GET /v1/responses/{id}: a stored response as the create call answered
+ * it; DELETE: drop it ({id, object: "response", deleted: true}). Either
+ * is a 404 for a response not in the store (store false, deleted,
+ * evicted, another API key's).
+ */
+static enum MHD_Result do_response(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+				   const char *url)
+{
+	/* route_of(): "/v1/responses/ID" or "/responses/ID" */
+	const char *id = url + (strncmp(url, "/v1/", 4) ? 11 : 14);
+	const char *owner = s->o.api_key ? s->o.api_key : "";
+	json_t *o = NULL;
+	bool gone = false;
+
+	if (!strcmp(h->method, "DELETE"))
+		gone = rstore_del(s->store, owner, id, time(NULL));
+	else
+		o = rstore_get(s->store, owner, id, time(NULL));
+	if (gone)
+		return reply_json(c, h, 200, json_pack("{s:s, s:s, s:b}", "id", id, "object",
+						       "response", "deleted", true));
+	if (o)
+		return reply_json(c, h, 200, o);
+	return fail(c, h, 404, "invalid_request_error", "not_found",
+		    "Response with id '%s' not found: it was not stored (store false), was deleted, or was evicted from the server's store",
+		    id);
+}
+
 /* ---- the access handler ------------------------------------------------- */
 
 /* First call for a request: route, method, key, state, announced size. */
@@ -1099,7 +1141,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 		enum MHD_Result ret;
 
 		add_common_headers(r);
-		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
 		MHD_add_response_header(r, "Access-Control-Allow-Headers",
 					"Authorization, Content-Type, X-Api-Key, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
 		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
@@ -1111,10 +1153,12 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 	if (h->route == R_NONE || (h->route == R_UI && s->o.no_ui))
 		return fail(c, h, 404, "invalid_request_error", "not_found",
 			    "unknown path '%s'", h->path);
-	if (is_post_route(h->route) ? strcmp(method, "POST") :
+	if (h->route == R_RESPONSE ? strcmp(method, "GET") && strcmp(method, "DELETE") :
+	    is_post_route(h->route) ? strcmp(method, "POST") :
 	    strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return fail(c, h, 405, "invalid_request_error", "method_not_allowed",
 			    "method not allowed on this path: use %s",
+			    h->route == R_RESPONSE ? "GET or DELETE" :
 			    is_post_route(h->route) ? "POST" : "GET");
 	if (h->route != R_HEALTH && h->route != R_UI && !auth_ok(s, c))
 		return fail(c, h, 401, "invalid_request_error", "invalid_api_key", "%s",
@@ -1206,6 +1250,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return do_utility(s, c, h);
 	case R_NATIVE:
 		return do_native(s, c, h);
+	case R_RESPONSE:
+		return do_response(s, c, h, url);
 	default:
 		return do_generate(s, c, h);
 	}
@@ -1421,9 +1467,12 @@ int http_start(struct srv *s, char *err, size_t errlen)
 
 		s->o.port = di ? di->port : 0;
 	}
-	if (pthread_create(&s->monitor, NULL, monitor, s)) {
+	s->store = rstore_new(NULL);
+	if (!s->store || pthread_create(&s->monitor, NULL, monitor, s)) {
 		MHD_stop_daemon(s->d);
 		s->d = NULL;
+		rstore_free(s->store);
+		s->store = NULL;
 		snprintf(err, errlen, "cannot start the monitor thread");
 		return -1;
 	}
@@ -1480,4 +1529,6 @@ void http_stop(struct srv *s)
 	s->d = NULL;
 	atomic_store(&s->monitor_stop, true);
 	pthread_join(s->monitor, NULL);
+	rstore_free(s->store);
+	s->store = NULL;
 }

@@ -23,6 +23,7 @@ struct gguf_file;
 struct tokenizer;
 struct MHD_Daemon;
 struct gen;
+struct rstore;
 
 /** Default request body limit (413 beyond it), bytes. */
 #define SRV_BODY_LIMIT (8u << 20)
@@ -77,6 +78,8 @@ enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
  * @monitor: thread polling the sockets of @gens
  * @monitor_stop: ends @monitor
  * @t_start: start time (s since the epoch) for "created" fields
+ * @store: the recent /v1/responses answers (resp_store.h; made by
+ *	http_start())
  */
 struct srv {
 	struct srv_opts o;
@@ -101,6 +104,7 @@ struct srv {
 	pthread_t monitor;
 	atomic_bool monitor_stop;
 	long long t_start;
+	struct rstore *store;
 };
 
 /* serve.c: the `serve` subcommand; argv[0] is "serve". */
