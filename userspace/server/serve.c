@@ -27,6 +27,7 @@ static void usage(FILE *f)
 		"usage: rk1828-llm serve -m MODEL [--host 127.0.0.1] [--port 8080]\n"
 		"                        [--cards all|N|LIST] [--parallel S] [--ctx N] [--bucket B]\n"
 		"                        [--api-key KEY] [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
+		"                        [--chat-template-file FILE]\n"
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
@@ -39,6 +40,7 @@ static void usage(FILE *f)
 		"  --alias NAME   model id in the API (default: the model's file name)\n"
 		"  --queue Q      requests waiting beyond the sessions before 503 (default %d)\n"
 		"  --no-ui        do not serve the web UI\n"
+		"  --chat-template-file FILE  the chat template (Jinja) instead of the model's\n"
 		"  -v             verbose\n"
 		"\n"
 		"Stops on SIGINT/SIGTERM: running requests are cancelled, exit status 0.\n"
@@ -62,7 +64,7 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 }
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_ALIAS,
-       O_QUEUE, O_NOUI };
+       O_QUEUE, O_NOUI, O_TEMPLATE };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -76,10 +78,35 @@ static const struct option srv_long_opts[] = {
 	{ "alias", required_argument, NULL, O_ALIAS },
 	{ "queue", required_argument, NULL, O_QUEUE },
 	{ "no-ui", no_argument, NULL, O_NOUI },
+	{ "chat-template-file", required_argument, NULL, O_TEMPLATE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* --chat-template-file: the file's text (at most 1 MiB) into o->chat_template. */
+static int read_template(const char *path, struct srv_opts *o)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+	char *t = malloc((1u << 20) + 1);
+
+	if (f && t)
+		n = fread(t, 1, 1u << 20, f);
+	if (!f || !t || ferror(f) || !feof(f) || !n) {
+		fprintf(stderr, "rk1828-llm: --chat-template-file %s: %s\n", path,
+			!f ? strerror(errno) : !n ? "empty" : "not a file of at most 1 MiB");
+		if (f)
+			fclose(f);
+		free(t);
+		return -1;
+	}
+	fclose(f);
+	t[n] = 0;
+	free(o->chat_template);
+	o->chat_template = t;
+	return 0;
+}
 
 /* One option @c with @arg into @o: 0, or -1 with the message printed (-h exits 0). */
 static int parse_opt(int c, const char *arg, struct srv_opts *o)
@@ -130,6 +157,8 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		o->queue_max = (int)v;
 		break;
 	case O_NOUI: o->no_ui = true; break;
+	case O_TEMPLATE:
+		return read_template(arg, o);
 	case 'v': o->verbose++; break;
 	case 'h': usage(stdout); exit(0);
 	default: usage(stderr); return -1;
@@ -252,6 +281,13 @@ static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
 	http_stop(s);
 }
 
+/* The server object and what its options own. */
+static void srv_free(struct srv *s)
+{
+	free(s->o.chat_template);
+	free(s);
+}
+
 int serve_main(int argc, char **argv)
 {
 	struct srv *s = calloc(1, sizeof(*s));
@@ -264,7 +300,7 @@ int serve_main(int argc, char **argv)
 	if (!s)
 		return EXIT_RUNTIME;
 	if (parse_opts(argc, argv, &s->o)) {
-		free(s);
+		srv_free(s);
 		return EXIT_USAGE;
 	}
 	pthread_mutex_init(&s->lock, NULL);
@@ -280,14 +316,14 @@ int serve_main(int argc, char **argv)
 
 	if (http_start(s, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
-		free(s);
+		srv_free(s);
 		return EXIT_RUNTIME;
 	}
 	fprintf(stderr, "rk1828-llm: listening on http://%s:%d/ (GET /health answers 503 until the model is loaded)\n",
 		strchr(s->o.host, ':') ? "[::]" : s->o.host, s->o.port);
 	if (pthread_create(&lt, NULL, load_thread, &L)) {
 		http_stop(s);
-		free(s);
+		srv_free(s);
 		return EXIT_RUNTIME;
 	}
 	sig = wait_load(s, &L, &set);
@@ -296,7 +332,7 @@ int serve_main(int argc, char **argv)
 		fprintf(stderr, "rk1828-llm: %s\n", L.err);
 		http_stop(s);
 		srv_unload(s);
-		free(s);
+		srv_free(s);
 		return EXIT_RUNTIME;
 	}
 	if (!sig) {
@@ -314,6 +350,6 @@ int serve_main(int argc, char **argv)
 	srv_unload(s);
 	fprintf(stderr, "rk1828-llm: stopped\n");
 	pthread_mutex_destroy(&s->lock);
-	free(s);
+	srv_free(s);
 	return 0;
 }

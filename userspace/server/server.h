@@ -41,12 +41,15 @@ struct rstore;
  * @queue_max: --queue, requests waiting beyond the slots (default 16)
  * @api_key: --api-key; NULL = no authentication
  * @alias: --alias, the model id in the API; NULL = the file name
+ * @chat_template: --chat-template-file's text (in place of the model's
+ *	tokenizer.chat_template, as llama-server's option), or NULL
  * @no_ui: --no-ui: GET / answers 404
  * @body_limit: request body limit in bytes
  * @verbose: -v
  */
 struct srv_opts {
 	const char *model, *host, *cards, *api_key, *alias;
+	char *chat_template;
 	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
