@@ -163,7 +163,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.
 
 # The server's request parsers and guards have their own unit tests, which need libserver
 # (and the JSON-schema compiler of structured outputs).
-$(B)/tests/test_api $(B)/tests/test_api_native $(B)/tests/test_http_guard: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a \
+$(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a \
 		     $(call obj,$(JSON_LLM)) $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

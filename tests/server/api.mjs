@@ -215,9 +215,46 @@ await check('best_of 1 and a stop string of 256 bytes are taken', async () => {
   const r = await c.completions.create({ prompt: 'Once upon a time', max_tokens: 2, best_of: 1, stop: ['z'.repeat(256)] });
   ok(r.choices.length === 1 && r.usage.completion_tokens > 0, 'completions best_of 1, stop of 256 bytes: 200 with a reply', r);
 });
-await expectErr('400 context length exceeded, with the numbers', B, 400,
-  () => c.chat.completions.create({ messages: msgs, max_tokens: model.ctx + 1 }),
-  (e) => e.code === 'context_length_exceeded' && e.message.includes(String(model.ctx)) && e.message.includes(String(model.ctx + 1)));
+// A token limit beyond the room the prompt leaves is an upper bound (as
+// llama-server and Ollama take it; OpenCode sends max_tokens 32000): the
+// reply ends at the context's end, n_ctx - prompt + 1 tokens (the last
+// token needs no KV row), "length" / incomplete. The prompt is sized with
+// /tokenize to leave 10-40 tokens; EOS is banned (logit_bias -100) so that
+// the real model cannot end first.
+await check('max_tokens over the context is an upper bound: the reply ends at the context with length', async () => {
+  const ctx = model.ctx, j = { 'Content-Type': 'application/json' };
+  const props = (await raw('GET', '/props')).json;
+  const tokens = async (content) => (await raw('POST', '/tokenize', JSON.stringify({ content, add_special: true }), j)).json.tokens.length;
+  const eosIds = (await raw('POST', '/tokenize', JSON.stringify({ content: props.eos_token, parse_special: true }), j)).json.tokens;
+  const unit = 'once upon a time ', per = (await tokens(unit.repeat(20))) / 20;
+  let k = Math.floor((ctx - 60) / per);
+  while (await tokens(unit.repeat(k)) > ctx - 30) k--;
+  while (await tokens(unit.repeat(k + 1)) <= ctx - 30) k++;
+  const prompt = unit.repeat(k), bias = eosIds.length === 1 ? { [eosIds[0]]: -100 } : {};
+  const a = await c.completions.create({ prompt, max_tokens: 32000, temperature: 0, logit_bias: bias });
+  const room = ctx - a.usage.prompt_tokens + 1;
+  ok(a.choices[0].finish_reason === 'length' && a.usage.completion_tokens === room && room >= 10 && room <= 40,
+     `completions max_tokens 32000 with ${a.usage.prompt_tokens} prompt tokens of ${ctx}: 200, length after ${room} tokens (n_ctx - prompt + 1)`,
+     { usage: a.usage, finish: a.choices[0].finish_reason });
+  const m = [{ role: 'user', content: prompt }];
+  const b = await c.chat.completions.create({ messages: m, max_completion_tokens: 32000, temperature: 0, logit_bias: bias });
+  ok(b.choices[0].finish_reason === 'length' && b.usage.completion_tokens === ctx - b.usage.prompt_tokens + 1,
+     'chat max_completion_tokens 32000: 200, length at the end of the context', { usage: b.usage, finish: b.choices[0].finish_reason });
+  const s = await c.chat.completions.create({ messages: m, max_tokens: 32000, temperature: 0, logit_bias: bias, stream: true,
+    stream_options: { include_usage: true } });
+  let fin = null, u = null;
+  for await (const ch of s) {
+    if (ch.choices[0]?.finish_reason) fin = ch.choices[0].finish_reason;
+    if (ch.usage) u = ch.usage;
+  }
+  ok(fin === 'length' && u && u.completion_tokens === ctx - u.prompt_tokens + 1,
+     'streamed chat max_tokens 32000: finish_reason length at the end of the context', { fin, u });
+  const r = await c.responses.create({ input: prompt, max_output_tokens: 32000, temperature: 0, logit_bias: bias });
+  ok(r.status === 'incomplete' && r.incomplete_details?.reason === 'max_output_tokens' &&
+     r.usage.output_tokens === ctx - r.usage.input_tokens + 1,
+     'responses max_output_tokens 32000: status incomplete, reason max_output_tokens, at the end of the context',
+     { status: r.status, details: r.incomplete_details, usage: r.usage });
+});
 await expectErr('400 context length exceeded by the prompt alone names messages, not max_tokens', B, 400,
   () => c.chat.completions.create({ messages: [{ role: 'user', content: 'once upon a time '.repeat(model.ctx) }], max_tokens: 1 }),
   (e) => e.code === 'context_length_exceeded' && e.param === 'messages' && !e.message.includes('max_tokens') &&

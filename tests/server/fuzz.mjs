@@ -75,7 +75,7 @@ const rtyped = {
     [{ type: 'function_call_output', call_id: 'c1', output: 'x' }], [{ type: 'reasoning', summary: 'x' }, ...rin],
     [{ type: 'reasoning', content: [{ text: 1 }] }, ...rin], [{ type: 'reasoning', summary: [] }], [{ type: 'item_reference', id: 'x' }],
     [{ type: 1 }], [{ type: 'computer_call_output', call_id: 'c1' }], [{ role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }] }]],
-  tools: [[{ type: 'web_search' }], [{ type: 'function' }], [{ type: 'function', function: { name: 'f' } }], [{ type: 'function', name: 'f', strict: 1 }],
+  tools: [[{ type: 'namespace', name: 'n' }], [{ type: 'namespace', name: 'n', tools: [{ type: 'function' }] }], [{ type: 'function' }], [{ type: 'function', function: { name: 'f' } }], [{ type: 'function', name: 'f', strict: 1 }],
     [{ type: 'function', name: 'f' }, { type: 'function', name: 'f' }], [{ name: 'f' }], [{ type: 'function', name: 'f', parameters: [] }]],
   tool_choice: [{ type: 'function' }, { type: 'mcp', server_label: 'x' }, 'any', { type: 'function', name: 'nope' }, { type: 'allowed_tools', mode: 'auto', tools: [] }],
 };

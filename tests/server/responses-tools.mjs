@@ -200,6 +200,47 @@ if (!REAL) {
         { type: 'function_call_output', call_id: f.call_id, output: 'AFTER-RESULT' }] });
       ok(valid(back) && back.output_text === 'It is 21 °C and sunny in Paris.', 'reasoning: the reasoning item passed back is accepted', back);
     });
+    // The scripted engine gives 4 bytes a token: the tokens of the think
+    // block (tags included) are those up to the one that ends "</think>".
+    const thinkEnd = '<think>\nParis: the weather tool.\n</think>'.length, rsTokens = Math.ceil(thinkEnd / 4);
+    await check('reasoning tokens and summary', async () => {
+      const r = await t.responses.create({ input: 'THINK-CALL', ...base });
+      ok(r.usage.output_tokens_details?.reasoning_tokens === rsTokens && r.usage.output_tokens > rsTokens,
+         `usage.output_tokens_details.reasoning_tokens counts the ${rsTokens} tokens of the <think> block`, r.usage);
+      ok(r.output[0].summary.length === 0, 'no reasoning.summary asked: the summary stays []', r.output[0]);
+      const rs = { ...base, reasoning: { effort: 'medium', summary: 'auto' } };
+      const w = await t.responses.create({ input: 'THINK-CALL', ...rs });
+      eq(w.output[0].summary, [{ type: 'summary_text', text: 'Paris: the weather tool.' }],
+         'reasoning.summary auto: the reasoning item\'s summary is one summary_text part with the reasoning');
+      eq(w.output[0].content, r.output[0].content, 'reasoning.summary auto: the reasoning_text content is kept');
+      const evs = [];
+      for await (const e of await t.responses.create({ input: 'THINK-CALL', ...rs, stream: true })) evs.push(e);
+      const of = (ty) => evs.filter((e) => e.type === ty);
+      const added = of('response.reasoning_summary_part.added'), deltas = of('response.reasoning_summary_text.delta');
+      const tdone = of('response.reasoning_summary_text.done'), pdone = of('response.reasoning_summary_part.done');
+      const itemAdded = evs.findIndex((e) => e.type === 'response.output_item.added');
+      const itemDone = evs.findIndex((e) => e.type === 'response.output_item.done');
+      ok(added.length === 1 && added[0].summary_index === 0 && added[0].part.type === 'summary_text' && added[0].part.text === '' &&
+         added[0].item_id === evs[itemAdded].item.id && evs[itemAdded].item.type === 'reasoning' && deltas.length > 1 &&
+         deltas.map((d) => d.delta).join('') === 'Paris: the weather tool.' && tdone.length === 1 &&
+         tdone[0].text === 'Paris: the weather tool.' && pdone.length === 1 && pdone[0].part.text === 'Paris: the weather tool.' &&
+         evs.indexOf(added[0]) > itemAdded && evs.indexOf(pdone[0]) < itemDone,
+         'streamed: reasoning_summary_part.added, _text.delta pieces (joined: the reasoning), _text.done, _part.done inside the item',
+         evs.filter((e) => /summary/.test(e.type)));
+      const fin = evs[evs.length - 1].response;
+      ok(fin.usage.output_tokens_details.reasoning_tokens === rsTokens, 'streamed: response.completed\'s usage has the reasoning tokens', fin.usage);
+      const sw = await t.responses.stream({ input: 'THINK-CALL', ...rs }).finalResponse();
+      eq(norm(sw.output), norm(w.output), 'streamed with a summary: the SDK assembles the same items (summary included)');
+      const bad = await t.responses.create({ input: 'x', reasoning: { summary: 'verbose' } }).catch((e) => e);
+      ok(bad instanceof OpenAI.BadRequestError && bad.param === 'reasoning.summary', '400 reasoning.summary "verbose" names reasoning.summary', bad.message);
+      const cc = await t.chat.completions.create({ messages: user('THINK-CALL'), tools: [{ type: 'function', function: { name: 'get_weather',
+        parameters: weatherParams } }], temperature: 0, max_tokens: 200 });
+      ok(cc.usage.completion_tokens_details?.reasoning_tokens === rsTokens && cc.choices[0].message.reasoning_content === 'Paris: the weather tool.',
+         'chat completions: usage.completion_tokens_details.reasoning_tokens counts the think block too', cc.usage);
+      const plain = await c.chat.completions.create({ messages: user('WEATHER-CALL'), tools: [{ type: 'function', function: { name: 'get_weather',
+        parameters: weatherParams } }], temperature: 0, max_tokens: 200 });
+      ok(plain.usage.completion_tokens_details?.reasoning_tokens === 0, 'a reply without <think>: reasoning_tokens 0', plain.usage);
+    });
   }
 }
 
@@ -227,12 +268,48 @@ await check('Codex-shaped turns', async () => {
      'Codex-shaped request: the turn after the call\'s output is the answer', next.output);
 });
 
+// Codex CLI 0.169's tools: functions, a namespace of agent tools (it sends
+// each MCP server so too) and a hosted web_search. The namespace's members
+// are offered to the model under their own names, a call to one comes
+// back with its namespace (whole and streamed) and is accepted in the
+// next turn's input; web_search is a declaration only.
+await check('Codex namespace and hosted tools', async () => {
+  const fn = (name, props = {}) => ({ type: 'function', name, description: name, strict: false,
+    parameters: { type: 'object', properties: props, additionalProperties: false } });
+  const ctools = [fn('exec_command', { cmd: { type: 'string' } }),
+    { type: 'namespace', name: 'multi_agent_v1', description: 'Tools for spawning and managing sub-agents.',
+      tools: [fn('spawn_agent', { message: { type: 'string' } }), fn('wait_agent', { ids: { type: 'array', items: { type: 'string' } } })] },
+    fn('get_goal'), { type: 'web_search', external_web_access: false }];
+  const req = { tools: ctools, tool_choice: 'auto', parallel_tool_calls: true, reasoning: { summary: 'auto' }, store: false,
+    temperature: 0, max_output_tokens: REAL ? 8 : 200 };
+  const input = user('NS-CALL: ask a sub-agent to count the files');
+  const r = await c.responses.create({ ...req, input });
+  ok(valid(r), 'Codex tools (namespace, web_search): 200 and a valid Response', r);
+  eq(r.tools, ctools, 'Codex tools: the response echoes the tools as sent (namespace and web_search included)');
+  if (REAL) return;
+  const f = calls(r)[0];
+  ok(types(r) === 'function_call' && f.namespace === 'multi_agent_v1' && f.name === 'spawn_agent' && f.status === 'completed' &&
+     JSON.parse(f.arguments).message === 'count the files',
+     'a call to a namespace member is a function_call with its namespace and the member\'s name', r.output);
+  const evs = await events({ ...req, input });
+  const added = evs.find((e) => e.type === 'response.output_item.added'), doneEv = evs.find((e) => e.type === 'response.output_item.done');
+  ok(added?.item.namespace === 'multi_agent_v1' && doneEv?.item.namespace === 'multi_agent_v1' && doneEv.item.name === 'spawn_agent',
+     'streamed: output_item.added and .done of the call carry the namespace', [added, doneEv]);
+  const s = await c.responses.stream({ ...req, input }).finalResponse();
+  eq(norm(s.output), norm(r.output), 'streamed: the SDK assembles the same function_call (namespace included)');
+  const next = await c.responses.create({ ...req, input: [...input, ...r.output,
+    { type: 'function_call_output', call_id: f.call_id, output: 'AFTER-RESULT' }] });
+  ok(types(next) === 'message' && next.output_text === 'It is 21 °C and sunny in Paris.',
+     'the next turn takes the function_call back with its namespace', next.output);
+});
+
 // ---- validation ----------------------------------------------------------
 const fc = (id, name = 'get_weather') => ({ type: 'function_call', call_id: id, name, arguments: '{}' });
 const bad = [
-  ['a web_search tool', { tools: [{ type: 'web_search' }] }, 'tools[0].type'],
-  ['a file_search tool after a function', { tools: [weather, { type: 'file_search', vector_store_ids: ['v'] }] }, 'tools[1].type'],
-  ['an mcp tool', { tools: [{ type: 'mcp', server_label: 'x', server_url: 'http://x' }] }, 'tools[0].type'],
+  ['a namespace without its tools', { tools: [{ type: 'namespace', name: 'n', description: 'd' }] }, 'tools[0].tools'],
+  ['a namespace member named as a function', { tools: [weather, { type: 'namespace', name: 'n', tools: [weather] }] }, 'tools[1].tools[0].name'],
+  ['a namespace in a namespace', { tools: [{ type: 'namespace', name: 'n', tools: [{ type: 'namespace', name: 'm', tools: [] }] }] }, 'tools[0].tools[0].type'],
+  ['tool_choice of a declared web_search tool', { tools: [weather, { type: 'web_search' }], tool_choice: { type: 'web_search' } }, 'tool_choice'],
   ['a tool of type "funktion"', { tools: [{ type: 'funktion', name: 'f' }] }, 'tools[0].type'],
   ['a chat-shaped (nested) tool', { tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools[0].name'],
   ['a name with a space', { tools: [{ type: 'function', name: 'get weather' }] }, 'tools[0].name'],
@@ -255,7 +332,7 @@ const bad = [
   ['an input_image part in an output', { input: [...user('x'), fc('c'), { type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'x' }] }] }, 'input[2].output'],
   ['129 calls in one turn', { input: [...user('x'), ...Array.from({ length: 129 }, (_, i) => fc('c' + i))] }, 'input[129]'],
   ['a web_search_call item', { input: [...user('x'), { type: 'web_search_call', id: 'ws_1', status: 'completed' }] }, 'input[1].type'],
-  ['an item_reference', { input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].type'],
+  ['an item_reference to an item not stored', { input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].id'],
   ['a tool role message', { input: [{ role: 'tool', content: 'x' }] }, 'input[0].role'],
 ];
 for (const [name, extra, param] of bad) {

@@ -800,6 +800,42 @@ static void test_tool_choice(void)
 	       "tool_choice required without tools refused: %s", err);
 }
 
+/*
+ * chat_parser_phase(): undecided while the reply may still open <think>
+ * (even split over pieces), inside it, after it, or never in it.
+ */
+static void test_phase(void)
+{
+	struct chat_template think, plain;
+	struct chat_parser *p;
+	static const char *const pieces[] = { "<thi", "nk>\nhm", "m</th", "ink>\n\nHi" };
+	static const enum chat_phase want[] = { CHAT_PHASE_START, CHAT_PHASE_THINK,
+						CHAT_PHASE_THINK, CHAT_PHASE_AFTER_THINK };
+	bool all = true;
+	int i;
+
+	chat_template_init(&think, "<|im_start|><think>", 19, NULL);
+	chat_template_init(&plain, "<|im_start|>", 12, NULL);
+	p = chat_parser_new(&think, false, NULL, 1);
+	tap_ok(p && chat_parser_phase(p) == CHAT_PHASE_START, "phase: a reasoning template's reply starts undecided");
+	for (i = 0; p && i < 4; i++) {
+		chat_parser_feed(p, pieces[i], strlen(pieces[i]), NULL, NULL);
+		all &= chat_parser_phase(p) == want[i];
+	}
+	tap_ok(p && all, "phase: \"<thi\" undecided, then inside <think> until \"</think>\" is whole, then after it");
+	chat_parser_free(p);
+	p = chat_parser_new(&think, false, NULL, 1);
+	chat_parser_feed(p, "Hello", 5, NULL, NULL);
+	tap_ok(p && chat_parser_phase(p) == CHAT_PHASE_NO_THINK, "phase: a reply that does not open <think>");
+	chat_parser_free(p);
+	p = chat_parser_new(&think, true, NULL, 1);
+	tap_ok(p && chat_parser_phase(p) == CHAT_PHASE_THINK, "phase: a prompt that left <think> open: inside it");
+	chat_parser_free(p);
+	p = chat_parser_new(&plain, false, NULL, 1);
+	tap_ok(p && chat_parser_phase(p) == CHAT_PHASE_NO_THINK, "phase: a template that does not reason");
+	chat_parser_free(p);
+}
+
 int main(void)
 {
 	vocab_dir = getenv("RK1828_VOCAB_DIR");
@@ -813,5 +849,6 @@ int main(void)
 	test_encode();
 	test_parser();
 	test_tool_choice();
+	test_phase();
 	return tap_done();
 }

@@ -316,6 +316,29 @@ int chat_parser_feed(struct chat_parser *p, const char *s, size_t n, chat_delta_
  */
 int chat_parser_finish(struct chat_parser *p, chat_delta_fn fn, void *user);
 
+/**
+ * enum chat_phase - where the reply stands with respect to reasoning
+ * @CHAT_PHASE_START: undecided: nothing yet, or only what may be the
+ *	opening <think> (a reasoning template's reply start)
+ * @CHAT_PHASE_THINK: inside the <think> block
+ * @CHAT_PHASE_AFTER_THINK: past its </think> (content or calls)
+ * @CHAT_PHASE_NO_THINK: the reply did not open a <think> block
+ */
+enum chat_phase {
+	CHAT_PHASE_START,
+	CHAT_PHASE_THINK,
+	CHAT_PHASE_AFTER_THINK,
+	CHAT_PHASE_NO_THINK,
+};
+
+/**
+ * chat_parser_phase() - the phase after the text fed so far; with the
+ * phase before and after each piece of text a caller attributes the
+ * tokens of that piece to reasoning or not (usage.reasoning_tokens)
+ * @p: parser
+ */
+enum chat_phase chat_parser_phase(const struct chat_parser *p);
+
 /* After chat_parser_finish(): the whole reply, split. */
 const char *chat_parser_content(const struct chat_parser *p);	/* "" when none */
 const char *chat_parser_reasoning(const struct chat_parser *p);	/* "" when none */

@@ -55,6 +55,7 @@ struct chat_parser {
 	json_t *tools;
 	bool xml;		/* calls in the XML form (else JSON) */
 	enum pstate st;
+	bool thought;		/* a <think> block was entered */
 	unsigned long seed;
 	struct sbuf hold;	/* text not yet classified */
 	struct sbuf ws;		/* content or reasoning whitespace held back */
@@ -456,6 +457,7 @@ static bool step_start(struct chat_parser *p, const char *s, size_t n, bool fina
 	if (n - i >= 7 && !memcmp(s + i, "<think>", 7)) {
 		consume(&p->hold, i + 7);
 		p->st = P_THINK;
+		p->thought = true;
 		p->skip_ws = true;
 		return true;
 	}
@@ -626,6 +628,7 @@ struct chat_parser *chat_parser_new(const struct chat_template *ct, bool in_thin
 	p->ct = ct;
 	p->seed = id_seed;
 	p->st = in_think ? P_THINK : ct->think ? P_START : P_CONTENT;
+	p->thought = in_think;
 	p->skip_ws = in_think;
 	/* Templates without a tool format use the JSON form (chat_generic.c). */
 	p->xml = ct->tools == CHAT_TOOLS_XML;
@@ -715,6 +718,15 @@ int chat_parser_finish(struct chat_parser *p, chat_delta_fn fn, void *user)
 		p->out[i].complete = p->calls[i].complete;
 	}
 	return 0;
+}
+
+enum chat_phase chat_parser_phase(const struct chat_parser *p)
+{
+	if (p->st == P_START)
+		return CHAT_PHASE_START;
+	if (p->st == P_THINK)
+		return CHAT_PHASE_THINK;
+	return p->thought ? CHAT_PHASE_AFTER_THINK : CHAT_PHASE_NO_THINK;
 }
 
 const char *chat_parser_content(const struct chat_parser *p)

@@ -594,36 +594,25 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 	return 0;
 }
 
-static int parse_responses(json_t *o, struct api_params *p, struct api_error *e)
+static int parse_responses(json_t *o, const struct api_store *store, struct api_params *p,
+			   struct api_error *e)
 {
-	json_t *in = json_object_get(o, "input"), *ins = api_field(o, "instructions");
-	int pre = 0;
+	json_t *ins = api_field(o, "instructions"), *items = NULL;
+	int pre = 0, ret;
 
-	if (api_field(o, "previous_response_id"))
-		return api_bad(e, "previous_response_id",
-			   "'previous_response_id' is not supported: responses are not stored; send the whole conversation in 'input'");
-	if (!in)
+	if (!json_object_get(o, "input"))
 		return api_bad(e, "input", "'input' is required");
 	if (ins && !json_is_string(ins))
 		return api_bad(e, "instructions", "'instructions' must be a string");
 	if (parse_common(o, p, "max_output_tokens", e) || api_parse_response_tools(o, p, e) ||
-	    api_parse_format(o, p, e))
+	    api_parse_format(o, p, e) || api_parse_response_opts(o, store, p, &items, e))
 		return -1;
 	p->include_usage = true;
 	pre = ins ? 1 : 0;
-	if (json_is_string(in)) {
-		p->msgs = calloc(2 + pre, sizeof(*p->msgs));
-		if (!p->msgs)
-			return api_bad(e, "input", "out of memory");
-		p->msgs[pre].role = "user";
-		p->msgs[pre].content = strndup(json_string_value(in), json_string_length(in));
-		p->n_msgs = pre + 1;
-	} else if (json_is_array(in) && json_array_size(in)) {
-		if (api_parse_input(in, pre, p, e))
-			return -1;
-	} else {
-		return api_bad(e, "input", "'input' must be a string or a non-empty array of message items");
-	}
+	ret = api_parse_input(items, pre, p, e);
+	json_decref(items);
+	if (ret)
+		return -1;
 	if (ins) {
 		p->msgs[0].role = "system";
 		p->msgs[0].content = strndup(json_string_value(ins), json_string_length(ins));
@@ -647,11 +636,18 @@ void api_params_init(struct api_params *p, enum api_kind kind)
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	p->max_tokens = -1;
+	p->store = true;
 	api_sampling_defaults(&p->s);
 }
 
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
 	      struct api_error *e)
+{
+	return api_parse_with(kind, body, len, NULL, p, e);
+}
+
+int api_parse_with(enum api_kind kind, const char *body, size_t len,
+		   const struct api_store *store, struct api_params *p, struct api_error *e)
 {
 	json_error_t je;
 	json_t *o;
@@ -669,7 +665,7 @@ int api_parse(enum api_kind kind, const char *body, size_t len, struct api_param
 	switch (kind) {
 	case API_CHAT: ret = parse_chat(o, p, e); break;
 	case API_COMPLETION: ret = parse_completion(o, p, e); break;
-	default: ret = parse_responses(o, p, e); break;
+	default: ret = parse_responses(o, store, p, e); break;
 	}
 	if (!ret && p->s.logprobs != p->logprobs) {
 		p->s.logprobs = p->logprobs;
@@ -704,6 +700,10 @@ void api_params_free(struct api_params *p)
 	free(p->prompt);
 	jm_schema_put(p->schema);
 	json_decref(p->schema_json);
+	json_decref(p->tools_given);
+	json_decref(p->tool_ns);
+	json_decref(p->input_items);
+	free(p->previous_id);
 	for (i = 0; i < p->n_stop; i++)
 		free(p->stop[i]);
 	free(p->bias);

@@ -16,6 +16,8 @@
 
 #include "engine.h"
 
+struct json_t;
+
 #define API_MAX_STOP 4
 /*
  * logit_bias: at most this many entries (OpenAI refuses more than 300,
@@ -126,6 +128,19 @@ struct api_bias_text {
  *	or a document"
  * @schema_json: the document's schema as given (a reference), for that
  * @schema_param: the field that gave it ("response_format", ...)
+ * @tools_given: responses: the request's "tools" array as sent, echoed in
+ *	the response object (a reference), or NULL
+ * @tool_ns: responses: {function name: namespace} of the offered functions
+ *	that are members of a namespace tool (a reference), or NULL: a call
+ *	to one is answered with its namespace
+ * @reasoning_summary: responses: "reasoning.summary" asks for the
+ *	reasoning item's summary
+ * @store: responses: "store" (default true): keep the answer (resp_store.h)
+ * @previous_id: responses: "previous_response_id", or NULL
+ * @input_items: responses: the request's own input items with their
+ *	item references resolved (a JSON array, a reference), for the store
+ * @n_chain: responses: items of the previous responses before them in
+ *	the conversation (their "input[i]" in errors is i - @n_chain)
  */
 struct api_params {
 	enum api_kind kind;
@@ -150,6 +165,26 @@ struct api_params {
 	struct jm_schema *schema;
 	struct json_t *schema_json;
 	const char *schema_param;
+	struct json_t *tools_given, *tool_ns;
+	bool reasoning_summary, store;
+	char *previous_id;
+	struct json_t *input_items;
+	int n_chain;
+};
+
+struct rstore;
+
+/**
+ * struct api_store - where /v1/responses resolves previous_response_id
+ * and item_reference items (resp_store.h)
+ * @st: the store, or NULL (none: both are a 400)
+ * @owner: whose responses the request may use (its API key, "" without)
+ * @now: the time, s (for the entries' TTL)
+ */
+struct api_store {
+	struct rstore *st;
+	const char *owner;
+	long long now;
 };
 
 /**
@@ -163,6 +198,9 @@ struct api_params {
  */
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,
 	      struct api_error *e);
+/* api_parse_with() - api_parse() with @store for /v1/responses (NULL: none). */
+int api_parse_with(enum api_kind kind, const char *body, size_t len,
+		   const struct api_store *store, struct api_params *p, struct api_error *e);
 void api_params_free(struct api_params *p);
 
 /** api_params_init() - @p zeroed with @kind and the sampling defaults. */
@@ -282,6 +320,18 @@ int api_parse_content(struct json_t *c, const char *where, const char *part_type
  * Return: 0, or -1 with @e a 400 naming input[i]...
  */
 int api_parse_input(struct json_t *in, int n_pre, struct api_params *p, struct api_error *e);
+
+/*
+ * api_parse_response_opts() - api_resp.c: the Responses API's own fields
+ * of @o: "reasoning", "store", "previous_response_id"; and "input" as the
+ * items the conversation holds: the previous responses' (from @store),
+ * then the request's with its item references resolved, in *@items (a
+ * new reference). Return: 0, or -1 with @e a 400 naming the field (a
+ * response or item not in the store names previous_response_id or
+ * input[i].id).
+ */
+int api_parse_response_opts(struct json_t *o, const struct api_store *store,
+			    struct api_params *p, struct json_t **items, struct api_error *e);
 
 /** api_error_set() - fill @e; @param may be NULL (JSON null). */
 void api_error_set(struct api_error *e, int status, const char *type, const char *code,

@@ -7,7 +7,9 @@
  *     a message of that role (developer = system);
  *   - function_call items: the calls of an assistant message (one turn:
  *     consecutive calls, and the assistant message item just before them,
- *     the text the model wrote with its calls);
+ *     the text the model wrote with its calls); the "namespace" of a
+ *     namespace member's call is taken and not rendered (the model was
+ *     offered the member under its own name);
  *   - a function_call_output: a tool message answering call_id;
  *   - a reasoning item (from a previous response passed back): the
  *     reasoning_content of the assistant turn that follows it (its
@@ -49,7 +51,7 @@ static struct api_msg *new_msg(struct input *in, const char *role, int i)
 	struct api_msg *m = &in->p->msgs[in->p->n_msgs++];
 
 	m->role = role;
-	m->item = i;
+	m->item = i - in->p->n_chain;	/* as the client numbers its input */
 	if (!strcmp(role, "assistant")) {
 		m->reasoning = in->reasoning;
 		in->reasoning = NULL;
@@ -133,6 +135,10 @@ static int function_call(struct input *in, json_t *it, int i, const char *where,
 	if (!json_is_string(args))
 		return api_bad(e, at, "'%s' is required and must be a string holding a JSON object",
 			       at);
+	/* A namespace member's call: the model saw (and wrote) its own name. */
+	snprintf(at, sizeof(at), "%s.namespace", where);
+	if (api_field(it, "namespace") && !json_is_string(api_field(it, "namespace")))
+		return api_bad(e, at, "'%s' must be a string (the namespace tool of the function)", at);
 	m = call_turn(in, i);
 	if (!m)
 		return oom(e);
@@ -240,7 +246,7 @@ static int item(struct input *in, json_t *it, int i, struct api_error *e)
 	const char *t;
 	char where[48], at[64];
 
-	snprintf(where, sizeof(where), "input[%d]", i);
+	snprintf(where, sizeof(where), "input[%d]", i - in->p->n_chain);
 	if (!json_is_object(it))
 		return api_bad(e, where, "'%s' must be an object", where);
 	ty = api_field(it, "type");
@@ -256,9 +262,6 @@ static int item(struct input *in, json_t *it, int i, struct api_error *e)
 		return call_output(in, it, i, where, e);
 	if (!strcmp(t, "reasoning"))
 		return reasoning(in, it, where, e);
-	if (!strcmp(t, "item_reference"))
-		return api_bad(e, at, "'%s' is 'item_reference': responses are not stored; send the items themselves",
-			       at);
 	return api_bad(e, at, "'%s' is '%.40s': the items supported are message, function_call, function_call_output and reasoning",
 		       at, t);
 }

@@ -8,6 +8,15 @@
  * ChatCompletionMessageToolCall; responses: FunctionTool, ToolChoiceFunction)
  * and llama-server, which takes the same fields. The deprecated "functions" /
  * "function_call" are refused with a pointer to their replacements.
+ *
+ * The Responses API also groups functions in namespaces ({type:
+ * "namespace", name, tools: [function tools]}, as Codex CLI sends its
+ * agent tools and each MCP server): the members are offered to the model
+ * under their own names, and a call to one is answered with its namespace
+ * (api_params.tool_ns). Tools the server cannot run or have the model
+ * call (hosted ones such as web_search, and client tools called through
+ * other item types such as custom or local_shell) are taken as
+ * declarations and not offered; a tool_choice naming one is a 400.
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -94,20 +103,18 @@ static json_t *tool_fn(json_t *t, const struct tool_shape *sh)
 	return sh->flat ? t : json_object_get(t, "function");
 }
 
-static const char *tool_name_at(json_t *tools, size_t i, const struct tool_shape *sh)
-{
-	return json_string_value(json_object_get(tool_fn(json_array_get(tools, i), sh), "name"));
-}
-
 /*
- * Tool types of the OpenAI API that the server cannot run (hosted tools,
- * or ones whose calls are not function calls), for a clear refusal.
+ * Tool types of the OpenAI API that the server cannot run and the model
+ * cannot call (hosted tools, and client tools called through item types
+ * other than function_call): /v1/responses takes them as declarations and
+ * does not offer them; chat completions refuses them.
  */
 static const char *const hosted_tools[] = {
 	"web_search", "web_search_preview", "web_search_preview_2025_03_11",
 	"web_search_2025_08_26", "file_search", "code_interpreter", "computer",
 	"computer_use", "computer_use_preview", "mcp", "image_generation", "local_shell",
-	"shell", "apply_patch", "custom", "namespace", "tool_search", "retrieval", NULL,
+	"shell", "apply_patch", "custom", "tool_search", "programmatic_tool_calling",
+	"retrieval", NULL,
 };
 
 static bool hosted(const char *ty)
@@ -120,30 +127,148 @@ static bool hosted(const char *ty)
 	return false;
 }
 
-/* tools[i].type: "function" only. */
-static int check_type(json_t *t, const char *at, struct api_error *e)
+/* What a tool entry is. */
+enum tool_kind { TK_FUNCTION, TK_NAMESPACE, TK_DECLARED };
+
+/*
+ * tools[i].type at @at: "function"; on /v1/responses also "namespace" and
+ * the declared-only types. Return: the kind, or -1 with @e a 400.
+ */
+static int check_type(json_t *t, const char *at, const struct tool_shape *sh,
+		      struct api_error *e)
 {
 	json_t *ty = json_object_get(t, "type");
-	char p[80];
+	char p[96];
 
 	snprintf(p, sizeof(p), "%s.type", at);
 	if (!json_is_string(ty))
 		return api_bad(e, p, "'%s' is required and must be \"function\"", p);
+	if (!strcmp(json_string_value(ty), "function"))
+		return TK_FUNCTION;
+	if (sh->flat && !strcmp(json_string_value(ty), "namespace"))
+		return TK_NAMESPACE;
+	if (sh->flat && hosted(json_string_value(ty)))
+		return TK_DECLARED;
 	if (hosted(json_string_value(ty)))
 		return api_bad(e, p, "'%s' is '%.40s': that tool is not supported here (the server runs no hosted tools); only \"function\" tools, which the client runs",
 			       p, json_string_value(ty));
-	if (strcmp(json_string_value(ty), "function"))
-		return api_bad(e, p, "'%s' is '%.40s': only \"function\" tools are supported", p,
-			       json_string_value(ty));
+	return api_bad(e, p, "'%s' is '%.40s': only \"function\" tools are supported%s", p,
+		       json_string_value(ty), sh->flat ? " (and namespaces of them)" : "");
+}
+
+/**
+ * struct offer - the functions offered to the model, being collected
+ * @fns: their definitions in the chat shape ({type, function: {...}})
+ * @at: where each came from ("tools[2]", "tools[4].tools[1]"), for errors
+ * @ns: {name: namespace} of the namespace members (NULL: none yet)
+ * @n: entries of @fns
+ */
+struct offer {
+	json_t *fns;
+	char at[MAX_TOOLS][32];
+	json_t *ns;
+	int n;
+};
+
+/* Function @fn (flat or nested per @sh) at @where joins the offer; names unique. */
+static int offer_fn(struct offer *o, json_t *fn, const char *where, const char *ns,
+		    const struct tool_shape *sh, struct api_error *e)
+{
+	json_t *def = json_deep_copy(sh->flat ? fn : json_object_get(fn, "function"));
+	const char *name = json_string_value(json_object_get(def, "name"));
+	char at[96];
+	int k;
+
+	if (!def)
+		return api_bad(e, "tools", "out of memory");
+	snprintf(at, sizeof(at), sh->flat ? "%s.name" : "%s.function.name", where);
+	for (k = 0; k < o->n; k++) {
+		const char *other = json_string_value(json_object_get(json_object_get(
+					json_array_get(o->fns, k), "function"), "name"));
+
+		if (strcmp(other, name))
+			continue;
+		if (ns)
+			api_bad(e, at, "'%s' is '%s', as '%s' is: the members of a namespace are offered to the model under their own names, so they must differ from every other function's",
+				at, name, o->at[k]);
+		else
+			api_bad(e, at, "'%s' and '%s' are both named '%s'", o->at[k], where, name);
+		json_decref(def);
+		return -1;
+	}
+	if (o->n >= MAX_TOOLS) {
+		json_decref(def);
+		return api_bad(e, "tools", "'tools' offers more than %d functions (namespace members included); at most %d are supported (as OpenAI)",
+			       MAX_TOOLS, MAX_TOOLS);
+	}
+	if (sh->flat)
+		json_object_del(def, "type");
+	snprintf(o->at[o->n], sizeof(o->at[o->n]), "%s", where);
+	json_array_append_new(o->fns, json_pack("{s:s, s:o}", "type", "function", "function", def));
+	o->n++;
+	if (!ns)
+		return 0;
+	if (!o->ns)
+		o->ns = json_object();
+	json_object_set_new(o->ns, name, json_string(ns));
 	return 0;
 }
 
-/* "tools": an array of function tools in shape @sh; names unique. */
-static int check_tools(json_t *tools, const struct tool_shape *sh, struct api_error *e)
+/*
+ * A namespace tool at @at: {type, name, description?, tools: [function
+ * tools]}; its functions join the offer, its declared-only members
+ * (custom tools) do not.
+ */
+static int offer_namespace(struct offer *o, json_t *t, const char *at, const struct tool_shape *sh,
+			   struct api_error *e)
+{
+	json_t *name = json_object_get(t, "name"), *members = json_object_get(t, "tools"), *v, *m;
+	char p[96], mat[64];
+	size_t k;
+	int kind;
+
+	snprintf(p, sizeof(p), "%s.name", at);
+	if (!json_is_string(name) || !good_name(json_string_value(name)))
+		return api_bad(e, p, "'%s' is required: the namespace's name, 1 to %d letters, digits, '_', '-', '.' or ':'",
+			       p, MAX_NAME);
+	v = api_field(t, "description");
+	snprintf(p, sizeof(p), "%s.description", at);
+	if (v && !json_is_string(v))
+		return api_bad(e, p, "'%s' must be a string", p);
+	snprintf(p, sizeof(p), "%s.tools", at);
+	if (!json_is_array(members))
+		return api_bad(e, p, "'%s' is required: an array of the namespace's function tools", p);
+	json_array_foreach(members, k, m) {
+		snprintf(mat, sizeof(mat), "%s.tools[%zu]", at, k);
+		if (!json_is_object(m))
+			return api_bad(e, mat, "'%s' must be an object", mat);
+		kind = check_type(m, mat, sh, e);
+		if (kind < 0)
+			return -1;
+		if (kind == TK_NAMESPACE) {
+			snprintf(p, sizeof(p), "%s.type", mat);
+			return api_bad(e, p, "'%s' is 'namespace': namespaces do not nest", p);
+		}
+		if (kind == TK_DECLARED)
+			continue;
+		if (check_function(m, mat, e) ||
+		    offer_fn(o, m, mat, json_string_value(name), sh, e))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * "tools": an array of function tools in shape @sh (and, flat, namespaces
+ * and declared-only tools) into @o; names unique.
+ */
+static int check_tools(json_t *tools, const struct tool_shape *sh, struct offer *o,
+		       struct api_error *e)
 {
 	json_t *t;
-	size_t i, k;
-	char at[64], fn_at[80];
+	size_t i;
+	char at[32], fn_at[80];
+	int kind;
 
 	if (!json_is_array(tools))
 		return api_bad(e, "tools", "'tools' must be an array of %s objects", sh->form);
@@ -154,48 +279,55 @@ static int check_tools(json_t *tools, const struct tool_shape *sh, struct api_er
 		snprintf(at, sizeof(at), "tools[%zu]", i);
 		if (!json_is_object(t))
 			return api_bad(e, at, "'%s' must be an object", at);
-		if (check_type(t, at, e))
+		kind = check_type(t, at, sh, e);
+		if (kind < 0)
 			return -1;
+		if (kind == TK_DECLARED)
+			continue;
+		if (kind == TK_NAMESPACE) {
+			if (offer_namespace(o, t, at, sh, e))
+				return -1;
+			continue;
+		}
 		snprintf(fn_at, sizeof(fn_at), "%s.name", at);
 		if (sh->flat && json_object_get(t, "function") && !json_object_get(t, "name"))
 			return api_bad(e, fn_at, "'%s' is required: tools of /v1/responses are flat, %s (not nested under 'function' as in chat completions)",
 				       fn_at, sh->form);
 		snprintf(fn_at, sizeof(fn_at), sh->flat ? "%s" : "%s.function", at);
-		if (check_function(tool_fn(t, sh), fn_at, e))
+		if (check_function(tool_fn(t, sh), fn_at, e) || offer_fn(o, t, at, NULL, sh, e))
 			return -1;
-		snprintf(fn_at, sizeof(fn_at), sh->flat ? "%s.name" : "%s.function.name", at);
-		for (k = 0; k < i; k++)
-			if (!strcmp(tool_name_at(tools, k, sh), tool_name_at(tools, i, sh)))
-				return api_bad(e, fn_at, "'tools[%zu]' and 'tools[%zu]' are both named '%s'",
-					   k, i, tool_name_at(tools, i, sh));
 	}
 	return 0;
 }
 
-static bool has_tool(json_t *tools, const char *name, const struct tool_shape *sh)
+static bool has_tool(const struct offer *o, const char *name)
 {
-	size_t i;
+	int i;
 
-	for (i = 0; tools && i < json_array_size(tools); i++)
-		if (!strcmp(tool_name_at(tools, i, sh), name))
+	for (i = 0; i < o->n; i++)
+		if (!strcmp(json_string_value(json_object_get(json_object_get(
+				json_array_get(o->fns, i), "function"), "name")), name))
 			return true;
 	return false;
 }
 
 /* A tool_choice object naming one function ({type: "function", ...}). */
-static int parse_choice_obj(json_t *c, json_t *tools, const struct tool_shape *sh,
+static int parse_choice_obj(json_t *c, const struct offer *o, const struct tool_shape *sh,
 			    struct api_params *p, struct api_error *e)
 {
 	json_t *ty = json_object_get(c, "type");
 	json_t *name = json_object_get(sh->flat ? c : json_object_get(c, "function"), "name");
 
+	if (json_is_string(ty) && sh->flat && hosted(json_string_value(ty)))
+		return api_bad(e, "tool_choice", "'tool_choice.type' is '%.40s': the server takes that tool as a declaration only (it cannot run it, and the model cannot call it); it can force a function: %s",
+			       json_string_value(ty), sh->choice_form);
 	if (!json_is_string(ty) || strcmp(json_string_value(ty), "function"))
 		return api_bad(e, "tool_choice", "'tool_choice.type' is '%.40s': it must be \"function\" (%s); other tool choices are not supported",
 			       json_is_string(ty) ? json_string_value(ty) : "missing", sh->choice_form);
 	if (!json_is_string(name))
 		return api_bad(e, "tool_choice", "'tool_choice' must name a function: %s",
 			       sh->choice_form);
-	if (!has_tool(tools, json_string_value(name), sh))
+	if (!has_tool(o, json_string_value(name)))
 		return api_bad(e, "tool_choice", "'tool_choice' names the function '%.64s', which is not in 'tools'",
 			   json_string_value(name));
 	p->tool_choice = API_TOOL_FUNCTION;
@@ -206,7 +338,7 @@ static int parse_choice_obj(json_t *c, json_t *tools, const struct tool_shape *s
 }
 
 /* tool_choice into @p: "auto", "none", "required" or one named function. */
-static int parse_choice(json_t *c, json_t *tools, const struct tool_shape *sh,
+static int parse_choice(json_t *c, const struct offer *o, const struct tool_shape *sh,
 			struct api_params *p, struct api_error *e)
 {
 	if (json_is_string(c)) {
@@ -222,63 +354,62 @@ static int parse_choice(json_t *c, json_t *tools, const struct tool_shape *sh,
 			return api_bad(e, "tool_choice", "'tool_choice' is '%.32s': it must be \"auto\", \"none\", \"required\" or %s",
 				   s, sh->choice_form);
 	} else if (json_is_object(c)) {
-		if (parse_choice_obj(c, tools, sh, p, e))
+		if (parse_choice_obj(c, o, sh, p, e))
 			return -1;
 	} else {
 		return api_bad(e, "tool_choice", "'tool_choice' must be a string or an object");
 	}
-	if (p->tool_choice == API_TOOL_REQUIRED && !json_array_size(tools))
-		return api_bad(e, "tool_choice", "'tool_choice' is \"required\" but no tools are given");
+	if (p->tool_choice == API_TOOL_REQUIRED && !o->n)
+		return api_bad(e, "tool_choice", "'tool_choice' is \"required\" but no tools are given%s",
+			       sh->flat ? " that the model can call (functions)" : "");
 	return 0;
 }
 
 /*
- * The tools as the chat template and the reply parser take them: the chat
- * completions array ({type, function: {...}}), whatever shape came in.
+ * tools, tool_choice and parallel_tool_calls of @o in shape @sh. The
+ * offered functions reach the chat template and the reply parser as the
+ * chat completions array ({type, function: {...}}), whatever shape came
+ * in; on /v1/responses the request's tools are kept as sent (echoed in
+ * the response) with the namespace of each member function.
  */
-static char *tools_for_template(json_t *tools, const struct tool_shape *sh)
-{
-	json_t *arr, *t;
-	size_t i;
-	char *s;
-
-	if (!sh->flat)
-		return json_dumps(tools, JSON_COMPACT);
-	arr = json_array();
-	json_array_foreach(tools, i, t) {
-		json_t *fn = json_deep_copy(t);
-
-		json_object_del(fn, "type");
-		json_array_append_new(arr, json_pack("{s:s, s:o}", "type", "function",
-						     "function", fn));
-	}
-	s = json_dumps(arr, JSON_COMPACT);
-	json_decref(arr);
-	return s;
-}
-
-/* tools, tool_choice and parallel_tool_calls of @o in shape @sh. */
 static int parse_tools(json_t *o, const struct tool_shape *sh, struct api_params *p,
 		       struct api_error *e)
 {
 	json_t *tools = api_field(o, "tools"), *c = api_field(o, "tool_choice"), *ptc;
+	struct offer *of = calloc(1, sizeof(*of));
+	int ret = -1;
 
+	if (!of || !(of->fns = json_array())) {
+		free(of);
+		api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
+		return -1;
+	}
 	ptc = api_field(o, "parallel_tool_calls");
-	if (ptc && !json_is_boolean(ptc))
-		return api_bad(e, "parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
+	if (ptc && !json_is_boolean(ptc)) {
+		api_bad(e, "parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
+		goto out;
+	}
 	p->one_call = ptc && json_is_false(ptc);
-	if (tools && check_tools(tools, sh, e))
-		return -1;
-	if (c && parse_choice(c, tools, sh, p, e))
-		return -1;
-	if (tools && json_array_size(tools) && p->tool_choice != API_TOOL_NONE) {
-		p->tools_json = tools_for_template(tools, sh);
+	if (tools && check_tools(tools, sh, of, e))
+		goto out;
+	if (c && parse_choice(c, of, sh, p, e))
+		goto out;
+	ret = 0;
+	if (sh->flat && tools)
+		p->tools_given = json_incref(tools);
+	if (of->n && p->tool_choice != API_TOOL_NONE) {
+		p->tools_json = json_dumps(of->fns, JSON_COMPACT);
+		p->tool_ns = json_incref(of->ns);
 		if (!p->tools_json) {
 			api_error_set(e, 500, "server_error", NULL, NULL, "out of memory");
-			return -1;
+			ret = -1;
 		}
 	}
-	return 0;
+out:
+	json_decref(of->fns);
+	json_decref(of->ns);
+	free(of);
+	return ret;
 }
 
 int api_parse_tools(json_t *o, struct api_params *p, struct api_error *e)

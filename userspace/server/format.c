@@ -106,18 +106,48 @@ void fmt_sse(struct gen *g, const char *event, json_t *o)
 json_t *fmt_usage(const struct gen *g)
 {
 	const struct engine_usage *u = &g->usage;
+	int rs = g->reasoning_tokens < u->completion_tokens ? g->reasoning_tokens :
+		 u->completion_tokens;
 
 	if (g->kind == API_RESPONSES)
 		return json_pack("{s:i, s:{s:i}, s:i, s:{s:i}, s:i}",
 				 "input_tokens", u->prompt_tokens,
 				 "input_tokens_details", "cached_tokens", u->cached_tokens,
 				 "output_tokens", u->completion_tokens,
-				 "output_tokens_details", "reasoning_tokens", 0,
+				 "output_tokens_details", "reasoning_tokens", rs,
 				 "total_tokens", u->prompt_tokens + u->completion_tokens);
-	return json_pack("{s:i, s:i, s:i, s:{s:i}}", "prompt_tokens", u->prompt_tokens,
+	return json_pack("{s:i, s:i, s:i, s:{s:i}, s:{s:i}}", "prompt_tokens", u->prompt_tokens,
 			 "completion_tokens", u->completion_tokens,
 			 "total_tokens", u->prompt_tokens + u->completion_tokens,
-			 "prompt_tokens_details", "cached_tokens", u->cached_tokens);
+			 "prompt_tokens_details", "cached_tokens", u->cached_tokens,
+			 "completion_tokens_details", "reasoning_tokens", rs);
+}
+
+/*
+ * Count the @n tokens of a piece of the reply (an engine event's ids) as
+ * reasoning when they lie in its <think> block: the parser was in it
+ * before the piece (@before) or is in it after. Tokens of an undecided
+ * start (what may be "<think>" split over tokens) wait in rs_pending for
+ * the parser to decide. The closing tag's tokens count; those wholly
+ * after it do not.
+ */
+static void count_reasoning(struct gen *g, enum chat_phase before, int n)
+{
+	switch (chat_parser_phase(g->parser)) {
+	case CHAT_PHASE_START:
+		g->rs_pending += n;
+		return;
+	case CHAT_PHASE_NO_THINK:
+		break;
+	case CHAT_PHASE_AFTER_THINK:
+		if (before != CHAT_PHASE_THINK && before != CHAT_PHASE_START)
+			break;
+		/* fall through */
+	case CHAT_PHASE_THINK:
+		g->reasoning_tokens += g->rs_pending + n;
+		break;
+	}
+	g->rs_pending = 0;
 }
 
 /* Our extension: the engine's timing of this request (the web UI shows it). */
@@ -286,6 +316,7 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 {
 	json_t *c, *lp = NULL;
 	size_t off = g->text_len;
+	enum chat_phase before;
 
 	if (g->kind == API_NATIVE) {
 		native_delta(g, ev);
@@ -300,13 +331,17 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 	}
 	if (g->kind == API_RESPONSES) {
 		json_decref(lp);
+		before = chat_parser_phase(g->parser);
 		fmt_resp_feed(g, ev->text, ev->len);
+		count_reasoning(g, before, ev->n_ids);
 		return;
 	}
 	if (g->kind == API_CHAT && g->parser) {
 		/* Chunks as the parser settles the text; logprobs ride on the first. */
 		g->pend_lp = g->stream ? lp : NULL;
+		before = chat_parser_phase(g->parser);
 		chat_feed(g, ev->text, ev->len);
+		count_reasoning(g, before, ev->n_ids);
 		if (g->pend_lp)
 			chat_chunk(g, json_pack("{s:s}", "content", ""));
 		if (!g->stream)

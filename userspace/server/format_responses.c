@@ -4,11 +4,15 @@
  * (chat.h's parser, as for chat completions) into output items, in the
  * order the model wrote them:
  *   - "reasoning" {id "rs_...", summary [], content [{reasoning_text}]}
- *     for the text inside <think>;
+ *     for the text inside <think>; with "reasoning.summary" asked for,
+ *     summary [{summary_text}] holds the same text (the server has no
+ *     summarizer: the reasoning is its own summary), streamed with the
+ *     response.reasoning_summary_part / _text events;
  *   - "message" {id "msg_...", role assistant, content [{output_text}]}
  *     for the text (always one when the reply has no call, "" if need be);
  *   - "function_call" {id "fc_...", call_id "call_...", name, arguments,
- *     status} per call: "completed" when its closing tag came and its
+ *     status} per call, with "namespace" when the function is a member of
+ *     a namespace tool: "completed" when its closing tag came and its
  *     arguments are a JSON object, else "incomplete" (cut off by the token
  *     limit or a stop string). With parallel_tool_calls false only the
  *     first call is returned.
@@ -23,8 +27,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gen.h"
+#include "resp_store.h"
 
 enum item_kind { ITEM_NONE, ITEM_REASONING, ITEM_MESSAGE, ITEM_CALL };
 
@@ -35,40 +41,31 @@ enum item_kind { ITEM_NONE, ITEM_REASONING, ITEM_MESSAGE, ITEM_CALL };
  * @open_id: its id
  * @call: ITEM_CALL: the parser's index of the call
  * @call_id, @name: ITEM_CALL: its call_id and function
+ * @ns: ITEM_CALL: the function's namespace, "" when it has none
  * @buf, @len, @cap: the open item's text (or arguments) so far
  * @n_msg: message items opened (their ids: msg_X, msg_X_1, ...)
  * @tools, @tool_choice: the request's, echoed in the response object
+ * @tool_ns: {function: namespace} of the offered namespace members, or NULL
  * @parallel: parallel_tool_calls as requested
+ * @summary: reasoning items carry a summary ("reasoning.summary")
+ * @store: keep the finished response in the server's store ("store")
+ * @prev_id: "previous_response_id", echoed and stored, or NULL
+ * @input: the request's own input items (references resolved), for the store
  */
 struct resp_out {
 	json_t *items;
 	enum item_kind open;
 	char open_id[64];
 	int call;
-	char call_id[48], name[80];
+	char call_id[48], name[80], ns[80];
 	char *buf;
 	size_t len, cap;
 	int n_msg;
-	json_t *tools, *tool_choice;
-	bool parallel;
+	json_t *tools, *tool_choice, *tool_ns;
+	bool parallel, summary, store;
+	char *prev_id;
+	json_t *input;
 };
-
-/* The request's tools in the flat Responses shape, from p->tools_json's chat shape. */
-static json_t *flat_tools(const char *tools_json)
-{
-	json_t *chat = tools_json ? json_loads(tools_json, 0, NULL) : NULL;
-	json_t *arr = json_array(), *t;
-	size_t i;
-
-	json_array_foreach(chat, i, t) {
-		json_t *fn = json_deep_copy(json_object_get(t, "function"));
-
-		json_object_set_new(fn, "type", json_string("function"));
-		json_array_append_new(arr, fn);
-	}
-	json_decref(chat);
-	return arr;
-}
 
 static const char *const choice_names[] = {
 	[API_TOOL_AUTO] = "auto", [API_TOOL_NONE] = "none",
@@ -82,13 +79,18 @@ int fmt_resp_new(struct gen *g, const struct api_params *p)
 	if (!r)
 		return -1;
 	r->items = json_array();
-	r->tools = flat_tools(p->tools_json);
+	r->tools = p->tools_given ? json_incref(p->tools_given) : json_array();
+	r->tool_ns = json_incref(p->tool_ns);
 	r->tool_choice = p->tool_choice == API_TOOL_FUNCTION ?
 			 json_pack("{s:s, s:s}", "type", "function", "name", p->tool_name) :
 			 json_string(choice_names[p->tool_choice]);
 	r->parallel = !p->one_call;
+	r->summary = p->reasoning_summary;
+	r->store = p->store;
+	r->prev_id = p->previous_id ? strdup(p->previous_id) : NULL;
+	r->input = json_incref(p->input_items);
 	g->ro = r;
-	if (!r->items || !r->tools || !r->tool_choice) {
+	if (!r->items || !r->tools || !r->tool_choice || (p->previous_id && !r->prev_id)) {
 		fmt_resp_free(g);
 		return -1;
 	}
@@ -104,6 +106,9 @@ void fmt_resp_free(struct gen *g)
 	json_decref(r->items);
 	json_decref(r->tools);
 	json_decref(r->tool_choice);
+	json_decref(r->tool_ns);
+	json_decref(r->input);
+	free(r->prev_id);
 	free(r->buf);
 	free(r);
 	g->ro = NULL;
@@ -113,12 +118,13 @@ void fmt_resp_free(struct gen *g)
 static json_t *response_obj(struct gen *g, const char *status)
 {
 	struct resp_out *r = g->ro;
-	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:n, s:n, s:n, s:O, s:O, s:O, s:b}",
+	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:n, s:n, s:o, s:O, s:O, s:O, s:b, s:b}",
 			      "id", g->id, "object", "response", "created_at",
 			      (json_int_t)g->created, "status", status, "model", g->s->model_id,
 			      "error", "incomplete_details", "previous_response_id",
+			      r->prev_id ? json_string(r->prev_id) : json_null(),
 			      "output", r->items, "tools", r->tools, "tool_choice", r->tool_choice,
-			      "parallel_tool_calls", r->parallel);
+			      "parallel_tool_calls", r->parallel, "store", r->store);
 
 	if (!strcmp(status, "in_progress")) {
 		json_object_set_new(o, "output", json_array());
@@ -178,11 +184,14 @@ static json_t *open_item(struct gen *g, bool done, const char *status)
 {
 	struct resp_out *r = g->ro;
 	const char *text = r->buf ? r->buf : "";
+	json_t *it;
 
 	switch (r->open) {
 	case ITEM_REASONING:
-		return json_pack("{s:s, s:s, s:[], s:o, s:s}", "type", "reasoning", "id", r->open_id,
-				 "summary", "content", done ?
+		return json_pack("{s:s, s:s, s:o, s:o, s:s}", "type", "reasoning", "id", r->open_id,
+				 "summary", done && r->summary ?
+				 json_pack("[o]", text_part("summary_text", text, r->len)) :
+				 json_array(), "content", done ?
 				 json_pack("[o]", text_part("reasoning_text", text, r->len)) :
 				 json_array(), "status", status);
 	case ITEM_MESSAGE:
@@ -191,9 +200,12 @@ static json_t *open_item(struct gen *g, bool done, const char *status)
 				 json_pack("[o]", text_part("output_text", text, r->len)) :
 				 json_array());
 	default:
-		return json_pack("{s:s, s:s, s:s, s:s, s:s%, s:s}", "type", "function_call",
-				 "id", r->open_id, "call_id", r->call_id, "name", r->name,
-				 "arguments", done ? text : "", done ? r->len : 0, "status", status);
+		it = json_pack("{s:s, s:s, s:s, s:s, s:s%, s:s}", "type", "function_call",
+			       "id", r->open_id, "call_id", r->call_id, "name", r->name,
+			       "arguments", done ? text : "", done ? r->len : 0, "status", status);
+		if (r->ns[0])
+			json_object_set_new(it, "namespace", json_string(r->ns));
+		return it;
 	}
 }
 
@@ -231,6 +243,13 @@ static void close_item(struct gen *g, bool complete)
 		item_event(g, "response.content_part.done",
 			   json_pack("{s:i, s:o}", "content_index", 0, "part",
 				     text_part(part, text, r->len)));
+		if (r->open == ITEM_REASONING && r->summary) {
+			item_event(g, "response.reasoning_summary_text.done",
+				   json_pack("{s:i, s:s%}", "summary_index", 0, "text", text, r->len));
+			item_event(g, "response.reasoning_summary_part.done",
+				   json_pack("{s:i, s:o}", "summary_index", 0, "part",
+					     text_part("summary_text", text, r->len)));
+		}
 		item_added_done(g, true, open_item(g, true, "completed"));
 	}
 	r->open = ITEM_NONE;
@@ -257,6 +276,8 @@ static void open_new(struct gen *g, enum item_kind kind, const struct chat_delta
 		/* The parser's "call_<n>_<i>": "fc_<n>_<i>" names the item. */
 		snprintf(r->call_id, sizeof(r->call_id), "%s", d->id);
 		snprintf(r->name, sizeof(r->name), "%s", d->name);
+		snprintf(r->ns, sizeof(r->ns), "%s",
+			 json_string_value(json_object_get(r->tool_ns, d->name)) ?: "");
 		snprintf(r->open_id, sizeof(r->open_id), "fc_%s",
 			 strncmp(d->id, "call_", 5) ? d->id : d->id + 5);
 		r->call = d->index;
@@ -267,6 +288,10 @@ static void open_new(struct gen *g, enum item_kind kind, const struct chat_delta
 			   json_pack("{s:i, s:o}", "content_index", 0, "part",
 				     text_part(kind == ITEM_REASONING ? "reasoning_text" :
 					       "output_text", "", 0)));
+	if (kind == ITEM_REASONING && r->summary)
+		item_event(g, "response.reasoning_summary_part.added",
+			   json_pack("{s:i, s:o}", "summary_index", 0, "part",
+				     text_part("summary_text", "", 0)));
 }
 
 /* The parser's pieces as items and their delta events. */
@@ -296,6 +321,9 @@ static void resp_piece(const struct chat_delta *d, void *user)
 		item_event(g, kind == ITEM_REASONING ? "response.reasoning_text.delta" :
 			   "response.output_text.delta",
 			   json_pack("{s:i, s:s%}", "content_index", 0, "delta", d->text, d->len));
+	if (kind == ITEM_REASONING && r->summary)
+		item_event(g, "response.reasoning_summary_text.delta",
+			   json_pack("{s:i, s:s%}", "summary_index", 0, "delta", d->text, d->len));
 }
 
 void fmt_resp_start(struct gen *g)
@@ -342,6 +370,13 @@ void fmt_resp_done(struct gen *g)
 		/* A reply with no call has a message, if need be empty (output_text ""). */
 		open_new(g, ITEM_MESSAGE, NULL);
 		close_item(g, true);
+	}
+	if (!failed && r->store && g->s->store) {
+		/* Kept before the answer goes out: a GET right after it finds it. */
+		o = response_obj(g, g->finish == ENGINE_FINISH_LENGTH ? "incomplete" : "completed");
+		rstore_put(g->s->store, g->s->o.api_key ? g->s->o.api_key : "", g->id, r->prev_id,
+			   o, r->input, time(NULL));
+		json_decref(o);
 	}
 	if (!g->stream)
 		return;

@@ -53,6 +53,9 @@ struct native_info;
  * @cancel_sent: engine_cancel() was called
  * @shutdown: cancelled because the server is stopping
  * @stop_word: DONE: the stop string that ended the reply, "" when none
+ * @reasoning_tokens: chat, responses: generated tokens spent in the
+ *	reply's <think> block, its tags included (usage's reasoning_tokens)
+ * @rs_pending: tokens of a reply start that may still open one
  * @nat: POST /completion: its per-prompt state (api_native.h), else NULL
  */
 struct gen {
@@ -85,6 +88,7 @@ struct gen {
 	struct engine_timing timing;
 	char error[256];
 	char stop_word[ENGINE_MAX_STOP_LEN + 1];
+	int reasoning_tokens, rs_pending;
 	struct native_info *nat;
 };
 

@@ -34,6 +34,7 @@
 #include "gen.h"
 #include "http_conn.h"
 #include "http_guard.h"
+#include "resp_store.h"
 #include "server.h"
 #include "tokenizer.h"
 #include "rk1828/util.h"
@@ -56,7 +57,7 @@
 
 enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
 	     R_METRICS, R_UI, R_TOKENIZE, R_DETOKENIZE, R_APPLY_TEMPLATE, R_PROPS,
-	     R_NATIVE };
+	     R_NATIVE, R_RESPONSE };
 
 static bool is_post_route(enum route r);
 
@@ -121,6 +122,14 @@ static void add_ui_headers(struct MHD_Response *r)
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 }
 
+/* The Allow header of a 405 on @r's path. */
+static const char *allowed(enum route r)
+{
+	if (r == R_RESPONSE)
+		return "GET, DELETE, OPTIONS";
+	return is_post_route(r) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int status,
 			     const char *type, const char *body, size_t len)
 {
@@ -135,8 +144,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int statu
 	if (h->route == R_UI)
 		add_ui_headers(r);
 	if (status == 405)
-		MHD_add_response_header(r, "Allow",
-					is_post_route(h->route) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+		MHD_add_response_header(r, "Allow", allowed(h->route));
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	h->status = status;
@@ -181,8 +189,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, struct hreq *h,
 		MHD_add_response_header(r, "Retry-After", ra);
 	}
 	if (e->status == 405)
-		MHD_add_response_header(r, "Allow",
-					is_post_route(h->route) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS");
+		MHD_add_response_header(r, "Allow", allowed(h->route));
 	if (e->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
 	ret = MHD_queue_response(c, e->status, r);
@@ -224,6 +231,9 @@ static enum route route_of(const char *url)
 			return tab[i].r;
 	if (!strncmp(url, "/v1/models/", 11) && url[11])
 		return R_MODEL;
+	if ((!strncmp(url, "/v1/responses/", 14) && url[14]) ||
+	    (!strncmp(url, "/responses/", 11) && url[11]))
+		return R_RESPONSE;
 	if (ui_find(url, NULL, NULL))
 		return R_UI;
 	return R_NONE;
@@ -740,15 +750,15 @@ static int tokenize(struct srv *s, const struct api_params *p, int32_t **toks, i
 }
 
 /*
- * The prompt alone must leave room for one token, and with max_tokens
- * the two must fit the context; the error names the field to change
- * (the prompt's when it alone is too long, else max_tokens).
+ * The prompt alone must leave room for one token: a prompt that fills the
+ * context is context_length_exceeded, naming the prompt's field. A token
+ * limit (max_tokens, max_completion_tokens, max_output_tokens, n_predict)
+ * larger than the room left is not an error: it is an upper bound, as in
+ * llama-server and Ollama (gen_max_tokens()).
  */
 static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
 		     struct api_error *e)
 {
-	const char *key = p->kind == API_RESPONSES ? "max_output_tokens" :
-			  p->kind == API_NATIVE ? "n_predict" : "max_tokens";
 	const char *in = p->kind == API_COMPLETION || p->kind == API_NATIVE ? "prompt" :
 			 p->kind == API_RESPONSES ? "input" : "messages";
 
@@ -758,13 +768,21 @@ static int check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
 			      n_prompt, s->n_ctx);
 		return -1;
 	}
-	if (p->max_tokens > 0 && (uint64_t)n_prompt + p->max_tokens > s->n_ctx) {
-		api_error_set(e, 400, "invalid_request_error", "context_length_exceeded", key,
-			      "context length exceeded: the prompt has %d tokens and %s is %d (%d in all), but the context is %u tokens",
-			      n_prompt, key, p->max_tokens, n_prompt + p->max_tokens, s->n_ctx);
-		return -1;
-	}
 	return 0;
+}
+
+/*
+ * The engine's max_tokens for @p's limit with a prompt of @n_prompt
+ * tokens: the limit itself when it fits the context, else -1 (until the
+ * context is full, engine.h), so that the reply ends at the context's end
+ * with ENGINE_FINISH_LENGTH ("length", Responses: incomplete with reason
+ * max_output_tokens).
+ */
+static int gen_max_tokens(const struct srv *s, const struct api_params *p, int n_prompt)
+{
+	if (p->max_tokens > 0 && (uint64_t)n_prompt + (uint64_t)p->max_tokens > s->n_ctx)
+		return -1;
+	return p->max_tokens;
 }
 
 static void make_id(char *buf, size_t n, const char *prefix)
@@ -840,7 +858,7 @@ static int start_gen(struct srv *s, struct MHD_Connection *c, const struct api_p
 		     bool ignore_eos, struct gen **out, struct api_error *e)
 {
 	struct engine_request r = {
-		.prompt = toks, .n_prompt = n, .max_tokens = p->max_tokens, .s = p->s,
+		.prompt = toks, .n_prompt = n, .max_tokens = gen_max_tokens(s, p, n), .s = p->s,
 		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
 		.schema = p->schema,
 		.ignore_eos = ignore_eos,
@@ -999,7 +1017,10 @@ static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, stru
 	int32_t *toks = NULL;
 	int n = 0;
 
-	if (api_parse(k, h->body ? h->body : "", h->len, &p, &e) ||
+	struct api_store st = { .st = s->store, .owner = s->o.api_key ? s->o.api_key : "",
+				.now = time(NULL) };
+
+	if (api_parse_with(k, h->body ? h->body : "", h->len, &st, &p, &e) ||
 	    api_resolve_bias(&p, s->tok, &e) || api_resolve_format(&p, &s->ct, &e) ||
 	    tokenize(s, &p, &toks, &n, &rs, &e) || check_ctx(s, &p, n, &e)) {
 		api_params_free(&p);
@@ -1111,6 +1132,35 @@ bad:
 	return reply_error(c, h, &e);
 }
 
+/*
+ * GET /v1/responses/{id}: a stored response as the create call answered
+ * it; DELETE: drop it ({id, object: "response", deleted: true}). Either
+ * is a 404 for a response not in the store (store false, deleted,
+ * evicted, another API key's).
+ */
+static enum MHD_Result do_response(struct srv *s, struct MHD_Connection *c, struct hreq *h,
+				   const char *url)
+{
+	/* route_of(): "/v1/responses/ID" or "/responses/ID" */
+	const char *id = url + (strncmp(url, "/v1/", 4) ? 11 : 14);
+	const char *owner = s->o.api_key ? s->o.api_key : "";
+	json_t *o = NULL;
+	bool gone = false;
+
+	if (!strcmp(h->method, "DELETE"))
+		gone = rstore_del(s->store, owner, id, time(NULL));
+	else
+		o = rstore_get(s->store, owner, id, time(NULL));
+	if (gone)
+		return reply_json(c, h, 200, json_pack("{s:s, s:s, s:b}", "id", id, "object",
+						       "response", "deleted", true));
+	if (o)
+		return reply_json(c, h, 200, o);
+	return fail(c, h, 404, "invalid_request_error", "not_found",
+		    "Response with id '%s' not found: it was not stored (store false), was deleted, or was evicted from the server's store",
+		    id);
+}
+
 /* ---- the access handler ------------------------------------------------- */
 
 static void set_too_large(struct srv *s, struct api_error *e)
@@ -1168,7 +1218,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 		enum MHD_Result ret;
 
 		add_common_headers(r, h);
-		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
 		MHD_add_response_header(r, "Access-Control-Allow-Headers",
 					"Authorization, Content-Type, X-Api-Key, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
 		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
@@ -1180,10 +1230,12 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 	if (h->route == R_NONE || (h->route == R_UI && s->o.no_ui))
 		return fail(c, h, 404, "invalid_request_error", "not_found",
 			    "unknown path '%s'", h->path);
-	if (is_post_route(h->route) ? strcmp(method, "POST") :
+	if (h->route == R_RESPONSE ? strcmp(method, "GET") && strcmp(method, "DELETE") :
+	    is_post_route(h->route) ? strcmp(method, "POST") :
 	    strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return fail(c, h, 405, "invalid_request_error", "method_not_allowed",
 			    "method not allowed on this path: use %s",
+			    h->route == R_RESPONSE ? "GET or DELETE" :
 			    is_post_route(h->route) ? "POST" : "GET");
 	if (h->route != R_HEALTH && h->route != R_UI && !auth_ok(s, c))
 		return fail(c, h, 401, "invalid_request_error", "invalid_api_key", "%s",
@@ -1299,6 +1351,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return do_utility(s, c, h);
 	case R_NATIVE:
 		return do_native(s, c, h);
+	case R_RESPONSE:
+		return do_response(s, c, h, url);
 	default:
 		return do_generate(s, c, h);
 	}
@@ -1569,11 +1623,14 @@ int http_start(struct srv *s, char *err, size_t errlen)
 
 		s->o.port = di ? di->port : 0;
 	}
-	if (pthread_create(&s->monitor, NULL, monitor, s)) {
+	s->store = rstore_new(NULL);
+	if (!s->store || pthread_create(&s->monitor, NULL, monitor, s)) {
 		MHD_stop_daemon(s->d);
 		s->d = NULL;
 		conn_set_free(s->conns);
 		s->conns = NULL;
+		rstore_free(s->store);
+		s->store = NULL;
 		snprintf(err, errlen, "cannot start the monitor thread");
 		return -1;
 	}
@@ -1632,4 +1689,6 @@ void http_stop(struct srv *s)
 	pthread_join(s->monitor, NULL);
 	conn_set_free(s->conns);	/* the daemon closed every connection */
 	s->conns = NULL;
+	rstore_free(s->store);
+	s->store = NULL;
 }

@@ -61,7 +61,9 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	if (!s->tok)
 		return -1;
 	s->add_bos = tok_add_bos_default(s->tok);
-	if (gguf_get_str(s->gf, "tokenizer.chat_template", &t))
+	if (s->o.chat_template)
+		chat_template_init(&s->ct, s->o.chat_template, strlen(s->o.chat_template), s->tok);
+	else if (gguf_get_str(s->gf, "tokenizer.chat_template", &t))
 		chat_template_init(&s->ct, t.s, t.len, s->tok);
 	else
 		chat_template_init(&s->ct, NULL, 0, s->tok);

@@ -41,6 +41,7 @@ static void usage(FILE *f)
 		"                        [--api-key KEY] [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
 		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
 		"                        [--header-timeout S] [--body-timeout S]\n"
+		"                        [--chat-template-file FILE]\n"
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
@@ -63,6 +64,7 @@ static void usage(FILE *f)
 		"                 + %d, at most %d; 0: no limit)\n"
 		"  --header-timeout S  seconds a request has for its headers (default %d)\n"
 		"  --body-timeout S    seconds it has for its body after them (default %d)\n"
+		"  --chat-template-file FILE  the chat template (Jinja) instead of the model's\n"
 		"  -v             verbose\n"
 		"\n"
 		"Stops on SIGINT, SIGTERM or SIGHUP: running requests are cancelled, exit status 0.\n"
@@ -88,7 +90,7 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT };
+       O_BODY_TIMEOUT, O_TEMPLATE };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -107,6 +109,7 @@ static const struct option srv_long_opts[] = {
 	{ "per-ip-limit", required_argument, NULL, O_PER_IP },
 	{ "header-timeout", required_argument, NULL, O_HEADER_TIMEOUT },
 	{ "body-timeout", required_argument, NULL, O_BODY_TIMEOUT },
+	{ "chat-template-file", required_argument, NULL, O_TEMPLATE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -158,6 +161,30 @@ static int parse_net_opt(int c, const char *arg, struct srv_opts *o)
 		o->body_timeout = (int)v;
 		return 0;
 	}
+}
+
+/* --chat-template-file: the file's text (at most 1 MiB) into o->chat_template. */
+static int read_template(const char *path, struct srv_opts *o)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+	char *t = malloc((1u << 20) + 1);
+
+	if (f && t)
+		n = fread(t, 1, 1u << 20, f);
+	if (!f || !t || ferror(f) || !feof(f) || !n) {
+		fprintf(stderr, "rk1828-llm: --chat-template-file %s: %s\n", path,
+			!f ? strerror(errno) : !n ? "empty" : "not a file of at most 1 MiB");
+		if (f)
+			fclose(f);
+		free(t);
+		return -1;
+	}
+	fclose(f);
+	t[n] = 0;
+	free(o->chat_template);
+	o->chat_template = t;
+	return 0;
 }
 
 /* One option @c with @arg into @o: 0, or -1 with the message printed (-h exits 0). */
@@ -212,6 +239,8 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		o->queue_max = (int)v;
 		break;
 	case O_NOUI: o->no_ui = true; break;
+	case O_TEMPLATE:
+		return read_template(arg, o);
 	case 'v': o->verbose++; break;
 	case 'h': usage(stdout); exit(0);
 	default: usage(stderr); return -1;
@@ -285,6 +314,7 @@ static void free_srv(struct srv *s)
 	origin_policy_free(s->policy);
 	free(s->o.allowed_hosts);
 	free(s->o.cors_origins);
+	free(s->o.chat_template);
 	free(s);
 }
 
@@ -371,6 +401,8 @@ static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
 	(void)sigtimedwait(set, NULL, &ts);
 	http_stop(s);
 }
+
+/* The server object and what its options own. */
 
 int serve_main(int argc, char **argv)
 {

@@ -25,6 +25,7 @@ struct MHD_Daemon;
 struct gen;
 struct conn_set;
 struct origin_policy;
+struct rstore;
 
 /** Default request body limit (413 beyond it), bytes. */
 #define SRV_BODY_LIMIT (8u << 20)
@@ -44,6 +45,8 @@ struct origin_policy;
  * @queue_max: --queue, requests waiting beyond the slots (default 16)
  * @api_key: --api-key; NULL = no authentication
  * @alias: --alias, the model id in the API; NULL = the file name
+ * @chat_template: --chat-template-file's text (in place of the model's
+ *	tokenizer.chat_template, as llama-server's option), or NULL
  * @no_ui: --no-ui: GET / answers 404
  * @body_limit: request body limit in bytes
  * @verbose: -v
@@ -55,6 +58,7 @@ struct origin_policy;
  */
 struct srv_opts {
 	const char *model, *host, *cards, *api_key, *alias;
+	char *chat_template;
 	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
@@ -90,6 +94,8 @@ enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
  * @t_start: start time (s since the epoch) for "created" fields
  * @conns: the open connections and their deadlines (http_conn.h)
  * @policy: the Host and Origin names it answers to (http_guard.h)
+ * @store: the recent /v1/responses answers (resp_store.h; made by
+ *	http_start())
  */
 struct srv {
 	struct srv_opts o;
@@ -116,6 +122,7 @@ struct srv {
 	long long t_start;
 	struct conn_set *conns;
 	struct origin_policy *policy;
+	struct rstore *store;
 };
 
 /* serve.c: the `serve` subcommand; argv[0] is "serve". */

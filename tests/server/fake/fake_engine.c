@@ -192,7 +192,7 @@ static void step(struct engine *e, struct engine_req *q)
 		return;
 	}
 	if (!q->r.max_tokens || (q->r.max_tokens > 0 && q->n_gen >= q->r.max_tokens) ||
-	    (uint32_t)(q->r.n_prompt + q->n_gen) >= e->o.n_ctx) {
+	    (uint32_t)(q->r.n_prompt + q->n_gen) > e->o.n_ctx) {	/* as the engine: n_ctx - n_prompt + 1 */
 		finish(e, q, ENGINE_FINISH_LENGTH);
 		return;
 	}
