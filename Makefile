@@ -109,7 +109,7 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps deps-base check-build-deps lib install install-lib install-dev \
-	install-tools install-server install-dkms deb check-packages module userspace tests selftests selftests-install check \
+	install-tools install-server install-dkms deb check-packages examples module userspace tests selftests selftests-install check \
 	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
@@ -184,7 +184,7 @@ LIB_MINOR := 0.0
 LIB_SONAME := librk1828.so.$(LIB_SOVERSION)
 LIB_SO := $(B)/$(LIB_SONAME).$(LIB_MINOR)
 $(B)/obj-pic/userspace/lib/%.o: userspace/lib/%.c | check-build-deps
-	$(quiet) CC $< '(-fPIC)'
+	$(quiet) CC '$< (-fPIC)'
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC $(INC_lib) -c -o $@ $<
 $(LIB_SO): $(patsubst %.c,$(B)/obj-pic/%.o,$(LIB_SRC)) userspace/lib/librk1828.map
@@ -194,6 +194,22 @@ $(LIB_SO): $(patsubst %.c,$(B)/obj-pic/%.o,$(LIB_SRC)) userspace/lib/librk1828.m
 		-o $@ $(filter %.o,$^) $(DRM_LIBS)
 	@ln -sf $(notdir $@) $(B)/$(LIB_SONAME); ln -sf $(LIB_SONAME) $(B)/librk1828.so
 lib: $(LIB_SO)
+# A staged install of the library ($(B)/stage, its own prefix) and the
+# example outside the library's tree built against it through pkg-config
+# only, as another runtime would (tests/abi/run checks the ABI, and
+# tests/e2e/example-copy.sh runs the example on every card).
+STAGE := $(B)/stage
+$(STAGE)/.stamp: $(LIB_SO) userspace/lib/rk1828.h userspace/lib/rk1828.pc.in $(wildcard uapi/drm/*.h)
+	@rm -rf $(STAGE)
+	$(Q)+$(SUBMAKE) -s install-lib install-dev PREFIX=$(CURDIR)/$(STAGE) DESTDIR= \
+		LIBDIR=$(CURDIR)/$(STAGE)/lib INSTALL="install -p"
+	@touch $@
+$(B)/examples/card-copy: examples/card-copy.c examples/Makefile $(STAGE)/.stamp
+	$(quiet) CC '$@ (pkg-config rk1828)'
+	@mkdir -p $(dir $@)
+	$(Q)+PKG_CONFIG_PATH=$(CURDIR)/$(STAGE)/lib/pkgconfig $(MAKE) -s -C examples \
+		O=$(CURDIR)/$(B)/examples CFLAGS="-O2 -g -Wall -Wextra -Werror"
+examples: $(B)/examples/card-copy
 # The programs link librk1828 statically (the tests swap in the mock
 # library, tests/lib/mock_rk.c); LINK_LIBRK1828=shared links the shared
 # one, as the Debian packages do.
@@ -313,7 +329,7 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
-tests: $(UNIT_BINS) selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
+tests: $(UNIT_BINS) examples selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
 
 # The synthetic Qwen-family models of the committed llama.cpp reference
 # vectors (tests/vectors/qwen/*.ref), rebuilt by our own writer and
