@@ -1,50 +1,96 @@
 # rk1828: top-level build. `make help` lists the targets.
 #
 # Userspace binaries and the module land in build/ (build/rk1828.ko).
+#
+# The targets that install what they need (deps, demo, serve, check, bench,
+# check-debug, deb) run tools/install-deps first and build in a second make
+# that starts after it; no variable here is read from a package when make
+# starts (pkg-config runs when a recipe first needs its flags), so a fresh
+# machine gets through `make demo` and `make check` on the first try. A
+# plain `make` on a machine without the packages stops at once, naming
+# them (check-build-deps).
 
+# The newest installed kernel headers, or the running kernel's.
 KVER ?= $(shell ls /lib/modules 2>/dev/null | grep '^6\.12\.' | sort -V | tail -n 1)
 KDIR ?= /lib/modules/$(KVER)/build
 MODEL ?= ../shared/models/stories260K.gguf
 CARDS ?= 2
 PROMPT ?= Once upon a time
 B := build
+# One version for the module (DKMS), the library and the packages: the
+# newest entry of debian/changelog.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+# V=1 prints every command; by default one line per file built.
+ifeq ($(V),1)
+Q :=
+quiet = @:
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
+quiet = @:
+else
+Q := @
+quiet = @printf '  %-7s %s\n'
+endif
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
 	  -D_GNU_SOURCE
-LDLIBS += -lm -pthread $(shell pkg-config --libs libpcre2-8 jansson)
-DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null)
+
+# Canned recipe: a static library of the objects among the prerequisites.
+define archive
+$(quiet) AR $@
+@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $(filter %.o,$^)
+endef
+
+# $(eval $(call pkgconf,VAR,ARGS)): VAR is `pkg-config ARGS`, run when VAR
+# is first used and kept from then on.
+define pkgconf
+$(1) = $$(eval $(1) := $$$$(shell pkg-config $(2) 2>/dev/null))$$($(1))
+endef
+$(eval $(call pkgconf,BASE_LIBS,--libs libpcre2-8 jansson))
+$(eval $(call pkgconf,DRM_CFLAGS,--cflags libdrm))
+$(eval $(call pkgconf,DRM_LIBS,--libs libdrm))
+$(eval $(call pkgconf,NL_CFLAGS,--cflags libnl-genl-3.0))
+$(eval $(call pkgconf,NL_LIBS,--libs libnl-genl-3.0))
+$(eval $(call pkgconf,SERVER_CFLAGS,--cflags libmicrohttpd jansson))
+$(eval $(call pkgconf,SERVER_LIBS,--libs libmicrohttpd jansson))
+$(eval $(call pkgconf,USBREDIR_LIBS,--libs libusbredirparser-0.5))
+LDLIBS += -lm -pthread $(BASE_LIBS)
+
+# The pkg-config modules the build needs, with the Debian package of each
+# (tools/install-deps installs them).
+BUILD_PKGS := libdrm:libdrm-dev libnl-genl-3.0:libnl-genl-3-dev \
+	libmicrohttpd:libmicrohttpd-dev jansson:libjansson-dev \
+	libpcre2-8:libpcre2-dev libusbredirparser-0.5:libusbredirparser-dev
 
 # Include paths per directory: each layer sees only the headers it may use
 # (README.md "Layout" lists the arrows; tools/check-layering checks every
 # #include against the same rules in `make check`).
 INC_common    := -Iinclude -Iuserspace/common
 INC_cardmodel := -Icardmodel
-INC_lib       := -Iinclude -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
+INC_lib        = -Iinclude -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
 INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm -Icardmodel
-INC_server    := $(INC_llm) -Iuserspace/server -Iuserspace/smi
-INC_cli       := $(INC_server)
+INC_server     = $(INC_llm) -Iuserspace/server -Iuserspace/smi
+INC_cli        = $(INC_server)
 INC_emu       := -Iinclude -Ikernel -Iemulator -Icardmodel
 # rk1828-smi: the netlink uapi header and libnl-genl-3 (no librk1828).
-NL_CFLAGS     := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null)
-NL_LIBS       := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null)
-INC_smi       := -Iinclude -Iuapi -Iuserspace/smi $(NL_CFLAGS)
+INC_smi        = -Iinclude -Iuapi -Iuserspace/smi $(NL_CFLAGS)
 # Host tests, tools and benchmarks exercise every userspace layer. (The
 # selftests build with their own Makefile: uapi and include/rk1828 only.)
-INC_tests     := -Itests/lib -Iinclude -Iuapi -Ikernel -Iuserspace/common \
+INC_tests      = -Itests/lib -Iinclude -Iuapi -Ikernel -Iuserspace/common \
 		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/server -Iuserspace/smi -Iemulator -Icardmodel \
 		 $(DRM_CFLAGS) $(NL_CFLAGS)
 
-$(B)/obj/userspace/common/%.o: INC := $(INC_common)
-$(B)/obj/cardmodel/%.o: INC := $(INC_cardmodel)
-$(B)/obj/userspace/lib/%.o: INC := $(INC_lib)
-$(B)/obj/userspace/llm/%.o: INC := $(INC_llm)
-$(B)/obj/userspace/llm/main.o: INC := $(INC_cli)
-$(B)/obj/userspace/server/%.o: INC := $(INC_server)
-$(B)/obj/emulator/%.o: INC := $(INC_emu)
-$(B)/obj/userspace/smi/%.o: INC := $(INC_smi)
-$(B)/obj/tests/%.o: INC := $(INC_tests)
+$(B)/obj/userspace/common/%.o: INC = $(INC_common)
+$(B)/obj/cardmodel/%.o: INC = $(INC_cardmodel)
+$(B)/obj/userspace/lib/%.o: INC = $(INC_lib)
+$(B)/obj/userspace/llm/%.o: INC = $(INC_llm)
+$(B)/obj/userspace/llm/main.o: INC = $(INC_cli)
+$(B)/obj/userspace/server/%.o: INC = $(INC_server)
+$(B)/obj/emulator/%.o: INC = $(INC_emu)
+$(B)/obj/userspace/smi/%.o: INC = $(INC_smi)
+$(B)/obj/tests/%.o: INC = $(INC_tests)
 
 COMMON_SRC := $(wildcard userspace/common/*.c)
 CARDMODEL_SRC := $(wildcard cardmodel/*.c)
@@ -62,7 +108,8 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
-.PHONY: all help deps deps-base module userspace tests selftests selftests-install check \
+.PHONY: all help deps deps-base check-build-deps lib install install-lib install-dev \
+	install-tools install-server install-dkms deb check-packages examples module userspace tests selftests selftests-install check \
 	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
@@ -81,6 +128,10 @@ help:
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
 	@echo "make selftests-install KTREE=DIR  kselftests into a kernel tree"
+	@echo "make install    programs, librk1828 (.so, header, rk1828.pc), unit, DKMS source"
+	@echo "                (PREFIX=/usr/local, DESTDIR=)"
+	@echo "make deb        Debian packages into $(B)/deb (debhelper, lintian)"
+	@echo "make check-packages  the packages installed in a guest: DKMS, udev, run, serve, purge"
 	@echo "make dkms-install  install the module with DKMS and the udev rule (real machines)"
 	@echo "make udev-install  only the udev rule: accel nodes in group rk1828, mode 0660"
 
@@ -95,35 +146,89 @@ deps: deps-base
 	@tools/npm-deps $(B)/node
 	@tools/build-qemu >/dev/null
 
-userspace: $(PROGS)
+userspace: $(PROGS) lib
 
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c | check-build-deps
+	$(quiet) CC $<
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(INC) -c -o $@ $<
+
+# Stop before the first compile when a build package is missing, naming
+# the Debian packages to install (a fresh machine: `make deps` first).
+check-build-deps:
+	@missing=; command -v pkg-config >/dev/null || missing=pkg-config; \
+	for p in $(BUILD_PKGS); do \
+		pkg-config --exists $${p%%:*} 2>/dev/null || missing="$$missing $${p#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "make: missing build packages:$$missing"; \
+		echo "make: run 'make deps' (or tools/install-deps) first"; exit 1; \
+	fi
 
 $(B)/libcommon.a: $(call obj,$(COMMON_SRC))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
 # The card model (profile + cost function), shared by the emulator's
 # timing mode and the planner's prediction; profile.o embeds the default
 # profile (.incbin).
 $(B)/libcardmodel.a: $(call obj,$(CARDMODEL_SRC))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
 $(B)/obj/cardmodel/profile.o: emulator/profiles/rk1828.conf
 $(B)/librk1828.a: $(call obj,$(LIB_SRC))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
+# librk1828 for other runtimes: a shared library with the soname
+# librk1828.so.1 that exports only the rk_* API (librk1828.map), installed
+# with <rk1828/rk1828.h> and rk1828.pc. LIB_SOVERSION follows the ABI rule
+# of userspace/doc/librk1828.rst; LIB_MINOR counts compatible additions.
+LIB_SOVERSION := 1
+LIB_MINOR := 0.0
+LIB_SONAME := librk1828.so.$(LIB_SOVERSION)
+LIB_SO := $(B)/$(LIB_SONAME).$(LIB_MINOR)
+$(B)/obj-pic/userspace/lib/%.o: userspace/lib/%.c | check-build-deps
+	$(quiet) CC '$< (-fPIC)'
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC $(INC_lib) -c -o $@ $<
+$(LIB_SO): $(patsubst %.c,$(B)/obj-pic/%.o,$(LIB_SRC)) userspace/lib/librk1828.map
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
+		-Wl,--version-script=userspace/lib/librk1828.map -Wl,--no-undefined \
+		-o $@ $(filter %.o,$^) $(DRM_LIBS)
+	@ln -sf $(notdir $@) $(B)/$(LIB_SONAME); ln -sf $(LIB_SONAME) $(B)/librk1828.so
+lib: $(LIB_SO)
+# A staged install of the library ($(B)/stage, its own prefix) and the
+# example outside the library's tree built against it through pkg-config
+# only, as another runtime would (tests/abi/run checks the ABI, and
+# tests/e2e/example-copy.sh runs the example on every card).
+STAGE := $(B)/stage
+$(STAGE)/.stamp: $(LIB_SO) userspace/lib/rk1828.h userspace/lib/rk1828.pc.in $(wildcard uapi/drm/*.h)
+	@rm -rf $(STAGE)
+	$(Q)+$(SUBMAKE) -s install-lib install-dev PREFIX=$(CURDIR)/$(STAGE) DESTDIR= \
+		LIBDIR=$(CURDIR)/$(STAGE)/lib INSTALL="install -p"
+	@touch $@
+$(B)/examples/card-copy: examples/card-copy.c examples/Makefile $(STAGE)/.stamp
+	$(quiet) CC '$@ (pkg-config rk1828)'
+	@mkdir -p $(dir $@)
+	$(Q)+PKG_CONFIG_PATH=$(CURDIR)/$(STAGE)/lib/pkgconfig $(MAKE) -s -C examples \
+		O=$(CURDIR)/$(B)/examples CFLAGS="-O2 -g -Wall -Wextra -Werror"
+examples: $(B)/examples/card-copy
+# The programs link librk1828 statically (the tests swap in the mock
+# library, tests/lib/mock_rk.c); LINK_LIBRK1828=shared links the shared
+# one, as the Debian packages do.
+ifeq ($(LINK_LIBRK1828),shared)
+LIBRK1828 := $(LIB_SO)
+else
+LIBRK1828 := $(B)/librk1828.a
+endif
 $(B)/libllm.a: $(call obj,$(LLM_SRC))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
 $(B)/libemu.a: $(call obj,$(filter-out emulator/main.c,$(EMU_SRC)))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
 # The HTTP server (userspace/server): libmicrohttpd + jansson; the web UI
 # files are embedded by ui.c (.incbin), so ui.o depends on them.
-SERVER_CFLAGS := $(shell pkg-config --cflags libmicrohttpd jansson 2>/dev/null)
-SERVER_LIBS := $(shell pkg-config --libs libmicrohttpd jansson 2>/dev/null)
 $(B)/obj/userspace/server/%.o: CFLAGS += $(SERVER_CFLAGS)
 $(B)/obj/tests/server/fake/%.o: CFLAGS += $(SERVER_CFLAGS)
 $(B)/obj/userspace/server/ui.o: $(wildcard userspace/server/ui/*)
 $(B)/libserver.a: $(call obj,$(SERVER_SRC))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
 # The server over the scripted test engine: host tests of the HTTP layer.
 # It takes from userspace/llm only what the server calls besides the
 # engine: --cards, the chat templates and the JSON-schema compiler.
@@ -132,41 +237,47 @@ JSON_LLM := userspace/llm/jsonschema.c userspace/llm/jsonmatch.c userspace/llm/j
 FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c) $(JSON_LLM)
 $(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $(filter %.o,$^)
+	$(archive)
 
 # rk1828-llm: the CLI (run, plan, info) and `serve` (userspace/server).
 $(B)/obj/userspace/llm/main.o: CFLAGS += $(SERVER_CFLAGS)
 LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a $(B)/libsmi.a
-$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(LIBRK1828) $(B)/libcommon.a $(B)/libcardmodel.a
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 
 # rk1828-smi: card table, events and reset over the generic netlink
 # family (userspace/smi, libnl-genl-3 + jansson).
 $(B)/libsmi.a: $(call obj,$(SMI_SRC))
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
 $(B)/rk1828-smi: $(call obj,userspace/smi/smi_main.c) $(B)/libsmi.a
-	$(CC) $(CFLAGS) -o $@ $^ $(NL_LIBS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(NL_LIBS) $(LDLIBS)
 
 $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a $(B)/libcardmodel.a
-	$(CC) $(CFLAGS) -o $@ $^ -lusbredirparser $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(USBREDIR_LIBS) $(LDLIBS)
 
 # Host unit tests: one binary per tests/unit/test_*.c, linked with every library.
 # The mock librk1828 (tests/lib/mock_rk.c) comes first: a test that calls
 # mock_rk_*() gets the mock's rk_* functions, the others the real ones.
 $(B)/libmock.a: $(call obj,tests/lib/mock_rk.c)
-	@mkdir -p $(B); rm -f $@; ar rcs $@ $^
+	$(archive)
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(NL_LIBS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(NL_LIBS) $(LDLIBS)
 
 # The server's request parsers and guards have their own unit tests, which need libserver
 # (and the JSON-schema compiler of structured outputs).
 $(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a \
 		     $(call obj,$(JSON_LLM)) $(B)/libcommon.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Guest (kselftest) tests: tests/selftests is a kselftest directory on
 # lib.mk (tools/testing/selftests/drivers/accel/rk1828 in a kernel tree),
@@ -208,16 +319,18 @@ TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRC))
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) -lusbredirparser $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 
 # Benchmark helpers (tests/run-bench): build/bench/{mkmodel,latency,cpucal,engine_bench}.
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs libdrm) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
-tests: $(UNIT_BINS) selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
+tests: $(UNIT_BINS) examples selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
 
 # The synthetic Qwen-family models of the committed llama.cpp reference
 # vectors (tests/vectors/qwen/*.ref), rebuilt by our own writer and
@@ -245,25 +358,89 @@ CHECKPATCH := perl $(B)/linux-src/scripts/checkpatch.pl --no-tree --strict --ter
 checkpatch: $(B)/linux-src/.stamp
 	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/drm/*.h))
 
-# DKMS: lay out /usr/src/rk1828-VER (dkms.conf at the top, kernel/, uapi/)
-# and build + install for DKMS_KVER (default: the running kernel).
-DKMS_VER := 1.0
-DKMS_SRC := /usr/src/rk1828-$(DKMS_VER)
+# Installing (what the Debian packages of `make deb` hold, and what
+# `make install` puts on any machine): PREFIX for programs and the library,
+# the system paths for the udev rule, the unit and the DKMS source.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+SYSCONFDIR ?= /etc
+UDEVRULESDIR ?= /etc/udev/rules.d
+UNITDIR ?= /etc/systemd/system
+DKMS_SRC = /usr/src/rk1828-$(VERSION)
+INSTALL ?= install
+
+install: install-lib install-dev install-tools install-server install-dkms
+
+install-lib: $(LIB_SO)
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 0644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+
+# The public header as <rk1828/rk1828.h>, the ioctl and netlink uapi as
+# <drm/rk1828_accel.h> and <drm/rk1828_netlink.h> under the same directory
+# (rk1828.pc's Cflags), and the development symlink.
+install-dev: $(LIB_SO)
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/rk1828/drm $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 0644 userspace/lib/rk1828.h $(DESTDIR)$(INCLUDEDIR)/rk1828/rk1828.h
+	$(INSTALL) -m 0644 uapi/drm/rk1828_accel.h uapi/drm/rk1828_netlink.h \
+		$(DESTDIR)$(INCLUDEDIR)/rk1828/drm/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		userspace/lib/rk1828.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/rk1828.pc
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/librk1828.so
+
+MANDIR ?= $(PREFIX)/share/man
+install-tools: $(PROGS)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 0755 $(PROGS) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0644 userspace/doc/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+
+# rk1828-llm serve as a system service (deploy/systemd): the unit and its
+# options file.
+install-server:
+	$(INSTALL) -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rk1828
+	sed 's|@BINDIR@|$(BINDIR)|' deploy/systemd/rk1828-server.service \
+		>$(DESTDIR)$(UNITDIR)/rk1828-server.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/rk1828-server.service
+	$(INSTALL) -m 0644 deploy/systemd/server.conf $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf
+
+# The module's DKMS source tree: /usr/src/rk1828-VERSION with dkms.conf at
+# the top, kernel/ and uapi/ (the layout dkms.conf's MAKE line builds),
+# and the udev rule.
+install-dkms:
+	$(INSTALL) -d $(DESTDIR)$(DKMS_SRC)/kernel $(DESTDIR)$(DKMS_SRC)/uapi/drm $(DESTDIR)$(UDEVRULESDIR)
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms/dkms.conf >$(DESTDIR)$(DKMS_SRC)/dkms.conf
+	$(INSTALL) -m 0644 kernel/Makefile kernel/Kconfig $(filter-out %.mod.c,$(wildcard kernel/*.c)) \
+		$(wildcard kernel/*.h) $(DESTDIR)$(DKMS_SRC)/kernel/
+	$(INSTALL) -m 0644 uapi/drm/*.h $(DESTDIR)$(DKMS_SRC)/uapi/drm/
+	$(INSTALL) -m 0644 dkms/70-rk1828.rules $(DESTDIR)$(UDEVRULESDIR)/70-rk1828.rules
+
+# DKMS on this machine from the checkout (without packages): the source
+# tree above, then dkms install for DKMS_KVER (default: the running
+# kernel), the group and the udev rule.
 DKMS_KVER ?= $(shell uname -r)
 dkms-install:
-	-dkms remove rk1828/$(DKMS_VER) --all >/dev/null 2>&1
+	-dkms remove rk1828/$(VERSION) --all >/dev/null 2>&1
 	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/kernel $(DKMS_SRC)/uapi/drm
-	cp dkms/dkms.conf $(DKMS_SRC)/
-	cp kernel/Makefile kernel/Kconfig kernel/*.c kernel/*.h $(DKMS_SRC)/kernel/
-	rm -f $(DKMS_SRC)/kernel/*.mod.c
-	cp uapi/drm/*.h $(DKMS_SRC)/uapi/drm/
-	dkms install rk1828/$(DKMS_VER) -k $(DKMS_KVER)
-	$(MAKE) udev-install
+	$(SUBMAKE) install-dkms DESTDIR= UDEVRULESDIR=/etc/udev/rules.d
+	dkms install rk1828/$(VERSION) -k $(DKMS_KVER)
+	$(SUBMAKE) udev-install
 dkms-uninstall:
-	dkms remove rk1828/$(DKMS_VER) --all
+	dkms remove rk1828/$(VERSION) --all
 	rm -rf $(DKMS_SRC)
 	rm -f $(UDEV_RULE)
+
+# Debian packages (debian/, debhelper): rk1828-dkms, librk1828-1,
+# librk1828-dev, rk1828-tools, rk1828-server into $(B)/deb/, checked by
+# lintian. check-packages installs them into a Debian root booted as the
+# guest (tests/packages/run).
+deb: deps-base
+	@tools/install-deps --packaging
+	tools/build-deb $(B)/deb
+check-packages: deb
+	tests/packages/run $(B)/deb
 
 # The udev rule: /dev/accel/accelN of rk1828 cards in group rk1828, mode
 # 0660 (dkms/70-rk1828.rules); the group is created when missing, the
@@ -271,15 +448,21 @@ dkms-uninstall:
 UDEV_RULE := /etc/udev/rules.d/70-rk1828.rules
 udev-install:
 	getent group rk1828 >/dev/null || groupadd --system rk1828
-	install -D -m 0644 dkms/70-rk1828.rules $(UDEV_RULE)
+	$(INSTALL) -D -m 0644 dkms/70-rk1828.rules $(UDEV_RULE)
 	-udevadm control --reload
 	-udevadm trigger --subsystem-match=accel --action=change
 
+# The targets that install packages build in a second make ($(SUBMAKE)),
+# which reads this file again once the packages are there.
+SUBMAKE = $(MAKE) --no-print-directory
+
 # The model file is checked before booting; the prompt is printed first
 # (rk1828-llm prints only the continuation) so the story reads whole.
-demo: deps-base all
+demo: deps-base
 	@test -r "$(MODEL)" || { echo "demo: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
 	@test -f "$(MODEL)" || { echo "demo: model '$(MODEL)' is not a regular file (MODEL=...)"; exit 1; }
+	@echo "building rk1828 (userspace, emulator, module)..."
+	@$(SUBMAKE) -s userspace module
 	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
 	@printf '%s' "$(PROMPT)"
 	@exec tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
@@ -287,10 +470,12 @@ demo: deps-base all
 # The server in a guest with $(CARDS) cards, reachable from the host's
 # loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C (tools/vm-serve).
 PORT ?= 8080
-serve: deps userspace module
+serve: deps
+	@$(SUBMAKE) userspace module
 	@exec tools/vm-serve "$(MODEL)" $(CARDS) $(PORT)
 
-check: deps all synth-models
+check: deps
+	@$(SUBMAKE) all synth-models
 	tests/run-all
 
 # Refit the card profile's fitted values on the vendor's single-card
@@ -301,11 +486,13 @@ fit-profile: $(B)/tests/fit_profile
 # The debug guest: KASAN, PROVE_LOCKING, DEBUG_OBJECTS, kmemleak. The
 # kernel is built from linux-source-6.12 once and cached by source
 # version and config (build/debug-kernel/); not part of make check.
-check-debug: deps all
+check-debug: deps
+	@$(SUBMAKE) all
 	tools/build-debug-kernel $(B)/debug
 	tests/run-debug
 
-bench: deps all
+bench: deps
+	@$(SUBMAKE) all
 	tests/run-bench
 
 clean:

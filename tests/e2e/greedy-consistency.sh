@@ -12,14 +12,20 @@
 # SKIP. Prints TAP ("ok N - name" / "not ok N - name"); exit status 1 when
 # any check failed, 2 when the binary or the model is missing.
 #
+# The runs are independent processes (each its own card contexts), so
+# they run JOBS at a time (default 3): the cards serve several contexts,
+# and a run mostly waits for them. The checks then compare in order.
+#
 # Environment: RK1828_MODEL (default <repo>/../shared/models/stories260K.gguf),
-# RK1828_LLM (default <repo>/build/rk1828-llm), N_PREDICT (default 40).
+# RK1828_LLM (default <repo>/build/rk1828-llm), N_PREDICT (default 40),
+# JOBS (default 3).
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 llm=${RK1828_LLM:-$root/build/rk1828-llm}
 model=${RK1828_MODEL:-$root/../shared/models/stories260K.gguf}
 n_predict=${N_PREDICT:-40}
+jobs=${JOBS:-3}
 cards_list=(1 2 3 4)
 buckets=(1 4 16)
 prompts=(
@@ -63,14 +69,32 @@ report() {
 	fi
 }
 
+# Phase 1: every run, JOBS at a time; each leaves OUT, ERR and OUT.rc.
+running=0
 for pi in "${!prompts[@]}"; do
-	p=${prompts[$pi]}
-	ref=$tmp/ref$pi.txt
-	if gen "$ref" "$tmp/ref$pi.err" 1 1 "$p" && [ -s "$ref" ]; then
+	for c in "${cards_list[@]}"; do
+		[ "$c" -gt "$have" ] && continue
+		for b in "${buckets[@]}"; do
+			out=$tmp/out$pi-$c-$b.txt
+			(gen "$out" "$tmp/out$pi-$c-$b.err" "$c" "$b" "${prompts[$pi]}"; echo $? >"$out.rc") &
+			running=$((running + 1))
+			if [ "$running" -ge "$jobs" ]; then
+				wait -n
+				running=$((running - 1))
+			fi
+		done
+	done
+done
+wait
+
+# Phase 2: the checks, in order.
+for pi in "${!prompts[@]}"; do
+	ref=$tmp/out$pi-1-1.txt
+	if [ "$(cat "$ref.rc")" = 0 ] && [ -s "$ref" ]; then
 		report 1 "prompt $pi: --cards 1 --bucket 1 generates text ($(wc -c <"$ref") bytes)"
 		ref_ok=1
 	else
-		report 0 "prompt $pi: --cards 1 --bucket 1 generates text" "$tmp/ref$pi.err"
+		report 0 "prompt $pi: --cards 1 --bucket 1 generates text" "$tmp/out$pi-1-1.err"
 		ref_ok=0
 	fi
 	for c in "${cards_list[@]}"; do
@@ -84,7 +108,7 @@ for pi in "${!prompts[@]}"; do
 			fi
 			out=$tmp/out$pi-$c-$b.txt
 			err=$tmp/out$pi-$c-$b.err
-			if ! gen "$out" "$err" "$c" "$b" "$p"; then
+			if [ "$(cat "$out.rc")" != 0 ]; then
 				report 0 "$name (run failed)" "$err"
 			elif [ "$ref_ok" = 1 ] && cmp -s "$ref" "$out"; then
 				report 1 "$name"

@@ -18,12 +18,21 @@
  * it into one of B's syncobjs, and B's next job lists that syncobj in its
  * in-syncs. Host BOs move between cards as dma-bufs (rk_bo_export() /
  * rk_bo_import()), so both cards address the same pages.
+ *
+ * Installed as <rk1828/rk1828.h> with librk1828.so.1 and rk1828.pc
+ * (pkg-config --cflags --libs rk1828). ABI: only these rk_* functions are
+ * exported; what keeps or bumps the soname is in
+ * userspace/doc/librk1828.rst ("ABI").
  */
 #ifndef RK1828_LIB_H
 #define RK1828_LIB_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Maximum syncobjs and BO handles per submit (uapi limit). */
 #define RK_MAX_SYNCS	64
@@ -366,5 +375,9 @@ int rk_sync_file_wait(int fd, int64_t abs_timeout_ns);
  */
 int rk_syncobj_status(struct rk_card *card, uint32_t handle, uint64_t point,
 		      int64_t abs_timeout_ns);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
