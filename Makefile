@@ -136,12 +136,14 @@ help:
 	@echo "make udev-install  only the udev rule: accel nodes in group rk1828, mode 0660"
 
 # deps-base is what building and the demo need; deps adds what the test
-# suite needs on top (tokenizer vocabularies, npm packages, our QEMU).
+# suite needs on top (its packages, the kernel's tools, tokenizer
+# vocabularies, npm packages, our QEMU).
 deps-base:
-	@tools/install-deps
-	@tools/unpack-kernel-tools $(B)/linux-src
+	@tools/install-deps --base
 
 deps: deps-base
+	@tools/install-deps
+	@tools/unpack-kernel-tools $(B)/linux-src
 	@if [ -x tools/fetch-vocab ]; then tools/fetch-vocab $(B)/vocab; fi
 	@tools/npm-deps $(B)/node
 	@tools/build-qemu >/dev/null
@@ -439,7 +441,8 @@ dkms-uninstall:
 deb: deps-base
 	@tools/install-deps --packaging
 	tools/build-deb $(B)/deb
-check-packages: deb
+check-packages: deps deb
+	@$(SUBMAKE) userspace
 	tests/packages/run $(B)/deb
 
 # The udev rule: /dev/accel/accelN of rk1828 cards in group rk1828, mode
@@ -470,7 +473,7 @@ demo: deps-base
 # The server in a guest with $(CARDS) cards, reachable from the host's
 # loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C (tools/vm-serve).
 PORT ?= 8080
-serve: deps
+serve: deps-base
 	@$(SUBMAKE) userspace module
 	@exec tools/vm-serve "$(MODEL)" $(CARDS) $(PORT)
 
