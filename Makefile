@@ -109,7 +109,7 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps deps-base check-build-deps lib install install-lib install-dev \
-	install-tools install-server install-dkms deb check-packages examples module userspace tests selftests selftests-install check \
+	install-tools install-server install-dkms deb check-packages check-fresh examples module userspace tests selftests selftests-install check \
 	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
@@ -132,6 +132,7 @@ help:
 	@echo "                (PREFIX=/usr/local, DESTDIR=)"
 	@echo "make deb        Debian packages into $(B)/deb (debhelper, lintian)"
 	@echo "make check-packages  the packages installed in a guest: DKMS, udev, run, serve, purge"
+	@echo "make check-fresh  make demo and make check on a clean Debian 12 (../shared/tools/fresh-machine)"
 	@echo "make dkms-install  install the module with DKMS and the udev rule (real machines)"
 	@echo "make udev-install  only the udev rule: accel nodes in group rk1828, mode 0660"
 
@@ -441,6 +442,22 @@ dkms-uninstall:
 deb: deps-base
 	@tools/install-deps --packaging
 	tools/build-deb $(B)/deb
+# Both README commands on a clean Debian 12 (a debootstrap minbase with
+# git, make and sudo, a fresh clone of HEAD and ../shared beside it), with
+# ../shared/tools/fresh-machine; each one's time from nothing, installs
+# included, is printed. FRESH_ROOT is removed first.
+FRESH_ROOT ?= ../fresh-root
+FRESH_TOOL ?= ../shared/tools/fresh-machine
+check-fresh:
+	@test -x $(FRESH_TOOL) || { echo "check-fresh: no $(FRESH_TOOL)"; exit 1; }
+	@for cmd in "make demo" "make check"; do \
+		rm -rf $(FRESH_ROOT); t0=$$(date +%s); \
+		$(FRESH_TOOL) . ../shared $(FRESH_ROOT) -- $$cmd >$(B)/fresh-$${cmd#make }.log 2>&1; rc=$$?; \
+		tail -n 3 $(B)/fresh-$${cmd#make }.log; \
+		echo "check-fresh: '$$cmd' on a clean Debian 12: exit $$rc in $$(( $$(date +%s) - t0 )) s (log: $(B)/fresh-$${cmd#make }.log)"; \
+		[ $$rc = 0 ] || exit 1; \
+	done
+
 check-packages: deps deb
 	@$(SUBMAKE) userspace
 	tests/packages/run $(B)/deb
