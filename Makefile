@@ -445,12 +445,15 @@ deb: deps-base
 # Both README commands on a clean Debian 12 (a debootstrap minbase with
 # git, make and sudo, a fresh clone of HEAD and ../shared beside it), with
 # ../shared/tools/fresh-machine; each one's time from nothing, installs
-# included, is printed. FRESH_ROOT is removed first.
+# included, is printed. FRESH_ROOT is removed first (never while anything
+# is mounted under it).
 FRESH_ROOT ?= ../fresh-root
 FRESH_TOOL ?= ../shared/tools/fresh-machine
 check-fresh:
 	@test -x $(FRESH_TOOL) || { echo "check-fresh: no $(FRESH_TOOL)"; exit 1; }
 	@for cmd in "make demo" "make check"; do \
+		if [ -d $(FRESH_ROOT) ] && grep -q " $$(cd $(FRESH_ROOT) && pwd)/" /proc/mounts; then \
+			echo "check-fresh: something is still mounted under $(FRESH_ROOT)"; exit 1; fi; \
 		rm -rf $(FRESH_ROOT); t0=$$(date +%s); \
 		$(FRESH_TOOL) . ../shared $(FRESH_ROOT) -- $$cmd >$(B)/fresh-$${cmd#make }.log 2>&1; rc=$$?; \
 		tail -n 3 $(B)/fresh-$${cmd#make }.log; \
