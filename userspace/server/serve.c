@@ -38,7 +38,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rk1828-llm serve -m MODEL [--host 127.0.0.1] [--port 8080]\n"
 		"                        [--cards all|N|LIST] [--parallel S] [--ctx N] [--bucket B]\n"
-		"                        [--api-key KEY] [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
+		"                        [--api-key KEY | --api-key-file FILE] [--alias NAME] [--queue Q]\n"
+		"                        [--no-ui] [-v]\n"
 		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
 		"                        [--header-timeout S] [--body-timeout S]\n"
 		"                        [--chat-template-file FILE]\n"
@@ -51,6 +52,8 @@ static void usage(FILE *f)
 		"  --ctx N        context per session in tokens (default min(model, 4096))\n"
 		"  --bucket B     prefill bucket in tokens (default 128)\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
+		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
+		"                 process list, where --api-key shows it to every user)\n"
 		"  --alias NAME   model id in the API (default: the model's file name)\n"
 		"  --queue Q      requests waiting beyond the sessions before 503 (default %d)\n"
 		"  --no-ui        do not serve the web UI\n"
@@ -88,7 +91,7 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 	return 0;
 }
 
-enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_ALIAS,
+enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
        O_BODY_TIMEOUT, O_TEMPLATE };
 
@@ -101,6 +104,7 @@ static const struct option srv_long_opts[] = {
 	{ "ctx", required_argument, NULL, O_CTX },
 	{ "bucket", required_argument, NULL, O_BUCKET },
 	{ "api-key", required_argument, NULL, O_KEY },
+	{ "api-key-file", required_argument, NULL, O_KEY_FILE },
 	{ "alias", required_argument, NULL, O_ALIAS },
 	{ "queue", required_argument, NULL, O_QUEUE },
 	{ "no-ui", no_argument, NULL, O_NOUI },
@@ -161,6 +165,40 @@ static int parse_net_opt(int c, const char *arg, struct srv_opts *o)
 		o->body_timeout = (int)v;
 		return 0;
 	}
+}
+
+/*
+ * --api-key-file: the key is the file's first line (its newline, and a
+ * CR before it, dropped), so that it stays out of the process list
+ * (llama-server's --api-key-file takes a file of keys the same way).
+ */
+static int read_key_file(const char *path, struct srv_opts *o)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	size_t n;
+
+	if (!f || !fgets(line, sizeof(line), f)) {
+		fprintf(stderr, "rk1828-llm: --api-key-file %s: %s\n", path,
+			f ? "empty" : strerror(errno));
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	n = strcspn(line, "\r\n");
+	if (!n || (n == sizeof(line) - 1 && line[n - 1] != '\n')) {
+		fprintf(stderr, "rk1828-llm: --api-key-file %s: %s\n", path,
+			n ? "the key is longer than 1022 bytes" : "the first line is empty");
+		return -1;
+	}
+	line[n] = 0;
+	free(o->api_key_buf);
+	o->api_key_buf = strdup(line);
+	if (!o->api_key_buf)
+		return -1;
+	o->api_key = o->api_key_buf;
+	return 0;
 }
 
 /* --chat-template-file: the file's text (at most 1 MiB) into o->chat_template. */
@@ -226,6 +264,8 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		}
 		o->api_key = arg;
 		break;
+	case O_KEY_FILE:
+		return read_key_file(arg, o);
 	case O_ALIAS:
 		if (!*arg || strlen(arg) > 200) {
 			fprintf(stderr, "rk1828-llm: --alias: 1..200 characters\n");
@@ -315,6 +355,7 @@ static void free_srv(struct srv *s)
 	free(s->o.allowed_hosts);
 	free(s->o.cors_origins);
 	free(s->o.chat_template);
+	free(s->o.api_key_buf);
 	free(s);
 }
 

@@ -43,7 +43,8 @@ struct rstore;
  * @n_ctx: --ctx per slot, 0 = min(model context, 4096)
  * @bucket: --bucket, 0 = default (128)
  * @queue_max: --queue, requests waiting beyond the slots (default 16)
- * @api_key: --api-key; NULL = no authentication
+ * @api_key: --api-key or --api-key-file; NULL = no authentication
+ * @api_key_buf: --api-key-file's key (owned; @api_key points to it)
  * @alias: --alias, the model id in the API; NULL = the file name
  * @chat_template: --chat-template-file's text (in place of the model's
  *	tokenizer.chat_template, as llama-server's option), or NULL
@@ -58,7 +59,7 @@ struct rstore;
  */
 struct srv_opts {
 	const char *model, *host, *cards, *api_key, *alias;
-	char *chat_template;
+	char *chat_template, *api_key_buf;
 	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
