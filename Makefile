@@ -70,23 +70,34 @@ BUILD_PKGS := libdrm:libdrm-dev libnl-genl-3.0:libnl-genl-3-dev \
 INC_common    := -Iinclude -Iuserspace/common
 INC_cardmodel := -Icardmodel
 INC_lib        = -Iinclude -Iuapi -Iuserspace/lib $(DRM_CFLAGS)
+# The runtime (userspace/llm: model, planner, prediction, pipeline, --cards).
 INC_llm       := -Iinclude -Iuserspace/common -Iuserspace/lib -Iuserspace/llm -Icardmodel
-INC_server     = $(INC_llm) -Iuserspace/server -Iuserspace/smi
-INC_cli        = $(INC_server)
+# Chat templates, tool-call parsing, the JSON-schema matcher (userspace/chat).
+INC_chat      := -Iinclude -Iuserspace/common -Iuserspace/chat
+# The engine (userspace/engine): sessions, scheduler, text out, over the
+# pipeline and the matcher.
+INC_engine    := $(INC_llm) -Iuserspace/chat -Iuserspace/engine
+INC_server     = $(INC_engine) -Iuserspace/server -Iuserspace/smi
+# The CLI (userspace/cli: rk1828-llm's main, commands, bench) starts the
+# server through its public header.
+INC_cli        = $(INC_server) -Iuserspace/cli
 INC_emu       := -Iinclude -Ikernel -Iemulator -Icardmodel
 # rk1828-smi: the netlink uapi header and libnl-genl-3 (no librk1828).
 INC_smi        = -Iinclude -Iuapi -Iuserspace/smi $(NL_CFLAGS)
 # Host tests, tools and benchmarks exercise every userspace layer. (The
 # selftests build with their own Makefile: uapi and include/rk1828 only.)
 INC_tests      = -Itests/lib -Iinclude -Iuapi -Ikernel -Iuserspace/common \
-		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/server -Iuserspace/smi -Iemulator -Icardmodel \
+		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/chat -Iuserspace/engine -Iuserspace/cli \
+		 -Iuserspace/server -Iuserspace/smi -Iemulator -Icardmodel \
 		 $(DRM_CFLAGS) $(NL_CFLAGS)
 
 $(B)/obj/userspace/common/%.o: INC = $(INC_common)
 $(B)/obj/cardmodel/%.o: INC = $(INC_cardmodel)
 $(B)/obj/userspace/lib/%.o: INC = $(INC_lib)
 $(B)/obj/userspace/llm/%.o: INC = $(INC_llm)
-$(B)/obj/userspace/llm/main.o: INC = $(INC_cli)
+$(B)/obj/userspace/chat/%.o: INC = $(INC_chat)
+$(B)/obj/userspace/engine/%.o: INC = $(INC_engine)
+$(B)/obj/userspace/cli/%.o: INC = $(INC_cli)
 $(B)/obj/userspace/server/%.o: INC = $(INC_server)
 $(B)/obj/emulator/%.o: INC = $(INC_emu)
 $(B)/obj/userspace/smi/%.o: INC = $(INC_smi)
@@ -95,7 +106,10 @@ $(B)/obj/tests/%.o: INC = $(INC_tests)
 COMMON_SRC := $(wildcard userspace/common/*.c)
 CARDMODEL_SRC := $(wildcard cardmodel/*.c)
 LIB_SRC    := $(wildcard userspace/lib/*.c)
-LLM_SRC    := $(filter-out userspace/llm/main.c,$(wildcard userspace/llm/*.c))
+LLM_SRC    := $(wildcard userspace/llm/*.c)
+CHAT_SRC   := $(wildcard userspace/chat/*.c)
+ENGINE_SRC := $(wildcard userspace/engine/*.c)
+CLI_SRC    := $(wildcard userspace/cli/*.c)
 EMU_SRC    := $(wildcard emulator/*.c)
 SMI_SRC    := $(filter-out userspace/smi/smi_main.c,$(wildcard userspace/smi/*.c))
 SERVER_SRC := $(filter-out userspace/server/load.c,$(wildcard userspace/server/*.c))
@@ -223,6 +237,12 @@ LIBRK1828 := $(B)/librk1828.a
 endif
 $(B)/libllm.a: $(call obj,$(LLM_SRC))
 	$(archive)
+$(B)/libchat.a: $(call obj,$(CHAT_SRC))
+	$(archive)
+$(B)/libengine.a: $(call obj,$(ENGINE_SRC))
+	$(archive)
+# The runtime's layers, in link order (each library before those it uses).
+RUNTIME_LIBS := $(B)/libengine.a $(B)/libchat.a $(B)/libllm.a
 $(B)/libemu.a: $(call obj,$(filter-out emulator/main.c,$(EMU_SRC)))
 	$(archive)
 # The HTTP server (userspace/server): libmicrohttpd + jansson; the web UI
@@ -233,22 +253,21 @@ $(B)/obj/userspace/server/ui.o: $(wildcard userspace/server/ui/*)
 $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 	$(archive)
 # The server over the scripted test engine: host tests of the HTTP layer.
-# It takes from userspace/llm only what the server calls besides the
-# engine: --cards, the chat templates and the JSON-schema compiler.
-JSON_LLM := userspace/llm/jsonschema.c userspace/llm/jsonmatch.c userspace/llm/jsonnum.c \
-	    userspace/llm/jsonregex.c userspace/llm/jsontools.c
-FAKE_LLM := userspace/llm/cardspec.c $(wildcard userspace/llm/chat_*.c) $(JSON_LLM)
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) $(FAKE_LLM)) $(B)/libserver.a $(B)/libcommon.a $(B)/libsmi.a
+# It takes from the runtime only what the server calls besides the
+# engine: --cards (cardspec.c), the chat templates and the JSON-schema
+# compiler (libchat).
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile
 	$(archive)
 
-# rk1828-llm: the CLI (run, plan, info) and `serve` (userspace/server).
-$(B)/obj/userspace/llm/main.o: CFLAGS += $(SERVER_CFLAGS)
+# rk1828-llm: the CLI (userspace/cli: run, plan, info, bench...) and
+# `serve` (userspace/server).
+$(B)/obj/userspace/cli/%.o: CFLAGS += $(SERVER_CFLAGS)
 LLM_SERVER := $(call obj,userspace/server/load.c) $(B)/libserver.a $(B)/libsmi.a
-$(B)/rk1828-llm: $(call obj,userspace/llm/main.c) $(LLM_SERVER) $(B)/libllm.a $(LIBRK1828) $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/rk1828-llm: $(call obj,$(CLI_SRC)) $(LLM_SERVER) $(RUNTIME_LIBS) $(LIBRK1828) $(B)/libcommon.a $(B)/libcardmodel.a
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 
@@ -269,7 +288,7 @@ $(B)/rk1828-emu: $(call obj,emulator/main.c) $(B)/libemu.a $(B)/libcardmodel.a
 # mock_rk_*() gets the mock's rk_* functions, the others the real ones.
 $(B)/libmock.a: $(call obj,tests/lib/mock_rk.c)
 	$(archive)
-$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a $(B)/libsmi.a
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -277,7 +296,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libmock.a $(B)/libtest.a $(B)/libllm.
 # The server's request parsers and guards have their own unit tests, which need libserver
 # (and the JSON-schema compiler of structured outputs).
 $(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a \
-		     $(call obj,$(JSON_LLM)) $(B)/libcommon.a
+		     $(B)/libchat.a $(B)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -320,7 +339,7 @@ $(B)/linux-src/.stamp $(KSFT_DIR)/lib.mk:
 # Test tools: one binary per tests/tools/*.c (e.g. the reference logits check).
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRC))
-$(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -328,7 +347,7 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libs
 # Benchmark helpers (tests/run-bench): build/bench/{mkmodel,latency,cpucal,engine_bench}.
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
-$(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(B)/libllm.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * jsonbench VOCAB_DIR: host cost of JSON-schema constrained decoding per
- * token (userspace/llm/jsonvocab.c, jsonmatch.c) on the qwen2 vocabulary
+ * token (userspace/chat/jsonvocab.c, jsonmatch.c) on the qwen2 vocabulary
  * (151k tokens) of tools/fetch-vocab. A reference document of a schema
  * with nested objects, an array, an enum and strings is tokenized; at
  * every token boundary of it the bench times

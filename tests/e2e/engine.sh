@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# engine.sh: the engine (userspace/llm/engine.h) on two real cards in the
+# engine.sh: the engine (userspace/engine/engine.h) on two real cards in the
 # guest. build/tests/engine_check runs the engine checks
 # (tests/lib/engine_cases.c) there (concurrent greedy sessions equal each alone and share
 # micro-batches, a prefix-cache hit gives identical output with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Engine checks (userspace/llm/engine*.c) shared by the host test
+ * Engine checks (userspace/engine/engine*.c) shared by the host test
  * tests/unit/test_engine.c (mock cards, tests/lib/mock_rk.c) and the guest
  * tool tests/tools/engine_check.c (real cards), with stories260K on 2
  * cards.

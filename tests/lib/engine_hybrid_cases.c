@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Engine checks of a hybrid model (qwen35: Gated DeltaNet blocks with a
- * recurrent state per slot, userspace/llm/engine_hybrid.c), shared by the
+ * recurrent state per slot, userspace/engine/engine_hybrid.c), shared by the
  * host test tests/unit/test_engine_hybrid.c (mock cards) and the guest tool
  * tests/tools/engine_check.c (real cards), on 2 cards, bucket 8.
  *

@@ -6,7 +6,7 @@
 # trim_blocks and lstrip_blocks, loop controls, tojson = json.dumps with
 # ensure_ascii=False, raise_exception, strftime_now), and print the result
 # to stdout. The reference for tests/unit/test_chat.c, which compares our
-# marker-based renderer (userspace/llm/chat_render.c) with it.
+# marker-based renderer (userspace/chat/chat_render.c) with it.
 #
 # CASE.json: {"template": PATH, "messages": [...], "tools": [...] | null,
 #             "add_generation_prompt": bool, "enable_thinking": bool | null,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Chat templates (userspace/llm/chat.h):
+ * Chat templates (userspace/chat/chat.h):
  *  - rendering: every conversation below through the real templates of
  *    Qwen2 (ggml-vocab-qwen2.gguf), Qwen2.5, Qwen3, Qwen3.5 and Llama
  *    3.1 (build/vocab/templates from tools/fetch-vocab) must give exactly

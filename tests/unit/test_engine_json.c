@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Structured outputs in the engine (engine_request.schema,
- * userspace/llm/engine_json.c) with stories260K on 2 mock cards: a const
+ * userspace/engine/engine_json.c) with stories260K on 2 mock cards: a const
  * schema gives exactly its value and ends with STOP, greedy and sampled;
  * an enum gives one of its values for 6 seeds; an object schema gives a
  * JSON object with the required keys and types (parsed with jansson, not

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Scheduler tests (userspace/llm/scheduler.c): the prefix-cache slot choice
+ * Scheduler tests (userspace/engine/scheduler.c): the prefix-cache slot choice
  * (longest common prefix, LRU tie-break, at least the last prompt token
  * re-evaluated, a shorter prompt sharing a cached prefix, busy slots
  * skipped) and micro-batch building (decode groups of ceil(S / N), oldest

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Streamed text tests (userspace/llm/textout.c): UTF-8 characters split
+ * Streamed text tests (userspace/engine/textout.c): UTF-8 characters split
  * across tokens are released whole; invalid bytes become U+FFFD per
  * maximal subpart; stop strings across token boundaries are held back,
  * cut and never sent; a held prefix that does not become a stop string is

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rk1828-llm serve: the OpenAI-compatible HTTP server (libmicrohttpd +
- * jansson) over the engine (userspace/llm/engine.h). The server parses,
+ * jansson) over the engine (userspace/engine/engine.h). The server parses,
  * validates, templates, tokenizes and streams; the engine owns every
  * session, KV cache and card. See userspace/doc/server.rst.
  */
