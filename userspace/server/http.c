@@ -1220,7 +1220,8 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 		add_common_headers(r, h);
 		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
 		MHD_add_response_header(r, "Access-Control-Allow-Headers",
-					"Authorization, Content-Type, X-Api-Key, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
+					cors_allow_headers(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						"Access-Control-Request-Headers")));
 		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
 		ret = MHD_queue_response(c, 204, r);
 		MHD_destroy_response(r);
