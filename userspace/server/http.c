@@ -1044,7 +1044,17 @@ static enum MHD_Result do_utility(struct srv *s, struct MHD_Connection *c, struc
 	int ret;
 
 	switch (h->route) {
-	case R_TOKENIZE: ret = util_tokenize(s, b, h->len, &out, &e); break;
+	case R_TOKENIZE: {
+		enum MHD_Result r;
+		size_t len;
+		char *text;
+
+		if (util_tokenize(s, b, h->len, &text, &len, &e))
+			return reply_error(c, h, &e);
+		r = reply(c, h, 200, "application/json", text, len);
+		free(text);
+		return r;
+	}
 	case R_DETOKENIZE: ret = util_detokenize(s, b, h->len, &out, &e); break;
 	case R_APPLY_TEMPLATE: ret = util_apply_template(s, b, h->len, &out, &e); break;
 	default:
