@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -785,19 +786,53 @@ static int gen_max_tokens(const struct srv *s, const struct api_params *p, int n
 	return p->max_tokens;
 }
 
+/*
+ * @len random bytes (getrandom(2), the kernel's CSPRNG). Ids are the
+ * only thing that keeps one client from another's stored responses and
+ * items (GET, DELETE, previous_response_id, item_reference; one store
+ * for every client without --api-key or with a shared key), so they must
+ * not be guessable: clock and counter ids of another client's response
+ * were found in 2 s of GETs from two of one's own. Should getrandom()
+ * fail, the clock and a counter still keep them unique.
+ */
+static void random_bytes(unsigned char *buf, size_t len)
+{
+	static atomic_ulong ctr;
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < len) {
+		r = getrandom(buf + got, len - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got < len) {
+		unsigned long long v = (unsigned long long)util_now_ns() ^
+				       ((unsigned long long)atomic_fetch_add(&ctr, 1) << 40);
+
+		for (; got < len; got++, v = v * 6364136223846793005ULL + 1442695040888963407ULL)
+			buf[got] = (unsigned char)(v >> 56);
+	}
+}
+
+/* "PREFIX" and 24 random hex digits (96 bits), as OpenAI's ids are opaque. */
 static void make_id(char *buf, size_t n, const char *prefix)
 {
-	static atomic_uint ctr;
-	unsigned int c = atomic_fetch_add(&ctr, 1);
+	unsigned char r[12];
+	size_t i, k;
 
-	snprintf(buf, n, "%s%08llx%06x", prefix, (unsigned long long)(util_now_ns() / 1000) & 0xffffffffULL,
-		 c & 0xffffff);
+	random_bytes(r, sizeof(r));
+	k = (size_t)snprintf(buf, n, "%s", prefix);
+	for (i = 0; i < sizeof(r) && k + 2 < n; i++, k += 2)
+		snprintf(buf + k, n - k, "%02x", r[i]);
 }
 
 static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct api_params *p,
 			   struct reply_start *rs)
 {
-	static atomic_ulong calls;
 	const union MHD_ConnectionInfo *ci;
 	struct gen *g = calloc(1, sizeof(*g));
 
@@ -805,16 +840,16 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 		return NULL;
 	if (p->kind != API_COMPLETION) {
 		/*
-		 * Call ids "call_<n>_<i>": n from the clock at start-up plus the
-		 * requests since, so that ids stay unique in a conversation that
-		 * outlives a restart of the server.
+		 * Call ids "call_<n>_<i>" (and the Responses items "fc_<n>_<i>"):
+		 * n random, 64 bits, so that ids are unique in a conversation
+		 * that outlives a restart of the server and cannot be guessed
+		 * (an item_reference takes them).
 		 */
-		unsigned long zero = 0;
+		unsigned long long seed;
 
-		atomic_compare_exchange_strong(&calls, &zero,
-					       (unsigned long)(util_now_ns() / 1000000) * 1000);
+		random_bytes((unsigned char *)&seed, sizeof(seed));
 		g->parser = chat_parser_new(&s->ct, rs->in_think, p->tools_json,
-					    atomic_fetch_add(&calls, 1));
+					    (unsigned long)seed);
 		if (!g->parser) {
 			free(g);
 			return NULL;
