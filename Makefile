@@ -205,7 +205,7 @@ STAGE := $(B)/stage
 $(STAGE)/.stamp: $(LIB_SO) userspace/lib/rk1828.h userspace/lib/rk1828.pc.in $(wildcard uapi/drm/*.h)
 	@rm -rf $(STAGE)
 	$(Q)+$(SUBMAKE) -s install-lib install-dev PREFIX=$(CURDIR)/$(STAGE) DESTDIR= \
-		LIBDIR=$(CURDIR)/$(STAGE)/lib INSTALL="install -p"
+		LIBDIR=$(CURDIR)/$(STAGE)/lib INSTALL="install -p" LDCONFIG=
 	@touch $@
 $(B)/examples/card-copy: examples/card-copy.c examples/Makefile $(STAGE)/.stamp
 	$(quiet) CC '$@ (pkg-config rk1828)'
@@ -387,10 +387,18 @@ install-paths:
 	@bad=; $(foreach v,$(INSTALL_PATHS),$(if $(word 2,$($(v))),bad="$$bad $(v)";)) \
 	if [ -n "$$bad" ]; then echo "make install: whitespace in$$bad is not supported"; exit 1; fi
 
+# Installed on this machine (no DESTDIR), the loader's cache is rebuilt:
+# /usr/local/lib is not searched without it, so a program built against
+# the library would not start ("librk1828.so.1: cannot open shared object
+# file") until someone ran ldconfig (LDCONFIG= skips it: the staged
+# install of the tests).
+LDCONFIG ?= ldconfig
 install-lib: $(LIB_SO) | install-paths
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 0644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	$(if $(LDCONFIG),@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+	    command -v $(LDCONFIG) >/dev/null; then echo $(LDCONFIG); $(LDCONFIG); fi)
 
 # The public header as <rk1828/rk1828.h>, the ioctl and netlink uapi as
 # <drm/rk1828_accel.h> and <drm/rk1828_netlink.h> under the same directory
