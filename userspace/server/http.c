@@ -19,6 +19,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <poll.h>
@@ -49,6 +50,13 @@
  * (http_conn.h: --header-timeout, --body-timeout).
  */
 #define IDLE_TIMEOUT_S	300
+/*
+ * After a request whose body buffer reached this size the heap is trimmed
+ * (malloc_trim(3)): the JSON tree of a body of 8 MiB takes up to ~750 MB
+ * in small blocks, which glibc otherwise keeps in the pool thread's arena
+ * for good (4 such requests left 1.9 GB of RSS, 39 MB with the trim).
+ */
+#define TRIM_BODY	(1u << 20)
 /*
  * Bodies over the limit are read and dropped up to this size, then 413
  * (an announced one at once; a chunked one when it gets there, and the
@@ -1470,7 +1478,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	char why[64];
 	enum conn_phase expired;
 	struct gen *g;
-	bool gen_done = false, left = false;
+	bool gen_done = false, left = false, big;
 
 	if (!h)
 		return;
@@ -1523,8 +1531,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (g)
 		gen_put(g);
 	release_more(s, h);
+	big = h->cap >= TRIM_BODY;
 	free(h->body);
 	free(h);
+	if (big)
+		malloc_trim(0);
 }
 
 /* ---- the monitor: clients that left while waiting ----------------------- */
