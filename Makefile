@@ -123,7 +123,7 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps deps-base check-build-deps lib install install-lib install-dev \
-	install-tools install-server install-dkms deb check-packages check-fresh examples module userspace tests selftests selftests-install check \
+	install-tools install-server install-dkms install-paths deb check-packages check-fresh examples module userspace tests selftests selftests-install check \
 	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
@@ -219,7 +219,7 @@ STAGE := $(B)/stage
 $(STAGE)/.stamp: $(LIB_SO) userspace/lib/rk1828.h userspace/lib/rk1828.pc.in $(wildcard uapi/drm/*.h)
 	@rm -rf $(STAGE)
 	$(Q)+$(SUBMAKE) -s install-lib install-dev PREFIX=$(CURDIR)/$(STAGE) DESTDIR= \
-		LIBDIR=$(CURDIR)/$(STAGE)/lib INSTALL="install -p"
+		LIBDIR=$(CURDIR)/$(STAGE)/lib INSTALL="install -p" LDCONFIG=
 	@touch $@
 $(B)/examples/card-copy: examples/card-copy.c examples/Makefile $(STAGE)/.stamp
 	$(quiet) CC '$@ (pkg-config rk1828)'
@@ -396,15 +396,33 @@ INSTALL ?= install
 
 install: install-lib install-dev install-tools install-server install-dkms
 
-install-lib: $(LIB_SO)
+# The install paths go through make's and the shell's word splitting
+# unquoted: one with whitespace would install into other directories (a
+# PREFIX of "/opt/my rk" wrote ./rk/lib into the tree), so each install
+# target refuses it first.
+INSTALL_PATHS = DESTDIR PREFIX BINDIR LIBDIR INCLUDEDIR PKGCONFIGDIR MANDIR SYSCONFDIR \
+	UDEVRULESDIR UNITDIR
+install-paths:
+	@bad=; $(foreach v,$(INSTALL_PATHS),$(if $(word 2,$($(v))),bad="$$bad $(v)";)) \
+	if [ -n "$$bad" ]; then echo "make install: whitespace in$$bad is not supported"; exit 1; fi
+
+# Installed on this machine (no DESTDIR), the loader's cache is rebuilt:
+# /usr/local/lib is not searched without it, so a program built against
+# the library would not start ("librk1828.so.1: cannot open shared object
+# file") until someone ran ldconfig (LDCONFIG= skips it: the staged
+# install of the tests).
+LDCONFIG ?= ldconfig
+install-lib: $(LIB_SO) | install-paths
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 0644 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	$(if $(LDCONFIG),@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+	    command -v $(LDCONFIG) >/dev/null; then echo $(LDCONFIG); $(LDCONFIG); fi)
 
 # The public header as <rk1828/rk1828.h>, the ioctl and netlink uapi as
 # <drm/rk1828_accel.h> and <drm/rk1828_netlink.h> under the same directory
 # (rk1828.pc's Cflags), and the development symlink.
-install-dev: $(LIB_SO)
+install-dev: $(LIB_SO) | install-paths
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/rk1828/drm $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(LIBDIR)
 	$(INSTALL) -m 0644 userspace/lib/rk1828.h $(DESTDIR)$(INCLUDEDIR)/rk1828/rk1828.h
 	$(INSTALL) -m 0644 uapi/drm/rk1828_accel.h uapi/drm/rk1828_netlink.h \
@@ -414,24 +432,29 @@ install-dev: $(LIB_SO)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/librk1828.so
 
 MANDIR ?= $(PREFIX)/share/man
-install-tools: $(PROGS)
+install-tools: $(PROGS) | install-paths
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	$(INSTALL) -m 0755 $(PROGS) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 0644 userspace/doc/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 
 # rk1828-llm serve as a system service (deploy/systemd): the unit and its
 # options file.
-install-server:
+install-server: | install-paths
 	$(INSTALL) -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/rk1828
 	sed 's|@BINDIR@|$(BINDIR)|' deploy/systemd/rk1828-server.service \
 		>$(DESTDIR)$(UNITDIR)/rk1828-server.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/rk1828-server.service
-	$(INSTALL) -m 0644 deploy/systemd/server.conf $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf ]; then \
+		echo "install-server: $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf exists: kept (the new one is deploy/systemd/server.conf)"; \
+	else \
+		echo "$(INSTALL) -m 0644 deploy/systemd/server.conf $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf"; \
+		$(INSTALL) -m 0644 deploy/systemd/server.conf $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf; \
+	fi
 
 # The module's DKMS source tree: /usr/src/rk1828-VERSION with dkms.conf at
 # the top, kernel/ and uapi/ (the layout dkms.conf's MAKE line builds),
 # and the udev rule.
-install-dkms:
+install-dkms: | install-paths
 	$(INSTALL) -d $(DESTDIR)$(DKMS_SRC)/kernel $(DESTDIR)$(DKMS_SRC)/uapi/drm $(DESTDIR)$(UDEVRULESDIR)
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms/dkms.conf >$(DESTDIR)$(DKMS_SRC)/dkms.conf
 	$(INSTALL) -m 0644 kernel/Makefile kernel/Kconfig $(filter-out %.mod.c,$(wildcard kernel/*.c)) \

@@ -209,6 +209,15 @@ await check('Origin', async () => {
     'Access-Control-Request-Method: POST']);
   ok(pre2.status === 204 && pre2.headers['access-control-allow-origin'] === 'http://app.example:3000' &&
      /POST/.test(pre2.headers['access-control-allow-methods'] || ''), 'a listed origin\'s preflight: 204 with its origin', pre2.raw.slice(0, 300));
+  // The SDK's helpers (stream(), parse(), runTools()) send headers of
+  // their own: a taken origin's preflight allows the names it asks for.
+  const pre3 = await req('OPTIONS', '/v1/chat/completions', [`Host: ${self}`, 'Origin: http://app.example:3000',
+    'Access-Control-Request-Method: POST',
+    'Access-Control-Request-Headers: authorization,content-type,x-stainless-helper-method,x-stainless-os']);
+  const allowed = (pre3.headers['access-control-allow-headers'] || '').toLowerCase().split(/\s*,\s*/);
+  ok(pre3.status === 204 && ['authorization', 'content-type', 'x-stainless-helper-method', 'x-stainless-os']
+    .every((n) => allowed.includes(n)), 'a listed origin\'s preflight allows the headers it asks for (the SDK\'s X-Stainless-Helper-Method)',
+     pre3.raw.slice(0, 400));
 });
 
 await check('web UI headers', async () => {

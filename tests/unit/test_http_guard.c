@@ -5,7 +5,8 @@
  * RFC 9112 (Transfer-Encoding other than a final chunked, two different
  * Content-Length values, whitespace before a field's colon, two Hosts)
  * and, without an API key, the Host names and Origins a server answers
- * to; with a key every one. Output: TAP.
+ * to; with a key every one; the header names a CORS preflight's answer
+ * allows. Output: TAP.
  */
 #include <stdio.h>
 #include <string.h>
@@ -226,10 +227,43 @@ static void test_origins(void)
 	origin_policy_free(p);
 }
 
+static void test_cors_headers(void)
+{
+	static const char *const echoed[] = {
+		"content-type",
+		"authorization,content-type,x-stainless-helper-method,x-stainless-os",
+		"Authorization, Content-Type , OpenAI-Beta",
+		"x-custom-header",
+	};
+	static const char *const refused[] = {
+		"", " ", "a,,b", "a b", "a,", "x-a: b", "x-\xc3\xa9", "a\001b",
+	};
+	char longest[GUARD_REQ_HEADERS_MAX + 2];
+	const char *fixed = cors_allow_headers(NULL);
+	size_t i;
+
+	tap_ok(strstr(fixed, "Authorization") && strstr(fixed, "Content-Type") &&
+	       strstr(fixed, "X-Stainless-Helper-Method"),
+	       "no Access-Control-Request-Headers: the fixed list (%s)", fixed);
+	for (i = 0; i < sizeof(echoed) / sizeof(echoed[0]); i++)
+		tap_ok(cors_allow_headers(echoed[i]) == echoed[i], "'%s' is echoed", echoed[i]);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		tap_ok(!strcmp(cors_allow_headers(refused[i]), fixed),
+		       "refused[%zu] is not a list of field names: the fixed list", i);
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = 0;
+	tap_ok(!strcmp(cors_allow_headers(longest), fixed), "a list over %d bytes: the fixed list",
+	       GUARD_REQ_HEADERS_MAX);
+	longest[GUARD_REQ_HEADERS_MAX] = 0;
+	tap_ok(cors_allow_headers(longest) == longest, "a list of %d bytes is echoed",
+	       GUARD_REQ_HEADERS_MAX);
+}
+
 int main(void)
 {
 	test_framing();
 	test_hosts();
 	test_origins();
+	test_cors_headers();
 	return tap_done();
 }

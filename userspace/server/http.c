@@ -19,12 +19,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +50,13 @@
  * (http_conn.h: --header-timeout, --body-timeout).
  */
 #define IDLE_TIMEOUT_S	300
+/*
+ * After a request whose body buffer reached this size the heap is trimmed
+ * (malloc_trim(3)): the JSON tree of a body of 8 MiB takes up to ~750 MB
+ * in small blocks, which glibc otherwise keeps in the pool thread's arena
+ * for good (4 such requests left 1.9 GB of RSS, 39 MB with the trim).
+ */
+#define TRIM_BODY	(1u << 20)
 /*
  * Bodies over the limit are read and dropped up to this size, then 413
  * (an announced one at once; a chunked one when it gets there, and the
@@ -785,19 +794,53 @@ static int gen_max_tokens(const struct srv *s, const struct api_params *p, int n
 	return p->max_tokens;
 }
 
+/*
+ * @len random bytes (getrandom(2), the kernel's CSPRNG). Ids are the
+ * only thing that keeps one client from another's stored responses and
+ * items (GET, DELETE, previous_response_id, item_reference; one store
+ * for every client without --api-key or with a shared key), so they must
+ * not be guessable: clock and counter ids of another client's response
+ * were found in 2 s of GETs from two of one's own. Should getrandom()
+ * fail, the clock and a counter still keep them unique.
+ */
+static void random_bytes(unsigned char *buf, size_t len)
+{
+	static atomic_ulong ctr;
+	size_t got = 0;
+	ssize_t r;
+
+	while (got < len) {
+		r = getrandom(buf + got, len - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got < len) {
+		unsigned long long v = (unsigned long long)util_now_ns() ^
+				       ((unsigned long long)atomic_fetch_add(&ctr, 1) << 40);
+
+		for (; got < len; got++, v = v * 6364136223846793005ULL + 1442695040888963407ULL)
+			buf[got] = (unsigned char)(v >> 56);
+	}
+}
+
+/* "PREFIX" and 24 random hex digits (96 bits), as OpenAI's ids are opaque. */
 static void make_id(char *buf, size_t n, const char *prefix)
 {
-	static atomic_uint ctr;
-	unsigned int c = atomic_fetch_add(&ctr, 1);
+	unsigned char r[12];
+	size_t i, k;
 
-	snprintf(buf, n, "%s%08llx%06x", prefix, (unsigned long long)(util_now_ns() / 1000) & 0xffffffffULL,
-		 c & 0xffffff);
+	random_bytes(r, sizeof(r));
+	k = (size_t)snprintf(buf, n, "%s", prefix);
+	for (i = 0; i < sizeof(r) && k + 2 < n; i++, k += 2)
+		snprintf(buf + k, n - k, "%02x", r[i]);
 }
 
 static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct api_params *p,
 			   struct reply_start *rs)
 {
-	static atomic_ulong calls;
 	const union MHD_ConnectionInfo *ci;
 	struct gen *g = calloc(1, sizeof(*g));
 
@@ -805,16 +848,16 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 		return NULL;
 	if (p->kind != API_COMPLETION) {
 		/*
-		 * Call ids "call_<n>_<i>": n from the clock at start-up plus the
-		 * requests since, so that ids stay unique in a conversation that
-		 * outlives a restart of the server.
+		 * Call ids "call_<n>_<i>" (and the Responses items "fc_<n>_<i>"):
+		 * n random, 64 bits, so that ids are unique in a conversation
+		 * that outlives a restart of the server and cannot be guessed
+		 * (an item_reference takes them).
 		 */
-		unsigned long zero = 0;
+		unsigned long long seed;
 
-		atomic_compare_exchange_strong(&calls, &zero,
-					       (unsigned long)(util_now_ns() / 1000000) * 1000);
+		random_bytes((unsigned char *)&seed, sizeof(seed));
 		g->parser = chat_parser_new(&s->ct, rs->in_think, p->tools_json,
-					    atomic_fetch_add(&calls, 1));
+					    (unsigned long)seed);
 		if (!g->parser) {
 			free(g);
 			return NULL;
@@ -1044,7 +1087,17 @@ static enum MHD_Result do_utility(struct srv *s, struct MHD_Connection *c, struc
 	int ret;
 
 	switch (h->route) {
-	case R_TOKENIZE: ret = util_tokenize(s, b, h->len, &out, &e); break;
+	case R_TOKENIZE: {
+		enum MHD_Result r;
+		size_t len;
+		char *text;
+
+		if (util_tokenize(s, b, h->len, &text, &len, &e))
+			return reply_error(c, h, &e);
+		r = reply(c, h, 200, "application/json", text, len);
+		free(text);
+		return r;
+	}
 	case R_DETOKENIZE: ret = util_detokenize(s, b, h->len, &out, &e); break;
 	case R_APPLY_TEMPLATE: ret = util_apply_template(s, b, h->len, &out, &e); break;
 	default:
@@ -1220,7 +1273,8 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 		add_common_headers(r, h);
 		MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
 		MHD_add_response_header(r, "Access-Control-Allow-Headers",
-					"Authorization, Content-Type, X-Api-Key, OpenAI-Organization, OpenAI-Project, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout");
+					cors_allow_headers(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						"Access-Control-Request-Headers")));
 		MHD_add_response_header(r, "Access-Control-Max-Age", "86400");
 		ret = MHD_queue_response(c, 204, r);
 		MHD_destroy_response(r);
@@ -1424,7 +1478,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	char why[64];
 	enum conn_phase expired;
 	struct gen *g;
-	bool gen_done = false, left = false;
+	bool gen_done = false, left = false, big;
 
 	if (!h)
 		return;
@@ -1477,8 +1531,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (g)
 		gen_put(g);
 	release_more(s, h);
+	big = h->cap >= TRIM_BODY;
 	free(h->body);
 	free(h);
+	if (big)
+		malloc_trim(0);
 }
 
 /* ---- the monitor: clients that left while waiting ----------------------- */

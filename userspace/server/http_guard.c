@@ -434,3 +434,37 @@ int origin_check(const struct origin_policy *p, const char *origin, const char *
 		      origin);
 	return -1;
 }
+
+/* ---- CORS preflight ------------------------------------------------------ */
+
+/* Whether @v is a comma list of tokens, with optional whitespace around each. */
+static bool is_token_list(const char *v)
+{
+	const char *c = v, *name;
+
+	for (;;) {
+		while (*c == ' ' || *c == '\t')
+			c++;
+		name = c;
+		while (is_tchar((unsigned char)*c))
+			c++;
+		if (c == name)
+			return false;	/* an empty element or a character outside a token */
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (!*c)
+			return true;
+		if (*c++ != ',')
+			return false;
+	}
+}
+
+const char *cors_allow_headers(const char *requested)
+{
+	if (requested && strlen(requested) <= GUARD_REQ_HEADERS_MAX && is_token_list(requested))
+		return requested;
+	return "Authorization, Content-Type, X-Api-Key, OpenAI-Organization, OpenAI-Project, "
+	       "OpenAI-Beta, Idempotency-Key, X-Stainless-Lang, X-Stainless-Package-Version, "
+	       "X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, "
+	       "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Stainless-Helper-Method";
+}

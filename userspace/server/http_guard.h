@@ -21,6 +21,8 @@ struct api_error;
 #define GUARD_TE_MAX	128
 /* The longest Origin a server without a key echoes (longer: refused). */
 #define GUARD_ORIGIN_MAX 256
+/* The longest Access-Control-Request-Headers a preflight's answer echoes. */
+#define GUARD_REQ_HEADERS_MAX 1024
 
 /**
  * struct framing - the framing fields of one request, gathered by
@@ -134,5 +136,22 @@ int origin_check_host(const struct origin_policy *p, const char *host, struct ap
  */
 int origin_check(const struct origin_policy *p, const char *origin, const char *host,
 		 char *acao, size_t n, struct api_error *e);
+
+/**
+ * cors_allow_headers() - the Access-Control-Allow-Headers of a preflight
+ * @requested: its Access-Control-Request-Headers, NULL when it has none
+ *
+ * A preflight reaches this only once its origin is taken (origin_check()),
+ * so the header names a page asks for are allowed: the SDKs add their own
+ * (the OpenAI SDK's X-Stainless-Helper-Method on stream(), parse() and
+ * runTools(), OpenAI-Beta, Idempotency-Key, ...) and a fixed list refuses
+ * every name it misses. @requested is echoed when it is a comma list of
+ * field names (RFC 9110 section 5.6.1, tokens) of at most
+ * GUARD_REQ_HEADERS_MAX bytes; else (or without it) the fixed list of the
+ * OpenAI SDK's and llama-server's headers is answered.
+ *
+ * Return: the value to answer with (@requested or a static string).
+ */
+const char *cors_allow_headers(const char *requested);
 
 #endif

@@ -156,11 +156,12 @@ int srv_chat_prompt(struct srv *s, const struct api_params *p, struct chat_promp
  * utility.c: llama-server's utility endpoints. util_tokenize(),
  * util_detokenize() and util_apply_template() take the request body and
  * return 0 with *@out the answer ({"tokens"}, {"content"}, {"prompt"}),
- * or -1 with @e (a 400 naming the field, or 500). util_props() is the
- * GET /props object (NULL: out of memory).
+ * or -1 with @e (a 400 naming the field, or 500); util_tokenize()'s answer
+ * is its JSON text (malloc'ed, *@out_len bytes), written token by token.
+ * util_props() is the GET /props object (NULL: out of memory).
  */
 struct json_t;
-int util_tokenize(struct srv *s, const char *body, size_t len, struct json_t **out,
+int util_tokenize(struct srv *s, const char *body, size_t len, char **out, size_t *out_len,
 		  struct api_error *e);
 int util_detokenize(struct srv *s, const char *body, size_t len, struct json_t **out,
 		    struct api_error *e);

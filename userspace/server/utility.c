@@ -83,38 +83,59 @@ static json_t *piece_json(const char *p, size_t n)
 	return a;
 }
 
-static json_t *tokens_json(struct srv *s, const int32_t *ids, int n, bool with_pieces)
+/*
+ * The answer {"tokens": [...]} of @n ids, as text (malloc'ed, its length
+ * in *@len): written token by token, because a tree of one JSON value per
+ * token (up to 8M of them for a body of 8 MiB) took hundreds of bytes
+ * each, and the allocator keeps such a peak long after it is freed.
+ */
+static char *tokens_text(struct srv *s, const int32_t *ids, int n, bool with_pieces,
+			 size_t *len)
 {
 	size_t cap = tok_max_piece(s->tok);
-	json_t *arr = json_array();
-	char *buf = with_pieces ? malloc(cap) : NULL;
+	char *buf = with_pieces ? malloc(cap) : NULL, *out = NULL;
+	FILE *f = open_memstream(&out, len);
+	bool bad = !f || (with_pieces && !buf);
 	int i, k;
 
-	if (!arr || (with_pieces && !buf)) {
-		json_decref(arr);
-		free(buf);
-		return NULL;
-	}
-	for (i = 0; i < n; i++) {
+	if (f)
+		fputs("{\"tokens\":[", f);
+	for (i = 0; !bad && i < n; i++) {
+		json_t *piece;
+
+		if (i)
+			fputc(',', f);
 		if (!with_pieces) {
-			json_array_append_new(arr, json_integer(ids[i]));
+			fprintf(f, "%d", (int)ids[i]);
 			continue;
 		}
 		/* control tokens as their text, as llama-server's pieces */
 		k = tok_piece_ex(s->tok, ids[i], TOK_PIECE_SPECIAL, buf, cap);
-		json_array_append_new(arr, json_pack("{s:i, s:o}", "id", ids[i], "piece",
-						     piece_json(buf, k > 0 ? (size_t)k : 0)));
+		piece = piece_json(buf, k > 0 ? (size_t)k : 0);
+		fprintf(f, "{\"id\":%d,\"piece\":", (int)ids[i]);
+		bad = !piece || json_dumpf(piece, f, JSON_COMPACT | JSON_ENCODE_ANY);
+		fputc('}', f);
+		json_decref(piece);
+	}
+	if (f) {
+		fputs("]}", f);
+		bad |= ferror(f) != 0;
+		bad |= fclose(f) != 0;
 	}
 	free(buf);
-	return arr;
+	if (bad) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
-int util_tokenize(struct srv *s, const char *body, size_t len, json_t **out,
+int util_tokenize(struct srv *s, const char *body, size_t len, char **out, size_t *out_len,
 		  struct api_error *e)
 {
 	bool add_special = false, parse_special = true, with_pieces = false;
 	struct tok_encode_opts to = { 0 };
-	json_t *o = load_body(body, len, e), *c, *arr;
+	json_t *o = load_body(body, len, e), *c;
 	int32_t *ids;
 	int n, max;
 
@@ -147,11 +168,8 @@ int util_tokenize(struct srv *s, const char *body, size_t len, json_t **out,
 	n = ids ? tok_encode_ex(s->tok, json_string_value(c), json_string_length(c), &to, ids,
 				max) : INT32_MIN;
 	json_decref(o);
-	arr = n >= 0 ? tokens_json(s, ids, n, with_pieces) : NULL;
+	*out = n >= 0 ? tokens_text(s, ids, n, with_pieces, out_len) : NULL;
 	free(ids);
-	if (!arr)
-		return oom(e);
-	*out = json_pack("{s:o}", "tokens", arr);
 	return *out ? 0 : oom(e);
 }
 
