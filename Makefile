@@ -2,7 +2,11 @@
 #
 # Userspace binaries and the module land in build/ (build/rk1828.ko).
 
-KVER ?= $(shell ls /lib/modules 2>/dev/null | grep '^6\.12\.' | sort -V | tail -n 1)
+# The kernel the module is built for: the newest installed one whose
+# headers have DRM accel, else the running kernel. `make module KVER=7.3`
+# builds for a Debian kernel that is not installed (tools/prepare-kernel).
+KVER_DEFAULT := $(shell tools/prepare-kernel --default)
+KVER ?= $(KVER_DEFAULT)
 KDIR ?= /lib/modules/$(KVER)/build
 MODEL ?= ../shared/models/stories260K.gguf
 CARDS ?= 2
@@ -233,12 +237,31 @@ $(B)/synth/qwen35-engine.gguf: $(B)/tests/mksynth
 	@$(B)/tests/mksynth -o $@.tmp --arch qwen35 --type q8_0 && mv $@.tmp $@
 synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf
 
-# The module: built against the installed Debian 6.12 headers, W=1.
+# The module, W=1, for KVER: an installed kernel's headers (KDIR), or a
+# Debian kernel tools/prepare-kernel prepares (KVER=7.3, a series, or a
+# release such as 7.3.4+deb13-amd64). The default kernel's module is
+# built in kernel/ and copied to $(B)/rk1828.ko; another kernel's is built
+# from a copy of kernel/ and uapi/ (DKMS's layout) in
+# $(B)/kmod/RELEASE/, so the trees' objects never mix, and lands in
+# $(B)/kmod/RELEASE/rk1828.ko. A kernel without DRM accel is refused with
+# one line.
+KMOD_ARGS = CONFIG_DRM_ACCEL_RK1828=m W=1 KCPPFLAGS="-I$(CURDIR)/uapi" modules
+KMOD_SAY = $(if $(findstring s,$(firstword -$(MAKEFLAGS))),:,echo)
 module:
-	@test -d $(KDIR) || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_DRM_ACCEL_RK1828=m W=1 \
-		KCPPFLAGS="-I$(CURDIR)/uapi" modules
-	@mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko
+	@set -e; kdir=$$(tools/prepare-kernel $(if $(wildcard $(KDIR)/.),$(abspath $(KDIR)),$(KVER))); \
+	rel=$$(cat "$$kdir/include/config/kernel.release"); \
+	if [ "$$rel" = "$(KVER_DEFAULT)" ]; then \
+		$(KMOD_SAY) "$(MAKE) -C $$kdir M=$(CURDIR)/kernel $(KMOD_ARGS)"; \
+		$(MAKE) -C "$$kdir" M=$(CURDIR)/kernel $(KMOD_ARGS); \
+		mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko; \
+	else \
+		out=$(CURDIR)/$(B)/kmod/$$rel; mkdir -p "$$out/kernel" "$$out/uapi/drm"; \
+		cp -p kernel/Makefile kernel/Kconfig $$(ls kernel/*.[ch] | grep -v '\.mod\.c$$') "$$out/kernel/"; \
+		cp -p uapi/drm/*.h "$$out/uapi/drm/"; \
+		$(KMOD_SAY) "$(MAKE) -C $$kdir M=$$out/kernel $(KMOD_ARGS)"; \
+		$(MAKE) -C "$$kdir" M="$$out/kernel" $(KMOD_ARGS); \
+		cp "$$out/kernel/rk1828.ko" "$$out/rk1828.ko"; \
+	fi
 
 CHECKPATCH := perl $(B)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse
 checkpatch: $(B)/linux-src/.stamp
