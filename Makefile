@@ -67,7 +67,7 @@ PROGS := $(B)/rk1828-llm $(B)/rk1828-emu $(B)/rk1828-smi
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps deps-base module userspace tests selftests selftests-install check \
-	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
+	check-debug check-kernels demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
@@ -81,6 +81,7 @@ help:
 	@echo "make serve      OpenAI-compatible server + web UI on $(CARDS) emulated cards"
 	@echo "make check      run every test (host + guest)"
 	@echo "make check-debug  the guest tests on a KASAN/lockdep/kmemleak kernel"
+	@echo "make check-kernels  build on Debian's newer kernels, guest tests on the newest"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
@@ -326,6 +327,14 @@ fit-profile: $(B)/tests/fit_profile
 check-debug: deps all
 	tools/build-debug-kernel $(B)/debug
 	tests/run-debug
+
+# The module on the other kernels Debian ships: a clean refusal on those
+# without DRM accel (6.1), W=1 and DKMS builds on the default kernel and
+# on every series of Debian unstable / trixie-backports (prepared by
+# tools/prepare-kernel, cached in ~/.cache/rk1828/kernels), then the whole
+# guest suite on the newest of them. Not part of make check.
+check-kernels: deps all synth-models
+	tests/run-kernels
 
 bench: deps all
 	tests/run-bench
