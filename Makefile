@@ -10,8 +10,11 @@
 # plain `make` on a machine without the packages stops at once, naming
 # them (check-build-deps).
 
-# The newest installed kernel headers, or the running kernel's.
-KVER ?= $(shell ls /lib/modules 2>/dev/null | grep '^6\.12\.' | sort -V | tail -n 1)
+# The kernel the module is built for: the newest installed one whose
+# headers have DRM accel, else the running kernel. `make module KVER=7.3`
+# builds for a Debian kernel that is not installed (tools/prepare-kernel).
+# (Read when first used, as the pkg-config flags are.)
+KVER ?= $(eval KVER := $$(shell tools/prepare-kernel --default))$(KVER)
 KDIR ?= /lib/modules/$(KVER)/build
 MODEL ?= ../shared/models/stories260K.gguf
 CARDS ?= 2
@@ -124,7 +127,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps deps-base check-build-deps lib install install-lib install-dev \
 	install-tools install-server install-dkms install-paths deb check-packages check-fresh examples module userspace tests selftests selftests-install check \
-	check-debug demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
+	check-debug check-kernels demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
@@ -138,6 +141,7 @@ help:
 	@echo "make serve      OpenAI-compatible server + web UI on $(CARDS) emulated cards"
 	@echo "make check      run every test (host + guest)"
 	@echo "make check-debug  the guest tests on a KASAN/lockdep/kmemleak kernel"
+	@echo "make check-kernels  build on Debian's newer kernels, guest tests on the newest"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
@@ -369,12 +373,31 @@ $(B)/synth/qwen35-engine.gguf: $(B)/tests/mksynth
 	@$(B)/tests/mksynth -o $@.tmp --arch qwen35 --type q8_0 && mv $@.tmp $@
 synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf
 
-# The module: built against the installed Debian 6.12 headers, W=1.
+# The module, W=1, for KVER: an installed kernel's headers (KDIR), or a
+# Debian kernel tools/prepare-kernel prepares (KVER=7.3, a series, or a
+# release such as 7.3.4+deb13-amd64). The default kernel's module is
+# built in kernel/ and copied to $(B)/rk1828.ko; another kernel's is built
+# from a copy of kernel/ and uapi/ (DKMS's layout) in
+# $(B)/kmod/RELEASE/, so the trees' objects never mix, and lands in
+# $(B)/kmod/RELEASE/rk1828.ko. A kernel without DRM accel is refused with
+# one line.
+KMOD_ARGS = CONFIG_DRM_ACCEL_RK1828=m W=1 KCPPFLAGS="-I$(CURDIR)/uapi" modules
+KMOD_SAY = $(if $(findstring s,$(firstword -$(MAKEFLAGS))),:,echo)
 module:
-	@test -d $(KDIR) || { echo "no kernel headers in $(KDIR): run 'make deps'"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_DRM_ACCEL_RK1828=m W=1 \
-		KCPPFLAGS="-I$(CURDIR)/uapi" modules
-	@mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko
+	@set -e; kdir=$$(tools/prepare-kernel $(if $(wildcard $(KDIR)/.),$(abspath $(KDIR)),$(KVER))); \
+	rel=$$(cat "$$kdir/include/config/kernel.release"); \
+	if [ "$$rel" = "$(KVER_DEFAULT)" ]; then \
+		$(KMOD_SAY) "$(MAKE) -C $$kdir M=$(CURDIR)/kernel $(KMOD_ARGS)"; \
+		$(MAKE) -C "$$kdir" M=$(CURDIR)/kernel $(KMOD_ARGS); \
+		mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko; \
+	else \
+		out=$(CURDIR)/$(B)/kmod/$$rel; mkdir -p "$$out/kernel" "$$out/uapi/drm"; \
+		cp -p kernel/Makefile kernel/Kconfig $$(ls kernel/*.[ch] | grep -v '\.mod\.c$$') "$$out/kernel/"; \
+		cp -p uapi/drm/*.h "$$out/uapi/drm/"; \
+		$(KMOD_SAY) "$(MAKE) -C $$kdir M=$$out/kernel $(KMOD_ARGS)"; \
+		$(MAKE) -C "$$kdir" M="$$out/kernel" $(KMOD_ARGS); \
+		cp "$$out/kernel/rk1828.ko" "$$out/rk1828.ko"; \
+	fi
 
 CHECKPATCH := perl $(B)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse
 checkpatch: $(B)/linux-src/.stamp
@@ -555,6 +578,15 @@ check-debug: deps
 	@$(SUBMAKE) all
 	tools/build-debug-kernel $(B)/debug
 	tests/run-debug
+
+# The module on the other kernels Debian ships: a clean refusal on those
+# without DRM accel (6.1), W=1 and DKMS builds on the default kernel and
+# on every series of Debian unstable / trixie-backports (prepared by
+# tools/prepare-kernel, cached in ~/.cache/rk1828/kernels), then the whole
+# guest suite on the newest of them. Not part of make check.
+check-kernels: deps
+	@$(SUBMAKE) all synth-models
+	tests/run-kernels
 
 bench: deps
 	@$(SUBMAKE) all

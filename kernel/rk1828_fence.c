@@ -47,6 +47,15 @@ static void rk1828_hw_fence_release(struct dma_fence *fence)
 	rk1828_queue_release_work(&hw->release_work);
 }
 
+/*
+ * With .release the fence stays attached to these ops after it signalled
+ * (kernels that detach a signalled fence from its ops, setting
+ * &dma_fence.ops to NULL, do so only for fences with neither .release nor
+ * .wait), so the ops, the timeline name and the release work must outlive
+ * it: the fence holds the module and the drm_device until its release.
+ * dma_fence_free() frees it after an RCU grace period, as those kernels
+ * require of a fence with .release.
+ */
 static const struct dma_fence_ops rk1828_hw_fence_ops = {
 	.get_driver_name = rk1828_fence_driver_name,
 	.get_timeline_name = rk1828_fence_timeline_name,
@@ -66,13 +75,20 @@ void rk1828_hw_fence_init(struct rk1828_hw_fence *hw,
 			  struct rk1828_device *rdev,
 			  struct rk1828_sched *sched)
 {
+	spinlock_t *lock; /* of the fence: NULL for its own (inline) lock */
+
+#ifdef RK1828_HAVE_FENCE_INLINE_LOCK
+	lock = NULL;
+#else
 	spin_lock_init(&hw->lock);
+	lock = &hw->lock;
+#endif
 	hw->name = sched->name;
 	hw->rdev = rdev;
 	INIT_WORK(&hw->release_work, rk1828_hw_fence_release_work);
 	drm_dev_get(&hw->rdev->drm);
 	__module_get(THIS_MODULE);
-	dma_fence_init(&hw->base, &rk1828_hw_fence_ops, &hw->lock,
+	dma_fence_init(&hw->base, &rk1828_hw_fence_ops, lock,
 		       sched->fence_context,
 		       atomic64_inc_return(&sched->fence_seqno));
 }

@@ -19,7 +19,8 @@ struct rk1828_sched;
  * struct rk1828_hw_fence - completion of a job on the card
  * @base: the fence; signalled by the job's worker, with the job's error
  *	(first member: dma_fence_free() frees the allocation)
- * @lock: fence lock (the fence may outlive the job)
+ * @lock: fence lock (the fence may outlive the job), on kernels whose
+ *	dma_fence has no lock of its own (!RK1828_HAVE_FENCE_INLINE_LOCK)
  * @name: timeline name (queue name, static)
  * @rdev: the card; the fence holds a reference on its drm_device and on
  *	the module from dma_fence_init() to its release
@@ -36,7 +37,9 @@ struct rk1828_sched;
  */
 struct rk1828_hw_fence {
 	struct dma_fence base;
+#ifndef RK1828_HAVE_FENCE_INLINE_LOCK
 	spinlock_t lock; /* dma_fence lock of @base */
+#endif
 	const char *name;
 	struct rk1828_device *rdev;
 	struct work_struct release_work;

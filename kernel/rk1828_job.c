@@ -16,6 +16,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 
+#include "rk1828_compat.h"
 #include "rk1828_drv.h"
 #include "rk1828_fence.h"
 #include "rk1828_job.h"
@@ -101,7 +102,7 @@ void rk1828_job_release(struct rk1828_job *job)
 	u32 i;
 
 	if (job->host_mapped)
-		drm_gem_vunmap_unlocked(job->host_bo, &job->host_map);
+		rk1828_gem_vunmap(job->host_bo, &job->host_map);
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	for (i = 0; i < job->in_count; i++)

@@ -253,10 +253,42 @@ static void rk1828_sched_free_job(struct drm_sched_job *sched_job)
 	rk1828_job_queue_release(job);
 }
 
+#ifdef RK1828_HAVE_SCHED_CANCEL_JOB
+/*
+ * drm_sched_fini() on a job that passed run_job and was not freed yet: its
+ * hardware fence must be signalled before free_job. run_job signalled it
+ * already (a cancelled job) or queued the worker that signals it; a worker
+ * that has not started is cancelled here and the job fails with
+ * -ECANCELED, one that runs is waited for. drm_sched calls nothing else
+ * of the scheduler by now (its run_job work is stopped).
+ *
+ * Every job holds a reference on the drm_device whose release calls
+ * drm_sched_fini(), so its pending list is empty there today; this keeps
+ * drm_sched_fini() from leaking or warning should that ever change.
+ */
+static void rk1828_sched_cancel_job(struct drm_sched_job *sched_job)
+{
+	struct rk1828_job *job = to_rk1828_job(sched_job);
+	struct dma_fence *hw = &job->hw->base;
+	bool cookie;
+
+	if (dma_fence_is_signaled(hw) || !cancel_work_sync(&job->work))
+		return;
+	cookie = dma_fence_begin_signalling();
+	dma_fence_set_error(hw, -ECANCELED);
+	atomic64_inc(&job->sched->jobs_failed);
+	dma_fence_signal(hw);
+	dma_fence_end_signalling(cookie);
+}
+#endif
+
 static const struct drm_sched_backend_ops rk1828_sched_ops = {
 	.run_job = rk1828_sched_run_job,
 	.timedout_job = rk1828_sched_timedout_job,
 	.free_job = rk1828_sched_free_job,
+#ifdef RK1828_HAVE_SCHED_CANCEL_JOB
+	.cancel_job = rk1828_sched_cancel_job,
+#endif
 };
 
 static void rk1828_sched_release(struct drm_device *drm, void *data)

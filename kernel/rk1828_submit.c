@@ -96,7 +96,7 @@ static int rk1828_job_get_sgt(struct rk1828_job *job)
 	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(job->host_bo);
 	struct sg_table *sgt;
 
-	if (drm_gem_is_imported(job->host_bo)) {
+	if (rk1828_gem_is_imported(job->host_bo)) {
 		if (!shmem->sgt)
 			return -EOPNOTSUPP;
 		job->host_sgt = shmem->sgt;
@@ -167,7 +167,7 @@ static int rk1828_job_setup_copy(struct rk1828_job *job,
 
 	if (job->rdev->tops->exec)
 		return rk1828_job_get_sgt(job);
-	ret = drm_gem_vmap_unlocked(job->host_bo, &job->host_map);
+	ret = rk1828_gem_vmap(job->host_bo, &job->host_map);
 	if (ret)
 		return ret;
 	job->host_mapped = true;
@@ -255,7 +255,7 @@ static int rk1828_job_push_locked(struct rk1828_job *job,
 	lockdep_assert_held(&fpriv->submit_lock);
 
 	ret = rk1828_sched_job_init(&job->base, &fpriv->entity[q], fpriv,
-				    file->client_id);
+				    rk1828_file_client_id(file));
 	if (ret)
 		return ret;
 
