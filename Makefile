@@ -144,6 +144,7 @@ help:
 	@echo "make check-kernels  build on Debian's newer kernels, guest tests on the newest"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
+	@echo "make module     only rk1828.ko (KVER=... for another kernel)"
 	@echo "make checkpatch checkpatch --strict on kernel/ and uapi/"
 	@echo "make selftests-install KTREE=DIR  kselftests into a kernel tree"
 	@echo "make install    programs, librk1828 (.so, header, rk1828.pc), unit, DKMS source"
@@ -473,6 +474,11 @@ install-server: | install-paths
 		echo "$(INSTALL) -m 0644 deploy/systemd/server.conf $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf"; \
 		$(INSTALL) -m 0644 deploy/systemd/server.conf $(DESTDIR)$(SYSCONFDIR)/rk1828/server.conf; \
 	fi
+	@[ -n "$(DESTDIR)" ] || getent passwd rk1828-server >/dev/null || \
+		echo "install-server: the unit runs as the system user rk1828-server in the group rk1828 (the" \
+		"Debian package makes them); without it: groupadd --system rk1828; useradd --system" \
+		"--home-dir /var/lib/rk1828-server --shell /usr/sbin/nologin --user-group --groups rk1828" \
+		"rk1828-server; then systemctl daemon-reload"
 
 # The module's DKMS source tree: /usr/src/rk1828-VERSION with dkms.conf at
 # the top, kernel/ and uapi/ (the layout dkms.conf's MAKE line builds),
