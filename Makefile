@@ -14,7 +14,8 @@
 # headers have DRM accel, else the running kernel. `make module KVER=7.3`
 # builds for a Debian kernel that is not installed (tools/prepare-kernel).
 # (Read when first used, as the pkg-config flags are.)
-KVER ?= $(eval KVER := $$(shell tools/prepare-kernel --default))$(KVER)
+KVER_DEFAULT = $(eval KVER_DEFAULT := $$(shell tools/prepare-kernel --default))$(KVER_DEFAULT)
+KVER ?= $(KVER_DEFAULT)
 KDIR ?= /lib/modules/$(KVER)/build
 MODEL ?= ../shared/models/stories260K.gguf
 CARDS ?= 2
