@@ -20,11 +20,6 @@
 /* Refuse programs whose scratch would exceed this (bytes). */
 #define EXEC_MAX_SCRATCH	(8ULL << 30)
 
-#define ST_OK		RK1828_HIF_ST_OK
-#define ST_ACCESS	RK1828_HIF_ST_ACCESS
-#define ST_INVAL	RK1828_HIF_ST_INVAL
-#define ST_NOMEM	RK1828_HIF_ST_NOMEM
-
 /* A validated weight: host pointer (NULL: absent) and type. */
 struct ex_tensor {
 	const uint8_t *p;
