@@ -310,6 +310,13 @@ static void test_psim(void)
 	       "psim: a decode step is the sum of its six jobs (%.0f ns)", end);
 	tap_ok(near(psim_busy_ns(sim, 0), t_ex0, 1e-12) && near(psim_busy_ns(sim, 1), t_ex1, 1e-12),
 	       "psim: busy time is the EXEC time");
+	tap_ok(near(psim_stage_ns(sim, 0, &b), t_in + t_ex0 + t_hid, 1e-12) &&
+	       near(psim_stage_ns(sim, 1, &b), t_in + t_ex1 + t_out, 1e-12) &&
+	       psim_stage_ns(sim, 2, &b) == 0 && psim_stage_ns(sim, -1, &b) == 0,
+	       "psim: a stage's share of the step is its IN, EXEC and OUT (%.0f + %.0f ns), 0 out of range",
+	       psim_stage_ns(sim, 0, &b), psim_stage_ns(sim, 1, &b));
+	tap_ok(near(psim_submit(sim, end, &b) - end, end, 1e-12),
+	       "psim: psim_stage_ns() leaves the queues as they were");
 	psim_destroy(sim);
 
 	/* Card 0 on PCIe, card 1 on USB: each stage's transfers on its own link. */
