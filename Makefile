@@ -39,7 +39,7 @@ endif
 CC ?= gcc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
-	  -D_GNU_SOURCE
+	  -D_GNU_SOURCE -DRK1828_VERSION='"$(VERSION)"'
 
 # Canned recipe: a static library of the objects among the prerequisites.
 define archive

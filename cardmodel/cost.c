@@ -162,10 +162,13 @@ void cost_layer_work(const struct cost_layer *l, const struct cost_batch *b,
 	w->ops += ops;
 	w->op_rows += ops * T;
 	mats_work(l, T, w);
-	if (l->mixer == COST_MIX_DELTANET)
+	if (l->mixer == COST_MIX_DELTANET) {
 		dnet_work(l, b, w);
-	else
+		w->dn_layers += 1;
+		w->dn_rows += T;
+	} else {
 		attn_work(l, b, w);
+	}
 }
 
 void cost_head_work(const struct cost_head *h, const struct cost_batch *b,
@@ -193,6 +196,7 @@ double cost_work_ns(const struct card_profile *p, const struct cost_work *w)
 	for (i = 0; i < COST_PREC_N; i++)
 		t += w->mm_flops[i] / p->mm_rate[i] * 1e9;
 	t += w->vec_ops / p->vec_rate * 1e9;
+	t += w->dn_layers * p->dn_ns + w->dn_rows * p->dn_row_ns;
 	return t;
 }
 

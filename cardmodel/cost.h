@@ -19,6 +19,7 @@
  *       + dram_bytes / dram_bw
  *       + sum over precisions p of mm_flops[p] / mm_rate[p]
  *       + vec_ops / vec_rate
+ *       + dn_layers * deltanet_ns + dn_rows * deltanet_row_ns
  *
  * where a job's work is the sum of its layers' (cost_layer_work()) and
  * its output head's (cost_head_work()):
@@ -33,6 +34,10 @@
  *             delta-rule GEMMs (A16 x A16, COST_PREC_F16);
  *   vec_ops   element operations of the vector unit (norms, RoPE,
  *             softmax, activations, gates, residuals, state decay).
+ *   dn_layers, dn_rows  Gated DeltaNet layers and their token rows: a
+ *             cost of those layers beyond the counts above, which the
+ *             multi-card Qwen3.5 figures show (timing.rst; 0 unless the
+ *             profile sets npu.deltanet_ns / npu.deltanet_row_ns).
  *
  * The caller describes its layers in the neutral struct cost_layer (the
  * emulator from a segment program, the planner from a GGUF model), so
@@ -197,6 +202,8 @@ struct cost_batch {
  * @dram_bytes: bytes read and written in card DRAM
  * @mm_flops: matmul FLOPs by &enum cost_prec
  * @vec_ops: vector-unit element operations
+ * @dn_layers: Gated DeltaNet layers in the job (profile npu.deltanet_ns)
+ * @dn_rows: token rows over those layers (npu.deltanet_row_ns)
  */
 struct cost_work {
 	double ops;
@@ -204,6 +211,8 @@ struct cost_work {
 	double dram_bytes;
 	double mm_flops[COST_PREC_N];
 	double vec_ops;
+	double dn_layers;
+	double dn_rows;
 };
 
 /**

@@ -35,17 +35,21 @@ enum kind { K_TEXT, K_U64, K_RATE, K_TIME };
  * @kind: K_TEXT (a string), K_U64 (bytes), K_RATE (> 0), K_TIME (>= 0)
  * @off: offset of the field in struct card_profile
  * @size: field size (K_TEXT: the buffer)
+ * @optional: the key may be left out (its field stays 0)
  */
 struct key {
 	const char *name;
 	enum kind kind;
 	size_t off, size;
+	bool optional;
 };
 
 #define F(k, kind, field) { k, kind, offsetof(struct card_profile, field), \
-			    sizeof(((struct card_profile *)0)->field) }
+			    sizeof(((struct card_profile *)0)->field), false }
+#define OPT(k, kind, field) { k, kind, offsetof(struct card_profile, field), \
+			      sizeof(((struct card_profile *)0)->field), true }
 static const struct key keys[] = {
-	{ "profile.version", K_U64, offsetof(struct card_profile, version), sizeof(uint32_t) },
+	{ "profile.version", K_U64, offsetof(struct card_profile, version), sizeof(uint32_t), false },
 	F("profile.name", K_TEXT, name),
 	F("profile.revision", K_TEXT, revision),
 	F("card.mem_bytes", K_U64, mem_bytes),
@@ -59,6 +63,8 @@ static const struct key keys[] = {
 	F("npu.job_ns", K_TIME, job_ns),
 	F("npu.op_ns", K_TIME, op_ns),
 	F("npu.op_row_ns", K_TIME, op_row_ns),
+	OPT("npu.deltanet_ns", K_TIME, dn_ns),
+	OPT("npu.deltanet_row_ns", K_TIME, dn_row_ns),
 	F("link.usb.bytes_per_s", K_RATE, link[COST_LINK_USB].bytes_per_s),
 	F("link.usb.latency_ns", K_TIME, link[COST_LINK_USB].latency_ns),
 	F("link.pcie.bytes_per_s", K_RATE, link[COST_LINK_PCIE].bytes_per_s),
@@ -67,6 +73,7 @@ static const struct key keys[] = {
 	F("power.busy_w", K_TIME, power_busy_w),
 };
 #undef F
+#undef OPT
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 static int perr(char *err, size_t errlen, const char *fmt, ...)
@@ -201,7 +208,7 @@ int card_profile_parse(struct card_profile *out, const char *text, const char *n
 		seen[i] = true;
 	}
 	for (i = 0; i < N_KEYS; i++)
-		if (!seen[i])
+		if (!seen[i] && !keys[i].optional)
 			return perr(err, errlen, "%s: missing key '%s'", name, keys[i].name);
 	if (check_profile(&p, name, err, errlen))
 		return -1;

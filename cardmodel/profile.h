@@ -30,6 +30,10 @@
  *   npu.job_ns                 fixed cost of one EXEC job
  *   npu.op_ns                  fixed cost of one operator launch
  *   npu.op_row_ns              cost of one operator on one token row
+ *   npu.deltanet_ns            optional (default 0): extra cost of one Gated
+ *                              DeltaNet layer in a job
+ *   npu.deltanet_row_ns        optional (default 0): extra cost of one Gated
+ *                              DeltaNet layer on one token row
  *   link.usb.bytes_per_s       USB 3.0 bulk payload bandwidth, each way
  *   link.usb.latency_ns        USB per-transfer latency
  *   link.pcie.bytes_per_s      PCIe 2.1 x2 DMA payload bandwidth, each way
@@ -71,6 +75,8 @@ struct card_link_params {
  * @job_ns: npu.job_ns
  * @op_ns: npu.op_ns
  * @op_row_ns: npu.op_row_ns
+ * @dn_ns: npu.deltanet_ns (0 when the file does not give it)
+ * @dn_row_ns: npu.deltanet_row_ns (0 when the file does not give it)
  * @link: link.{usb,pcie}.* by &enum cost_link
  * @power_idle_w: power.idle_w
  * @power_busy_w: power.busy_w
@@ -87,6 +93,8 @@ struct card_profile {
 	double job_ns;
 	double op_ns;
 	double op_row_ns;
+	double dn_ns;
+	double dn_row_ns;
 	struct card_link_params link[COST_LINK_N];
 	double power_idle_w;
 	double power_busy_w;

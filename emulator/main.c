@@ -232,7 +232,7 @@ static int finish_options(int argc, char **argv, struct emu_opts *o,
 
 /*
  * parse_options() - fill @o from the command line.
- * Return: -1 to go on, or the exit status (0 for --help, 2 for a usage
+ * Return: -1 to go on, or the exit status (0 for --help or --version, 2 for a usage
  * error, with the message printed).
  */
 static int parse_options(int argc, char **argv, struct emu_opts *o)
@@ -247,6 +247,7 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "pcie", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "timing", required_argument, NULL, 'T' },
 		{ "timing-only", no_argument, NULL, 'O' },
 		{ "link", required_argument, NULL, 'L' },
@@ -287,6 +288,9 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("rk1828-emu %s\n", RK1828_VERSION);
 			return 0;
 		default:
 			usage(stderr);

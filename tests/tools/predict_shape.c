@@ -10,7 +10,8 @@
  *
  * The split is the planner's rule (plan_make()) on the shape's weight
  * bytes per block plus its F32 K/V cache for --ctx tokens; the last card
- * adds the LM head. Prints the plan and the predicted figures.
+ * adds the LM head. Prints the plan and the predicted figures, with the
+ * per-card ones of print_extra().
  */
 #include <getopt.h>
 #include <math.h>
@@ -34,6 +35,42 @@ static uint64_t layer_bytes(const struct cost_layer *l, uint32_t n_ctx)
 		b += (uint64_t)l->dn_v_heads * l->dn_head_dim * l->dn_head_dim *
 		     l->state_elt_bytes;
 	return b;
+}
+
+/*
+ * The figures multi-card deployments publish besides predict_run()'s
+ * (tests/shapes/vendor-multicard.txt): per card, its share of a decode
+ * step at position PREDICT_PROMPT and its rate on one bucket from
+ * position 0; the TTFT of a one-bucket prompt; the prefill rate of a
+ * 5120-token prompt (only when it fits --ctx).
+ */
+static int print_extra(const struct cost_layer *layers, uint32_t n_layers,
+		       const struct cost_head *head, const struct plan *plan,
+		       const struct predict_opts *po)
+{
+	struct psim *s = psim_create(layers, n_layers, head, plan, po);
+	struct cost_batch step = { 0 }, bucket = { 0 };
+	int k;
+
+	if (!s)
+		return -1;
+	cost_batch_add_seq(&step, 1, PREDICT_PROMPT, 1);
+	cost_batch_add_seq(&bucket, po->bucket, 0, 0);
+	for (k = 0; k < plan->n_segs; k++) {
+		printf("card%d_step_ms = %.2f\n", k, psim_stage_ns(s, k, &step) / 1e6);
+		printf("card%d_bucket_tok_s = %.1f\n", k,
+		       po->bucket / (psim_stage_ns(s, k, &bucket) / 1e9));
+	}
+	printf("ttft%u_ms = %.1f\n", po->bucket, psim_prefill(s, po->bucket, po->bucket) / 1e6);
+	psim_destroy(s);
+	if (po->n_ctx < 5120)
+		return 0;
+	s = psim_create(layers, n_layers, head, plan, po);
+	if (!s)
+		return -1;
+	printf("prefill5120_tok_s = %.1f\n", 5120 / (psim_prefill(s, 5120, po->bucket) / 1e9));
+	psim_destroy(s);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -127,6 +164,11 @@ int main(int argc, char **argv)
 		       pr.aggregate_tok_s[i]);
 	for (i = 0; i < plan.n_segs; i++)
 		printf("card%d busy %.0f %% of the prefill\n", i, 100 * pr.card_busy[i]);
+	if (print_extra(layers, sh.layers, &head, &plan, &po)) {
+		fprintf(stderr, "predict_shape: out of memory\n");
+		free(layers);
+		return 1;
+	}
 	free(layers);
 	return 0;
 }

@@ -194,6 +194,40 @@ static void test_cost_terms(void)
 	tap_ok(w.ops == 0 && w.dram_bytes == 0, "cost: no logits rows, no head");
 }
 
+/* npu.deltanet_ns / _row_ns: optional, 0 when left out, only on DeltaNet layers. */
+static void test_deltanet_keys(void)
+{
+	char text[4096], buf[4096], err[256];
+	struct card_profile p0, p1;
+	struct model_shape s;
+	struct cost_layer dn, at;
+	struct cost_batch b = { 0 };
+	double d_dn, d_at;
+
+	tap_ok(card_profile_parse(&p0, unit_text, "t.conf", err, sizeof(err)) == 0 &&
+	       p0.dn_ns == 0 && p0.dn_row_ns == 0,
+	       "profile: the DeltaNet keys may be left out (0)");
+	snprintf(text, sizeof(text), "%snpu.deltanet_ns = 250000\nnpu.deltanet_row_ns = 15000\n",
+		 unit_text);
+	tap_ok(card_profile_parse(&p1, text, "t.conf", err, sizeof(err)) == 0 &&
+	       p1.dn_ns == 250000 && p1.dn_row_ns == 15000, "profile: the DeltaNet keys parse (%s)",
+	       err);
+	snprintf(buf, sizeof(buf), "%snpu.deltanet_ns = -1\n", unit_text);
+	tap_ok(card_profile_parse(&p1, buf, "t.conf", err, sizeof(err)) != 0 &&
+	       strstr(err, "npu.deltanet_ns"), "profile: a negative npu.deltanet_ns is refused (%s)",
+	       err);
+	card_profile_parse(&p1, text, "t.conf", err, sizeof(err));
+	shape_load(&s, "tests/shapes/qwen3.5-9b.shape", err, sizeof(err));
+	shape_cost_layer(&s, 0, &dn);
+	shape_cost_layer(&s, 3, &at);
+	cost_batch_add_seq(&b, 128, 0, 0);
+	d_dn = cost_exec_ns(&p1, &dn, 1, NULL, &b) - cost_exec_ns(&p0, &dn, 1, NULL, &b);
+	d_at = cost_exec_ns(&p1, &at, 1, NULL, &b) - cost_exec_ns(&p0, &at, 1, NULL, &b);
+	tap_ok(near(d_dn, 250000 + 128 * 15000, 1e-9) && d_at == 0,
+	       "cost: a DeltaNet layer on 128 rows adds deltanet_ns + 128 rows (%.0f ns), "
+	       "attention nothing (%.0f)", d_dn, d_at);
+}
+
 static void test_deltanet(void)
 {
 	struct card_profile p;
@@ -310,6 +344,13 @@ static void test_psim(void)
 	       "psim: a decode step is the sum of its six jobs (%.0f ns)", end);
 	tap_ok(near(psim_busy_ns(sim, 0), t_ex0, 1e-12) && near(psim_busy_ns(sim, 1), t_ex1, 1e-12),
 	       "psim: busy time is the EXEC time");
+	tap_ok(near(psim_stage_ns(sim, 0, &b), t_in + t_ex0 + t_hid, 1e-12) &&
+	       near(psim_stage_ns(sim, 1, &b), t_in + t_ex1 + t_out, 1e-12) &&
+	       psim_stage_ns(sim, 2, &b) == 0 && psim_stage_ns(sim, -1, &b) == 0,
+	       "psim: a stage's share of the step is its IN, EXEC and OUT (%.0f + %.0f ns), 0 out of range",
+	       psim_stage_ns(sim, 0, &b), psim_stage_ns(sim, 1, &b));
+	tap_ok(near(psim_submit(sim, end, &b) - end, end, 1e-12),
+	       "psim: psim_stage_ns() leaves the queues as they were");
 	psim_destroy(sim);
 
 	/* Card 0 on PCIe, card 1 on USB: each stage's transfers on its own link. */
@@ -356,6 +397,7 @@ int main(void)
 	test_prec_and_batch();
 	test_cost_terms();
 	test_deltanet();
+	test_deltanet_keys();
 	test_fit();
 	test_psim();
 	return tap_done();

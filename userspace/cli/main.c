@@ -64,6 +64,7 @@ static void usage(FILE *f)
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
+		"       rk1828-llm --version\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
@@ -677,6 +678,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->cmd = argv[1];
 	if (!strcmp(a->cmd, "-h") || !strcmp(a->cmd, "--help") || !strcmp(a->cmd, "help")) {
 		usage(stdout);
+		exit(0);
+	}
+	if (!strcmp(a->cmd, "--version") || !strcmp(a->cmd, "version")) {
+		printf("rk1828-llm %s\n", RK1828_VERSION);
 		exit(0);
 	}
 	if (cmd_index(a->cmd) < 0) {

@@ -176,6 +176,31 @@ double psim_busy_ns(const struct psim *s, int k)
 	return k >= 0 && k < s->n_stages ? s->st[k].busy : 0;
 }
 
+/* The bytes of a stage's output COPY: hidden states, or the logits (4 bytes without). */
+static uint64_t stage_out_bytes(const struct psim *s, const struct psim_stage *st,
+				const struct cost_batch *b)
+{
+	if (!st->last)
+		return (uint64_t)b->n_tokens * s->dim * sizeof(float);
+	return b->n_logits ? (uint64_t)b->n_logits * s->vocab * sizeof(float) : 4;
+}
+
+double psim_stage_ns(const struct psim *s, int k, const struct cost_batch *b)
+{
+	const struct psim_stage *st;
+	uint64_t hid, out;
+
+	if (k < 0 || k >= s->n_stages)
+		return 0;
+	st = &s->st[k];
+	hid = (uint64_t)b->n_tokens * s->dim * sizeof(float);
+	out = stage_out_bytes(s, st, b);
+	return cost_link_ns(s->prof, st->link, st->prog_size + hid) +
+	       cost_exec_ns(s->prof, s->layers + st->first, st->count,
+			    st->last ? &s->head : NULL, b) +
+	       cost_link_ns(s->prof, st->link, out);
+}
+
 static double max3(double a, double b, double c)
 {
 	double m = a > b ? a : b;
@@ -204,8 +229,7 @@ static void stage_jobs(struct psim *s, int k, int slot, double t, const struct c
 	/* OUT waits for the EXEC and for stage k+1's IN i-n (host slot read). */
 	out_start = max3(st->exec_free, st->copy_free,
 			 st->last ? 0 : s->st[k + 1].in_end[slot]);
-	out = st->last ? (b->n_logits ? (uint64_t)b->n_logits * s->vocab * sizeof(float) : 4)
-		       : hid;
+	out = stage_out_bytes(s, st, b);
 	st->in_end[slot] = st->copy_free;
 	st->exec_end[slot] = st->exec_free;
 	st->copy_free = out_start + cost_link_ns(s->prof, st->link, out);

@@ -195,6 +195,17 @@ double psim_decode(struct psim *s, double t_ns, uint32_t pos, uint32_t n);
  */
 double psim_aggregate(struct psim *s, uint32_t n_sess, uint32_t pos);
 
+/**
+ * psim_stage_ns() - modelled time of stage @k alone on batch @b: its
+ * input COPY (program, tokens, hidden states), EXEC and output COPY
+ * (hidden states, or the logits on the last stage) one after the other,
+ * as a card's share of a decode step or of a bucket (the per-card
+ * figures of multi-card deployments)
+ * Return: nanoseconds; 0 for a stage @k out of range. The simulation's
+ * queues are not changed.
+ */
+double psim_stage_ns(const struct psim *s, int k, const struct cost_batch *b);
+
 /** psim_busy_ns() - modelled EXEC time of stage @k so far, ns. */
 double psim_busy_ns(const struct psim *s, int k);
 

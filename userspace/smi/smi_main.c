@@ -72,6 +72,7 @@ static void usage(FILE *f)
 	      "  -c, --count COUNT  events: exit after COUNT events\n"
 	      "  -t, --timeout SECONDS  events: exit after SECONDS (0 when none came)\n"
 	      "  -h, --help         this text\n"
+	      "      --version      the version (of the packages, the module and the library)\n"
 	      "\n"
 	      "events prints one line per event as it arrives: time (UTC), card, event\n"
 	      "(card-add, card-remove, reset, job-timeout, thermal-limit) and its\n"
@@ -317,6 +318,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "count", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long *dst;
@@ -329,6 +331,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			continue;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("rk1828-smi %s\n", RK1828_VERSION);
 			exit(0);
 		case 'i': dst = &o->id; break;
 		case 'l': dst = &o->loop_s; break;
