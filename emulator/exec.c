@@ -95,12 +95,12 @@ int ex_check_range(const struct emu_access *acc, uint64_t addr, uint64_t len)
 	uint64_t end;
 
 	if (len == 0)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (__builtin_add_overflow(addr, len, &end) || end > acc->mem_size)
-		return ST_ACCESS;
+		return RK1828_HIF_ST_ACCESS;
 	if (acc->check(acc->priv, addr, len))
-		return ST_ACCESS;
-	return ST_OK;
+		return RK1828_HIF_ST_ACCESS;
+	return RK1828_HIF_ST_OK;
 }
 
 int ex_map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, float **out)
@@ -109,12 +109,12 @@ int ex_map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, float **
 	int rc;
 
 	if (addr % 4 || !mul_ok(n, 4, &len))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	rc = check_range(acc, addr, len);
 	if (rc)
 		return rc;
 	*out = (float *)(acc->base + addr);
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 int ex_map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor *t,
@@ -129,24 +129,24 @@ int ex_map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor 
 	out->p = NULL;
 	out->type = (int)type;
 	if (le32toh(t->pad))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (addr == 0)
-		return optional ? ST_OK : ST_INVAL;
+		return optional ? RK1828_HIF_ST_OK : RK1828_HIF_ST_INVAL;
 	if (f32_only && type != QUANT_TYPE_F32)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (!quant_block_size((int)type))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if ((type == QUANT_TYPE_F32 && addr % 4) ||
 	    ((type == QUANT_TYPE_F16 || type == QUANT_TYPE_BF16) && addr % 2))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	row = quant_row_size((int)type, ne0);
 	if (row == 0 || !mul_ok(rows, row, &len))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	rc = check_range(acc, addr, len);
 	if (rc)
 		return rc;
 	out->p = acc->base + addr;
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *st,
@@ -156,18 +156,18 @@ int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *s
 	uint64_t addr = le64toh(st->addr), stride = le64toh(st->seq_stride), n;
 
 	if (!addr || !block_floats)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (!(p->flags & RK1828_PROG_F_BATCH)) {
 		if (stride)
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 	} else if (stride % 4 || stride / 4 < block_floats) {
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	}
 	*stride_floats = (size_t)(stride / 4);
 	/* All blocks: (n_blocks - 1) strides + one block. */
 	if (!mul_ok(n_blocks - 1, *stride_floats, &n) ||
 	    __builtin_add_overflow(n, block_floats, &n))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	return map_f32(acc, addr, n, out);
 }
 
@@ -186,31 +186,31 @@ static int validate_seqs(const struct rk1828_program *h, struct ex_prog *p)
 	uint64_t stride = le64toh(h->kv_seq_stride), one;
 
 	if (!mul_ok(p->n_ctx, p->kv_dim, &one) || !mul_ok(one, 4, &one))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (!(p->flags & RK1828_PROG_F_BATCH)) {
 		if (h->tok_addr || h->kv_seq_stride || h->n_seq)
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		if ((uint64_t)p->pos + p->n_tokens > p->n_ctx)
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		p->n_seq = 1;
 		p->kv_stride = p->n_ctx * p->kv_dim;
-		return ST_OK;
+		return RK1828_HIF_ST_OK;
 	}
 	p->n_seq = le32toh(h->n_seq);
 	if (p->pos || (p->flags & RK1828_PROG_F_ALL_LOGITS) || !p->n_seq ||
 	    !h->tok_addr || le64toh(h->tok_addr) % 4)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	/* Hybrid layer records carry their own strides. */
 	if (p->hybrid) {
 		if (stride)
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		p->kv_stride = 0;
-		return ST_OK;
+		return RK1828_HIF_ST_OK;
 	}
 	if (stride % 4 || stride < one)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	p->kv_stride = stride / 4;
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -234,7 +234,7 @@ static int validate_tokens(const struct emu_access *acc, const struct rk1828_pro
 
 	p->toks = calloc(p->n_tokens, sizeof(*p->toks));
 	if (!p->toks)
-		return ST_NOMEM;
+		return RK1828_HIF_ST_NOMEM;
 	if (!(p->flags & RK1828_PROG_F_BATCH)) {
 		for (t = 0; t < p->n_tokens; t++) {
 			p->toks[t].pos = p->pos + t;
@@ -242,17 +242,17 @@ static int validate_tokens(const struct emu_access *acc, const struct rk1828_pro
 					    t == p->n_tokens - 1;
 		}
 		p->n_out = (p->flags & RK1828_PROG_F_ALL_LOGITS) ? p->n_tokens : 1;
-		return ST_OK;
+		return RK1828_HIF_ST_OK;
 	}
 	if (!mul_ok(p->n_tokens, sizeof(*raw), &len))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	rc = check_range(acc, addr, len);
 	if (rc)
 		return rc;
 	raw = (const struct rk1828_prog_token *)(acc->base + addr);
 	keys = malloc(p->n_tokens * sizeof(*keys));
 	if (!keys)
-		return ST_NOMEM;
+		return RK1828_HIF_ST_NOMEM;
 	p->n_out = 0;
 	for (t = 0; t < p->n_tokens; t++) {
 		/* Read each field once: the host may be writing card memory. */
@@ -266,7 +266,7 @@ static int validate_tokens(const struct emu_access *acc, const struct rk1828_pro
 		if (pos >= p->n_ctx || seq >= p->n_seq || (fl & ~known) ||
 		    ((fl & snap) ? aux >= p->n_seq + p->n_snap || aux == seq : aux != 0)) {
 			free(keys);
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		}
 		p->toks[t] = (struct ex_tok){ .pos = pos, .seq = seq, .aux = aux,
 					      .logits = fl & RK1828_PROG_TOK_LOGITS,
@@ -279,11 +279,11 @@ static int validate_tokens(const struct emu_access *acc, const struct rk1828_pro
 	for (t = 1; t < p->n_tokens; t++) {
 		if (keys[t] == keys[t - 1]) {
 			free(keys);
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		}
 	}
 	free(keys);
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 /* Header fields: everything except the tensors and the layers. */
@@ -310,31 +310,31 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 	want = sizeof(*h) + (uint64_t)p->n_layers *
 	       (p->hybrid ? sizeof(struct rk1828_prog_hlayer) : sizeof(struct rk1828_prog_layer));
 	if (size != want || size > prog_size)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (h->pad || h->delay_ms || h->reserved[0])
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	p->n_snap = le32toh(h->n_snap);
 	if (p->n_snap && (!p->hybrid || !(p->flags & RK1828_PROG_F_BATCH)))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (p->flags & ~known)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if ((p->flags & RK1828_PROG_F_ALL_LOGITS) && !(p->flags & RK1828_PROG_F_OUTPUT))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (p->n_layers == 0 && !(p->flags & RK1828_PROG_F_OUTPUT))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (!p->n_tokens || !p->dim || !p->n_heads || !p->n_kv_heads || !p->head_dim ||
 	    !p->ffn_dim || !p->n_ctx)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (p->n_heads % p->n_kv_heads)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (p->rope_dim % 2 || p->rope_dim > p->head_dim)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if ((p->flags & RK1828_PROG_F_OUTPUT) && !p->n_vocab)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (!float_bits(h->rms_eps, &p->eps) || p->eps < 0.0f)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (!float_bits(h->rope_theta, &p->theta) || p->theta <= 0.0f)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	/* u32 * u32 fits in 64 bits; size_t is 64-bit on our hosts. */
 	p->q_dim = p->n_heads * p->head_dim;
 	p->kv_dim = p->n_kv_heads * p->head_dim;
@@ -365,15 +365,15 @@ static int validate_layer(const struct emu_access *acc, const struct rk1828_prog
 	/* All n_seq blocks of each cache: (n_seq - 1) strides + one block. */
 	if (!mul_ok(p->n_seq - 1, p->kv_stride, &kv_elems) ||
 	    __builtin_add_overflow(kv_elems, (uint64_t)p->n_ctx * p->kv_dim, &kv_elems))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (!le64toh(l->k_cache) || !le64toh(l->v_cache))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	TRY(map_f32(acc, le64toh(l->k_cache), kv_elems, &o->k_cache));
 	TRY(map_f32(acc, le64toh(l->v_cache), kv_elems, &o->v_cache));
 #undef TRY
 	o->kind = RK1828_PROG_LAYER_ATTN;
 	o->kv_stride = p->kv_stride;
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 /* The FFN tensors both hlayer kinds share. */
@@ -389,7 +389,7 @@ static int validate_hffn(const struct emu_access *acc, const struct rk1828_prog_
 	TRY(map_tensor(acc, &l->ffn_up, p->ffn_dim, p->dim, false, false, &o->ffn_up));
 	TRY(map_tensor(acc, &l->ffn_down, p->dim, p->ffn_dim, false, false, &o->ffn_down));
 #undef TRY
-	return l->reserved ? ST_INVAL : ST_OK;
+	return l->reserved ? RK1828_HIF_ST_INVAL : RK1828_HIF_ST_OK;
 }
 
 /* An attention hlayer: the v1 layer's tensors, LF_GATE and LF_IMROPE. */
@@ -402,14 +402,14 @@ static int validate_hattn(const struct emu_access *acc, const struct rk1828_prog
 	int rc;
 
 	if (fl & ~(RK1828_PROG_LF_GATE | RK1828_PROG_LF_IMROPE) || a->pad[0] || a->pad[1])
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	o->lflags = fl;
 	for (i = 0; i < 4; i++) {
 		o->sections[i] = le16toh(a->rope_sections[i]);
 		sum += o->sections[i];
 	}
 	if ((fl & RK1828_PROG_LF_IMROPE) ? !sum || !(p->flags & RK1828_PROG_F_ROPE_NEOX) : sum)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 #define TRY(x) do { rc = (x); if (rc) return rc; } while (0)
 	TRY(validate_hffn(acc, l, p, o));
 	TRY(map_tensor(acc, &a->wq, (fl & RK1828_PROG_LF_GATE ? 2 : 1) * p->q_dim, p->dim,
@@ -423,7 +423,7 @@ static int validate_hattn(const struct emu_access *acc, const struct rk1828_prog
 	TRY(map_tensor(acc, &a->q_norm, 1, p->head_dim, true, true, &o->q_norm));
 	TRY(map_tensor(acc, &a->k_norm, 1, p->head_dim, true, true, &o->k_norm));
 	if ((fl & RK1828_PROG_LF_GATE) && o->bq.p)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	TRY(ex_map_state(acc, &l->state[0], p, p->n_seq, (uint64_t)p->n_ctx * p->kv_dim,
 			 &o->k_cache, &o->kv_stride));
 	{
@@ -433,13 +433,13 @@ static int validate_hattn(const struct emu_access *acc, const struct rk1828_prog
 				 &o->v_cache, &vs));
 		/* One stride per layer: the caches of a sequence move together. */
 		if (vs != o->kv_stride)
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 	}
 #undef TRY
 	o->kind = RK1828_PROG_LAYER_ATTN;
 	if (!(p->flags & RK1828_PROG_F_BATCH))
 		o->kv_stride = 0;
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 static int validate_hlayer(const struct emu_access *acc, const struct rk1828_prog_hlayer *l,
@@ -457,7 +457,7 @@ static int validate_hlayer(const struct emu_access *acc, const struct rk1828_pro
 		rc = validate_hffn(acc, l, p, o);
 		return rc ? rc : ex_validate_dnet(acc, l, p, o);
 	default:
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	}
 }
 
@@ -469,10 +469,10 @@ static int validate_io(const struct emu_access *acc, const struct rk1828_program
 	int rc;
 
 	if (!mul_ok(p->n_tokens, p->dim, &in_n))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	if (p->flags & RK1828_PROG_F_OUTPUT) {
 		if (!mul_ok(p->n_out, p->n_vocab, &out_n))
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		rc = map_tensor(acc, &h->output_norm, 1, p->dim, true, false, &p->output_norm);
 		if (rc)
 			return rc;
@@ -489,7 +489,7 @@ static int validate_io(const struct emu_access *acc, const struct rk1828_program
 	p->in = in;
 	if (!out_n) {		/* F_BATCH micro-batch without logits rows */
 		p->out = NULL;
-		return ST_OK;
+		return RK1828_HIF_ST_OK;
 	}
 	return map_f32(acc, le64toh(h->out_addr), out_n, &p->out);
 }
@@ -499,7 +499,9 @@ static int validate_io(const struct emu_access *acc, const struct rk1828_program
 int ex_matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, float *y,
 	      size_t rows, size_t k, size_t n_tok)
 {
-	return nn_matmul(w->pool, t->type, t->p, x, y, rows, k, n_tok) ? ST_NOMEM : ST_OK;
+	if (nn_matmul(w->pool, t->type, t->p, x, y, rows, k, n_tok))
+		return RK1828_HIF_ST_NOMEM;
+	return RK1828_HIF_ST_OK;
 }
 
 /* One (token, head) pair of causal attention per index. */
@@ -653,7 +655,7 @@ static int run_attn(struct ex_work *w, const struct ex_layer *l)
 	w->failed = 0;
 	tp_parallel_for(w->pool, T * p->n_heads, 1, attn_worker, w);
 	if (w->failed)
-		return ST_NOMEM;
+		return RK1828_HIF_ST_NOMEM;
 	if (gated)
 		for (i = 0; i < T * p->q_dim; i++)
 			w->att[i] *= 1.0f / (1.0f + expf(-w->gate[i]));
@@ -663,7 +665,7 @@ static int run_attn(struct ex_work *w, const struct ex_layer *l)
 		return rc;
 	for (i = 0; i < T * p->dim; i++)
 		w->x[i] += w->xb[i];
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 int ex_run_ffn(struct ex_work *w, const struct ex_layer *l)
@@ -684,7 +686,7 @@ int ex_run_ffn(struct ex_work *w, const struct ex_layer *l)
 		return rc;
 	for (i = 0; i < T * p->dim; i++)
 		w->x[i] += w->xb[i];
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 static int run_layer(struct ex_work *w, const struct ex_layer *l)
@@ -722,7 +724,7 @@ static int run_program(const struct emu_access *acc, const struct ex_prog *p)
 	struct ex_work w = { .p = p, .pool = exec_pool() };
 	float *buf;
 	size_t i;
-	int rc = ST_OK;
+	int rc = RK1828_HIF_ST_OK;
 
 	/*
 	 * x, xb, q, k, v, att, hb, hb2 per token, plus the RoPE tables; gated
@@ -737,10 +739,10 @@ static int run_program(const struct emu_access *acc, const struct ex_prog *p)
 	    __builtin_add_overflow(per_tok, 2 * (uint64_t)p->ffn_dim + tables, &per_tok) ||
 	    !mul_ok(per_tok, T, &total) || !mul_ok(total, sizeof(float), &total) ||
 	    total > EXEC_MAX_SCRATCH)
-		return ST_NOMEM;
+		return RK1828_HIF_ST_NOMEM;
 	buf = malloc(total);
 	if (!buf)
-		return ST_NOMEM;
+		return RK1828_HIF_ST_NOMEM;
 	w.x = buf;
 	w.xb = w.x + T * p->dim;
 	w.q = w.xb + T * dmax;
@@ -811,7 +813,7 @@ static int run_delay(const struct emu_access *acc, uint32_t ms)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 	}
-	return aborted(acc) ? -1 : ST_OK;
+	return aborted(acc) ? -1 : RK1828_HIF_ST_OK;
 }
 
 /* Copy the layer records out of card memory and validate each. */
@@ -820,15 +822,15 @@ static int validate_layers(const struct emu_access *acc, uint64_t prog_addr, str
 	size_t rec = p->hybrid ? sizeof(struct rk1828_prog_hlayer) : sizeof(struct rk1828_prog_layer);
 	uint8_t *raw;
 	size_t i;
-	int rc = ST_OK;
+	int rc = RK1828_HIF_ST_OK;
 
 	if (!p->n_layers)
-		return ST_OK;
+		return RK1828_HIF_ST_OK;
 	raw = malloc(p->n_layers * rec);
 	p->layers = calloc(p->n_layers, sizeof(*p->layers));
 	if (!raw || !p->layers) {
 		free(raw);
-		return ST_NOMEM;
+		return RK1828_HIF_ST_NOMEM;
 	}
 	memcpy(raw, acc->base + prog_addr + sizeof(struct rk1828_program), p->n_layers * rec);
 	for (i = 0; !rc && i < p->n_layers; i++) {
@@ -861,24 +863,24 @@ int emu_exec_timed(const struct emu_access *acc, uint64_t prog_addr, uint64_t pr
 
 	*model_ns = 0;
 	if (prog_size < sizeof(h))
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	rc = check_range(acc, prog_addr, sizeof(h));
 	if (rc)
 		return rc;
 	memcpy(&h, acc->base + prog_addr, sizeof(h));
 	if (le32toh(h.magic) != RK1828_PROG_MAGIC)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 
 	op = le32toh(h.op);
 	if (op == RK1828_PROG_OP_DELAY) {
 		uint64_t size = le32toh(h.size);
 
 		if (size < sizeof(h) || size > prog_size)
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		return run_delay(acc, le32toh(h.delay_ms));
 	}
 	if (op != RK1828_PROG_OP_DECODER && op != RK1828_PROG_OP_HYBRID)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 
 	memset(&p, 0, sizeof(p));
 	p.hybrid = op == RK1828_PROG_OP_HYBRID;

@@ -33,7 +33,7 @@ int ex_validate_dnet(const struct emu_access *acc, const struct rk1828_prog_hlay
 	int rc, i;
 
 	if (l->flags || d->pad || S < 1 || S > 1024 || !Hk || !Hv || Hv % Hk || K < 2 || K > 16)
-		return ST_INVAL;
+		return RK1828_HIF_ST_INVAL;
 	C = (2 * Hk + Hv) * S;
 	V = Hv * S;
 #define TRY(x) do { rc = (x); if (rc) return rc; } while (0)
@@ -53,7 +53,7 @@ int ex_validate_dnet(const struct emu_access *acc, const struct rk1828_prog_hlay
 #undef TRY
 	for (i = 0; i < 9; i++)
 		if (!t[i].p)
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 	o->kind = RK1828_PROG_LAYER_DELTANET;
 	*dn = (struct dn_layer){
 		.dim = p->dim, .n_k_heads = Hk, .n_v_heads = Hv, .head_dim = S, .conv_k = K,
@@ -64,7 +64,7 @@ int ex_validate_dnet(const struct emu_access *acc, const struct rk1828_prog_hlay
 		.conv = (const float *)t[4].p, .dt_bias = (const float *)t[5].p,
 		.ssm_a = (const float *)t[6].p, .norm = (const float *)t[7].p,
 	};
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 int ex_validate_dnet_tokens(const struct ex_prog *p)
@@ -75,22 +75,22 @@ int ex_validate_dnet_tokens(const struct ex_prog *p)
 	for (i = 0; i < p->n_layers; i++)
 		any |= p->layers[i].kind == RK1828_PROG_LAYER_DELTANET;
 	if (!any)
-		return ST_OK;
+		return RK1828_HIF_ST_OK;
 	/* next[s] = 1 + the position the next token of s must have; 0: none yet. */
 	next = calloc(p->n_seq, sizeof(*next));
 	if (!next)
-		return ST_NOMEM;
+		return RK1828_HIF_ST_NOMEM;
 	for (t = 0; t < p->n_tokens; t++) {
 		const struct ex_tok *tk = &p->toks[t];
 
 		if (next[tk->seq] && (tk->restore || tk->pos + 1 != next[tk->seq])) {
 			free(next);
-			return ST_INVAL;
+			return RK1828_HIF_ST_INVAL;
 		}
 		next[tk->seq] = tk->pos + 2;
 	}
 	free(next);
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 /* Copy layer @l's DeltaNet states of sequence @from into @to's blocks. */
@@ -130,12 +130,12 @@ static int mix_sequence(struct ex_work *w, const struct ex_layer *l, struct dn_b
 		if (!tk->snapshot && i + 1 < n)
 			continue;
 		if (dn_mix(w->pool, &l->dn, b, rows + start, i + 1 - start, cs, ss, work))
-			return ST_NOMEM;
+			return RK1828_HIF_ST_NOMEM;
 		if (tk->snapshot)
 			copy_states(l, seq, tk->aux);
 		start = i + 1;
 	}
-	return ST_OK;
+	return RK1828_HIF_ST_OK;
 }
 
 int ex_run_dnet(struct ex_work *w, const struct ex_layer *l)
@@ -148,7 +148,7 @@ int ex_run_dnet(struct ex_work *w, const struct ex_layer *l)
 	bool *done = calloc(T, sizeof(*done));
 	struct dn_buf b;
 	float *out;
-	int rc = ST_NOMEM;
+	int rc = RK1828_HIF_ST_NOMEM;
 
 	if (!mem || !rows || !done)
 		goto out;
@@ -173,12 +173,12 @@ int ex_run_dnet(struct ex_work *w, const struct ex_layer *l)
 		if (rc)
 			goto out;
 	}
-	rc = ST_NOMEM;
+	rc = RK1828_HIF_ST_NOMEM;
 	if (dn_output(w->pool, &l->dn, &b, out))
 		goto out;
 	for (t = 0; t < T * p->dim; t++)
 		w->x[t] += out[t];
-	rc = ST_OK;
+	rc = RK1828_HIF_ST_OK;
 out:
 	free(mem);
 	free(rows);

@@ -20,11 +20,6 @@
 /* Refuse programs whose scratch would exceed this (bytes). */
 #define EXEC_MAX_SCRATCH	(8ULL << 30)
 
-#define ST_OK		RK1828_HIF_ST_OK
-#define ST_ACCESS	RK1828_HIF_ST_ACCESS
-#define ST_INVAL	RK1828_HIF_ST_INVAL
-#define ST_NOMEM	RK1828_HIF_ST_NOMEM
-
 /* A validated weight: host pointer (NULL: absent) and type. */
 struct ex_tensor {
 	const uint8_t *p;
@@ -129,10 +124,10 @@ int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *s
 		 const struct ex_prog *p, uint64_t n_blocks, uint64_t block_floats,
 		 float **out, size_t *stride_floats);
 
-/* x[t] += ffn(rmsnorm(x[t]) * ffn_norm) for every token; ST_OK or ST_NOMEM. */
+/* x[t] += ffn(rmsnorm(x[t]) * ffn_norm) for every token; RK1828_HIF_ST_OK or _NOMEM. */
 int ex_run_ffn(struct ex_work *w, const struct ex_layer *l);
 
-/* y = W x for @n_tok tokens; ST_OK or ST_NOMEM. */
+/* y = W x for @n_tok tokens; RK1828_HIF_ST_OK or _NOMEM. */
 int ex_matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, float *y,
 	      size_t rows, size_t k, size_t n_tok);
 
@@ -166,7 +161,8 @@ int ex_validate_dnet_tokens(const struct ex_prog *p);
  * The DeltaNet mixer of layer @l on w->xb (normalised input of all
  * tokens), output into w->xb's companion: adds the mixer output to w->x.
  * Runs each sequence's tokens in order with its states, taking the
- * snapshots and restores the token table asks for. ST_OK or ST_NOMEM.
+ * snapshots and restores the token table asks for.
+ * Return: RK1828_HIF_ST_OK or RK1828_HIF_ST_NOMEM.
  */
 int ex_run_dnet(struct ex_work *w, const struct ex_layer *l);
 

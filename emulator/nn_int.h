@@ -61,7 +61,7 @@ static NN_AVX2 inline float nn_hsum_avx2(__m256 v)
  * same fused multiply-adds as nn.c's dotn_avx2() and the prefill tiles:
  * one 8-lane accumulator per row, elements in order, then a horizontal
  * sum. So the result is the same bits as dequantizing first, for decode
- * and prefill alike (tests/unit/test_nn.c test_decode_fused()).
+ * and prefill alike (tests/unit/test_emu_nn.c test_decode_fused()).
  *
  * Return: false (nothing written) for a type or @k it does not take.
  */

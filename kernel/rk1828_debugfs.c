@@ -30,6 +30,7 @@
 #include <drm/rk1828_netlink.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 
 static int rk1828_info_show(struct seq_file *m, void *unused)
 {

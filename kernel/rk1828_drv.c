@@ -18,6 +18,7 @@
 #include <drm/rk1828_accel.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 #include "rk1828_gem.h"
 #include "rk1828_job.h"
 #include "rk1828_netlink.h"

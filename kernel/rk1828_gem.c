@@ -21,6 +21,7 @@
 #include <drm/rk1828_accel.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 #include "rk1828_gem.h"
 
 /**

@@ -18,6 +18,7 @@
 #include <drm/rk1828_netlink.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 #include "rk1828_hif_pci.h"
 #include "rk1828_netlink.h"
 

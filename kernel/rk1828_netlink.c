@@ -28,6 +28,7 @@
 #include <drm/rk1828_netlink.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 #include "rk1828_netlink.h"
 #include "rk1828_netlink_gen.h"
 #include "rk1828_telemetry.h"

@@ -19,6 +19,7 @@
 
 #include "rk1828_compat.h"
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 #include "rk1828_fence.h"
 #include "rk1828_job.h"
 #include "rk1828_job_priv.h"

@@ -17,6 +17,7 @@
 #include <drm/drm_print.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 #include "rk1828_netlink.h"
 #include "rk1828_telemetry.h"
 

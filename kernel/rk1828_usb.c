@@ -25,6 +25,7 @@
 #include <drm/rk1828_accel.h>
 
 #include "rk1828_drv.h"
+#include "rk1828_hif_engine.h"
 
 /* Control request timeout in milliseconds. */
 #define RK1828_USB_CTRL_TIMEOUT_MS	5000

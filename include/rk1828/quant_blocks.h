@@ -48,7 +48,7 @@
  * A tensor is row-major: rows of ne0 elements, each row a whole number of
  * blocks, rows contiguous. The decoding below is normative: the card's
  * vector kernels must produce exactly the floats quant_dequantize_row()
- * produces (tests/unit/test_nn.c checks the emulator's).
+ * produces (tests/unit/test_emu_nn.c checks the emulator's).
  *
  * Extending: a new format gets the next free ggml type number as
  * QUANT_TYPE_*, its block struct with a size check, a case in

@@ -4,7 +4,8 @@
  *
  * Small helpers every userspace layer, the emulator and the tests share:
  * monotonic clocks, float bit casts, argmax, byte-size parsing and
- * formatting. Header-only and stateless (it needs only the C library), so
+ * formatting, and the one (err, errlen) error formatter. Header-only and
+ * stateless (it needs only the C library), so
  * it sits at the bottom of the layering next to the format headers and no
  * layer has to link another's library for it.
  */
@@ -12,6 +13,7 @@
 #define RK1828_UTIL_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -232,6 +234,33 @@ static inline void util_fmt_bytes(char *buf, size_t n, uint64_t b)
 		snprintf(buf, n, "%.1f KiB", (double)b / 1024);
 	else
 		snprintf(buf, n, "%u B", (unsigned int)b);
+}
+
+/**
+ * util_err() - format an error message into a caller's buffer
+ * @err: buffer for the message (may be NULL)
+ * @errlen: size of @err in bytes (0: nothing is written)
+ * @ret: value to return
+ * @fmt: printf format of the message
+ *
+ * The one helper behind every function of the project that reports errors
+ * through an (err, errlen) pair: writes the NUL-terminated, truncated
+ * message when there is room for it, so a caller may pass NULL, 0.
+ *
+ * Return: @ret, so that a failing path can read
+ * ``return util_err(err, errlen, -EINVAL, "...", ...);``.
+ */
+static inline int __attribute__((format(printf, 4, 5)))
+util_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
 }
 
 #endif /* RK1828_UTIL_H */

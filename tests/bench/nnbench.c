@@ -33,7 +33,7 @@
  * with --no-ref) nnbench prints our side and the bandwidth only. Before
  * timing, each type's first product is checked against the scalar
  * dequantize-then-F32 reference (error relative to sum |w x|, the bound of
- * tests/unit/test_nn.c) and, when present, against llama.cpp's output
+ * tests/unit/test_emu_nn.c) and, when present, against llama.cpp's output
  * (which rounds activations to 8 bits, so only a coarse agreement).
  *
  * Output: "BENCH key value" lines (nn_* keys) and a table. Exit status 0,
@@ -217,7 +217,7 @@ static void bw_measure(struct bench *b, int n)
 /*
  * @copies layers of @type weights in one buffer: matrix m of copy c at
  * mats[c * N_MATS + m], rows tiled from BASE_ROWS quantized seeded rows
- * (row i scaled by 1 + i % 5, as tests/unit/test_nn.c does).
+ * (row i scaled by 1 + i % 5, as tests/unit/test_emu_nn.c does).
  */
 static uint8_t *make_weights(int type, size_t copies, const void **mats)
 {

@@ -70,7 +70,7 @@ struct mcard {
 	uint8_t *mem;
 	uint64_t brk;
 	struct mobj obj[MOBJS];
-	int fail_exec;		/* make every EXEC fail with ST_ACCESS */
+	int fail_exec;		/* make every EXEC fail with RK1828_HIF_ST_ACCESS */
 	int n_exec;
 	double exec_ns[MOCK_MAX_TIMED];	/* modelled time of each EXEC (timing) */
 	int64_t free_at;	/* modelled clock: end of its last job */

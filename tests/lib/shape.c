@@ -4,24 +4,12 @@
  * shape for the cost function.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shape.h"
-
-static int serr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
+#include "rk1828/util.h"
 
 static char *trim(char *s)
 {
@@ -89,7 +77,7 @@ int shape_load(struct model_shape *s, const char *path, char *err, size_t errlen
 
 	memset(s, 0, sizeof(*s));
 	if (!f)
-		return serr(err, errlen, "%s: %s", path, strerror(errno));
+		return util_err(err, errlen, -1, "%s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		char *c = strchr(line, '#'), *eq, *k;
 
@@ -102,22 +90,22 @@ int shape_load(struct model_shape *s, const char *path, char *err, size_t errlen
 		eq = strchr(k, '=');
 		if (!eq) {
 			fclose(f);
-			return serr(err, errlen, "%s:%d: expected 'key = value'", path, ln);
+			return util_err(err, errlen, -1, "%s:%d: expected 'key = value'", path, ln);
 		}
 		*eq = '\0';
 		if (set_key(s, trim(k), trim(eq + 1), &seen)) {
 			fclose(f);
-			return serr(err, errlen, "%s:%d: bad key or value '%s'", path, ln, trim(k));
+			return util_err(err, errlen, -1, "%s:%d: bad key or value '%s'", path, ln, trim(k));
 		}
 	}
 	fclose(f);
 	if ((seen & need) != need)
-		return serr(err, errlen, "%s: missing one of name, arch, layers, dim, ffn, heads, "
-			    "kv_heads, head_dim, vocab", path);
+		return util_err(err, errlen, -1, "%s: missing one of name, arch, layers, dim, ffn, heads, "
+				"kv_heads, head_dim, vocab", path);
 	if (!strcmp(s->arch, "qwen35") &&
 	    (!s->fa_interval || !s->ssm_head_dim || !s->ssm_k_heads || !s->ssm_v_heads))
-		return serr(err, errlen, "%s: qwen35 needs full_attention_interval and the ssm_* sizes",
-			    path);
+		return util_err(err, errlen, -1, "%s: qwen35 needs full_attention_interval and the ssm_* sizes",
+				path);
 	return 0;
 }
 

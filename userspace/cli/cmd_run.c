@@ -333,6 +333,7 @@ int cmd_run(const struct args *a)
 	struct tokenizer *tok = NULL;
 	struct jm_schema *schema = NULL;
 	struct session S = { 0 };
+	struct engine_info info;
 	float *logits = NULL;
 	char err[768];
 	int rc = EXIT_RUNTIME;
@@ -362,14 +363,17 @@ int cmd_run(const struct args *a)
 	eo.n_ctx = S.sizes.n_ctx;
 	eo.bucket = S.sizes.bucket;
 	eo.verbose = a->verbose;
-	if (a->verbose)
-		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u; plan %s\n",
-			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, eo.n_ctx,
-			eo.bucket, S.plan_str);
 	if (engine_create(&e, &S.m, tok, S.cards, S.sel, S.n_sel, &eo, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		goto out;
 	}
+	/* Print and report the plan the engine settled on: the one that runs. */
+	engine_get_info(e, &info);
+	snprintf(S.plan_str, sizeof(S.plan_str), "%s", info.plan);
+	if (a->verbose)
+		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u; plan %s\n",
+			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, info.n_ctx,
+			info.bucket, S.plan_str);
 	ro.e = e;
 	if (submit(e, &S, a, &pr, logits, schema, &ro, &q))
 		goto out;

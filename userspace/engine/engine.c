@@ -25,10 +25,10 @@
  * submission order.
  */
 #include "engine_int.h"
+#include "rk1828/util.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,20 +100,6 @@ void engine_cancel(struct engine_req *q)
 	pthread_mutex_unlock(&e->mu);
 }
 
-static int sub_err(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int sub_err(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
-
 /* Validate @r against the engine's limits (no state touched). */
 /* The sampling fields of a request, in the ranges engine.h gives. */
 static int check_sampling(const struct engine *e, const struct engine_sampling *s,
@@ -123,22 +109,22 @@ static int check_sampling(const struct engine *e, const struct engine_sampling *
 
 	if (!(s->temperature >= 0.0f) || !(s->top_p > 0.0f && s->top_p <= 1.0f) ||
 	    s->top_k < 0)
-		return sub_err(err, errlen, -EINVAL,
-			       "sampling: temperature must be >= 0, top_p in (0, 1], top_k >= 0");
+		return util_err(err, errlen, -EINVAL,
+				"sampling: temperature must be >= 0, top_p in (0, 1], top_k >= 0");
 	if (!(s->min_p >= 0.0f && s->min_p <= 1.0f) || !(s->repeat_penalty >= 0.0f) ||
 	    !isfinite(s->repeat_penalty) || s->repeat_last_n < -1 ||
 	    !(s->presence_penalty >= -2.0f && s->presence_penalty <= 2.0f) ||
 	    !(s->frequency_penalty >= -2.0f && s->frequency_penalty <= 2.0f))
-		return sub_err(err, errlen, -EINVAL,
-			       "sampling: min_p in [0, 1], repeat_penalty >= 0, repeat_last_n >= -1, presence/frequency penalties in [-2, 2]");
+		return util_err(err, errlen, -EINVAL,
+				"sampling: min_p in [0, 1], repeat_penalty >= 0, repeat_last_n >= -1, presence/frequency penalties in [-2, 2]");
 	if (s->n_bias < 0 || (s->n_bias && !s->bias))
-		return sub_err(err, errlen, -EINVAL, "sampling: no logit bias array");
+		return util_err(err, errlen, -EINVAL, "sampling: no logit bias array");
 	for (i = 0; i < s->n_bias; i++)
 		if (s->bias[i].id < 0 || (uint32_t)s->bias[i].id >= e->m->n_vocab ||
 		    isnan(s->bias[i].bias))
-			return sub_err(err, errlen, -EINVAL,
-				       "logit bias %d: token %d is outside the vocabulary of %u (or its bias is NaN)",
-				       i, s->bias[i].id, e->m->n_vocab);
+			return util_err(err, errlen, -EINVAL,
+					"logit bias %d: token %d is outside the vocabulary of %u (or its bias is NaN)",
+					i, s->bias[i].id, e->m->n_vocab);
 	return 0;
 }
 
@@ -148,40 +134,40 @@ static int check_request(const struct engine *e, const struct engine_request *r,
 	int i, ret;
 
 	if (!r || !r->cb)
-		return sub_err(err, errlen, -EINVAL, "no request or no callback");
+		return util_err(err, errlen, -EINVAL, "no request or no callback");
 	if (!r->prompt || r->n_prompt < 1)
-		return sub_err(err, errlen, -EINVAL, "the prompt has no tokens");
+		return util_err(err, errlen, -EINVAL, "the prompt has no tokens");
 	for (i = 0; i < r->n_prompt; i++)
 		if (r->prompt[i] < 0 || (uint32_t)r->prompt[i] >= e->m->n_vocab)
-			return sub_err(err, errlen, -EINVAL,
-				       "prompt token %d is %d, outside the vocabulary of %u", i,
-				       r->prompt[i], e->m->n_vocab);
+			return util_err(err, errlen, -EINVAL,
+					"prompt token %d is %d, outside the vocabulary of %u", i,
+					r->prompt[i], e->m->n_vocab);
 	if (r->max_tokens < -1)
-		return sub_err(err, errlen, -EINVAL, "max_tokens %d is negative", r->max_tokens);
+		return util_err(err, errlen, -EINVAL, "max_tokens %d is negative", r->max_tokens);
 	ret = check_sampling(e, &r->s, err, errlen);
 	if (ret)
 		return ret;
 	if (r->s.n_probs < 0 || r->s.n_probs > ENGINE_MAX_TOP)
-		return sub_err(err, errlen, -EINVAL, "top_logprobs must be 0..%d", ENGINE_MAX_TOP);
+		return util_err(err, errlen, -EINVAL, "top_logprobs must be 0..%d", ENGINE_MAX_TOP);
 	if (r->n_stop < 0 || r->n_stop > ENGINE_MAX_STOP || (r->n_stop && !r->stop))
-		return sub_err(err, errlen, -EINVAL, "at most %d stop strings", ENGINE_MAX_STOP);
+		return util_err(err, errlen, -EINVAL, "at most %d stop strings", ENGINE_MAX_STOP);
 	for (i = 0; i < r->n_stop; i++) {
 		size_t n = r->stop[i] ? strlen(r->stop[i]) : 0;
 
 		if (!n || n > ENGINE_MAX_STOP_LEN || !txo_utf8_valid(r->stop[i], n))
-			return sub_err(err, errlen, -EINVAL,
-				       "stop string %d must be 1..%d bytes of UTF-8", i,
-				       ENGINE_MAX_STOP_LEN);
+			return util_err(err, errlen, -EINVAL,
+					"stop string %d must be 1..%d bytes of UTF-8", i,
+					ENGINE_MAX_STOP_LEN);
 	}
 	if ((uint32_t)r->n_prompt > e->info.n_ctx)
-		return sub_err(err, errlen, -E2BIG,
-			       "the prompt has %d tokens, more than the context of %u tokens",
-			       r->n_prompt, e->info.n_ctx);
+		return util_err(err, errlen, -E2BIG,
+				"the prompt has %d tokens, more than the context of %u tokens",
+				r->n_prompt, e->info.n_ctx);
 	if (r->max_tokens > 0 && (uint64_t)r->n_prompt + (uint64_t)r->max_tokens > e->info.n_ctx)
-		return sub_err(err, errlen, -E2BIG,
-			       "the prompt has %d tokens and max_tokens is %d: %lld, more than the context of %u tokens",
-			       r->n_prompt, r->max_tokens,
-			       (long long)r->n_prompt + r->max_tokens, e->info.n_ctx);
+		return util_err(err, errlen, -E2BIG,
+				"the prompt has %d tokens and max_tokens is %d: %lld, more than the context of %u tokens",
+				r->n_prompt, r->max_tokens,
+				(long long)r->n_prompt + r->max_tokens, e->info.n_ctx);
 	return 0;
 }
 
@@ -248,18 +234,18 @@ int engine_submit(struct engine *e, const struct engine_request *r,
 		return ret;
 	q = req_new(e, r);
 	if (!q)
-		return sub_err(err, errlen, -ENOMEM, "out of memory");
+		return util_err(err, errlen, -ENOMEM, "out of memory");
 
 	*out = q;	/* before any callback can run */
 	pthread_mutex_lock(&e->mu);
 	if (e->stopping) {
-		ret = sub_err(err, errlen, -ESHUTDOWN, "the engine is shutting down");
+		ret = util_err(err, errlen, -ESHUTDOWN, "the engine is shutting down");
 	} else if (e->dead) {
-		ret = sub_err(err, errlen, -EIO, "the engine stopped after a card failure: %s",
-			      e->dead_msg);
+		ret = util_err(err, errlen, -EIO, "the engine stopped after a card failure: %s",
+			       e->dead_msg);
 	} else if (e->n_queued >= e->info.n_slots - e->n_busy + e->info.queue_max) {
-		ret = sub_err(err, errlen, -EBUSY, "all %d slots are busy and %d requests wait",
-			      e->info.n_slots, e->n_queued);
+		ret = util_err(err, errlen, -EBUSY, "all %d slots are busy and %d requests wait",
+			       e->info.n_slots, e->n_queued);
 	}
 	if (ret) {
 		pthread_mutex_unlock(&e->mu);

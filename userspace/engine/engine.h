@@ -53,9 +53,9 @@ struct engine;
 struct engine_req;
 struct engine_trace;
 
-/* Default --parallel, --queue, --bucket. */
+/* Default --parallel, --queue (the engine's and the server's), --bucket. */
 #define ENGINE_DEFAULT_SLOTS	4
-#define ENGINE_DEFAULT_QUEUE	64
+#define ENGINE_DEFAULT_QUEUE	16
 #define ENGINE_DEFAULT_BUCKET	128
 
 /* Most slots (--parallel). */

@@ -11,22 +11,9 @@
 #include <stdlib.h>
 
 #include "tokenizer.h"
+#include "rk1828/util.h"
 
 #define DEFAULT_CTX	4096
-
-static int set_err(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int set_err(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 /* Fill in defaults and check ranges. */
 static int settle_opts(struct engine *e, const struct engine_opts *o, char *err, size_t errlen)
@@ -36,12 +23,12 @@ static int settle_opts(struct engine *e, const struct engine_opts *o, char *err,
 	if (e->o.n_slots == 0)
 		e->o.n_slots = ENGINE_DEFAULT_SLOTS;
 	if (e->o.n_slots < 1 || e->o.n_slots > ENGINE_MAX_SLOTS)
-		return set_err(err, errlen, -EINVAL, "--parallel %d: must be 1..%d", e->o.n_slots,
-			       ENGINE_MAX_SLOTS);
+		return util_err(err, errlen, -EINVAL, "--parallel %d: must be 1..%d", e->o.n_slots,
+				ENGINE_MAX_SLOTS);
 	if (e->o.queue_max == 0)
 		e->o.queue_max = ENGINE_DEFAULT_QUEUE;
 	if (e->o.queue_max < -1)
-		return set_err(err, errlen, -EINVAL, "--queue %d: must be >= 0", e->o.queue_max);
+		return util_err(err, errlen, -EINVAL, "--queue %d: must be >= 0", e->o.queue_max);
 	if (!e->o.n_ctx)
 		e->o.n_ctx = e->m->n_ctx_train < DEFAULT_CTX ? e->m->n_ctx_train : DEFAULT_CTX;
 	e->info.n_ctx = e->o.n_ctx;
@@ -68,13 +55,13 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 	int ret;
 
 	if (n_cards < 1 || n_cards > PLAN_MAX_CARDS)
-		return set_err(err, errlen, -EINVAL, "%d cards: must be 1..%d", n_cards,
-			       PLAN_MAX_CARDS);
+		return util_err(err, errlen, -EINVAL, "%d cards: must be 1..%d", n_cards,
+				PLAN_MAX_CARDS);
 	for (i = 0; i < n_cards; i++) {
 		struct rk_card *c = &cards[idx ? idx[i] : i];
 
 		if (rk_card_refresh(c))
-			return set_err(err, errlen, -EIO, "%s", rk_error());
+			return util_err(err, errlen, -EIO, "%s", rk_error());
 		free_b[i] = c->mem_free;
 		ids[i] = c->index;
 	}
@@ -85,7 +72,7 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 		if (!ret)
 			break;
 		if (ret != PLAN_NOFIT)
-			return set_err(err, errlen, -EINVAL, "%s", msg);
+			return util_err(err, errlen, -EINVAL, "%s", msg);
 		if (!first[0])
 			snprintf(first, sizeof(first), "%s", msg);
 		if (S > 1 && !e->o.strict_slots) {
@@ -96,8 +83,8 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 			sz.bucket /= 2;
 			continue;
 		}
-		return set_err(err, errlen, -ENOSPC, "%s%s", first,
-			       e->o.strict_slots || e->o.n_slots == 1 ? "" : " (even with 1 slot)");
+		return util_err(err, errlen, -ENOSPC, "%s%s", first,
+				e->o.strict_slots || e->o.n_slots == 1 ? "" : " (even with 1 slot)");
 	}
 	if (S < e->o.n_slots && e->o.n_slots > PIPE_MAX_SEQ && S == PIPE_MAX_SEQ)
 		snprintf(e->info.note, sizeof(e->info.note),
@@ -200,14 +187,14 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 
 	*ep = NULL;
 	if (!m || !tok || !cards)
-		return set_err(err, errlen, -EINVAL, "engine: no model, tokenizer or cards");
+		return util_err(err, errlen, -EINVAL, "engine: no model, tokenizer or cards");
 	if (tok_n_vocab(tok) != (int)m->n_vocab)
-		return set_err(err, errlen, -EINVAL,
-			       "tokenizer has %d tokens but token_embd has %u rows",
-			       tok_n_vocab(tok), m->n_vocab);
+		return util_err(err, errlen, -EINVAL,
+				"tokenizer has %d tokens but token_embd has %u rows",
+				tok_n_vocab(tok), m->n_vocab);
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return set_err(err, errlen, -ENOMEM, "out of host memory");
+		return util_err(err, errlen, -ENOMEM, "out of host memory");
 	e->m = m;
 	e->hybrid = llm_model_hybrid(m);
 	e->tok = tok;
@@ -225,7 +212,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 			e->info.note[0] ? "; " : "", e->info.note);
 	ret = -ENOMEM;
 	if (alloc_buffers(e)) {
-		set_err(err, errlen, ret, "out of host memory");
+		util_err(err, errlen, ret, "out of host memory");
 		goto fail;
 	}
 	po.n_ctx = e->info.n_ctx;
@@ -244,7 +231,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	e->mb_limit = sched_mb_limit((int)e->info.bucket, pipe_depth(e->pipe), 0);
 	e->t_created = eng_now_ms();
 	if (eng_start_thread(e)) {
-		ret = set_err(err, errlen, -ENOMEM, "cannot start the engine thread");
+		ret = util_err(err, errlen, -ENOMEM, "cannot start the engine thread");
 		goto fail;
 	}
 	e->thread_started = true;

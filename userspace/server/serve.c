@@ -20,7 +20,6 @@
 
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
-#define DEFAULT_QUEUE	16
 #define STOP_WAIT_MS	10000
 /* Deadlines of a request's headers and body (nginx's client_header_timeout is 60 s). */
 #define DEFAULT_HEADER_S	30
@@ -72,7 +71,7 @@ static void usage(FILE *f)
 		"\n"
 		"Stops on SIGINT, SIGTERM or SIGHUP: running requests are cancelled, exit status 0.\n"
 		"exit status: 0 stopped by a signal; 1 runtime failure (model, cards, port);\n"
-		"2 usage error\n", DEFAULT_QUEUE, PER_IP_SPARE, SRV_MAX_CONNS, DEFAULT_HEADER_S,
+		"2 usage error\n", ENGINE_DEFAULT_QUEUE, PER_IP_SPARE, SRV_MAX_CONNS, DEFAULT_HEADER_S,
 		DEFAULT_BODY_S);
 }
 
@@ -297,7 +296,7 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 	o->host = "127.0.0.1";
 	o->port = 8080;
 	o->cards = "all";
-	o->queue_max = DEFAULT_QUEUE;
+	o->queue_max = ENGINE_DEFAULT_QUEUE;
 	o->body_limit = SRV_BODY_LIMIT;
 	o->header_timeout = DEFAULT_HEADER_S;
 	o->body_timeout = DEFAULT_BODY_S;
