@@ -10,7 +10,8 @@
  * Defaults: tests/shapes/vendor-rk1828.txt, tests/shapes,
  * emulator/profiles/rk1828.conf. The profile's other keys (links, memory,
  * power, the F32 ratio) are the fit's priors. --write rewrites the fitted
- * values in the profile file in place (comments and other lines kept);
+ * values in the profile file in place (comments and other lines kept) and
+ * appends the fitted keys the file has no line for;
  * --check exits 1 when a fitted value in the file differs from the fit by
  * more than 0.1 % (the file is stale). Exit status 0, 1 for a failed
  * check or fit, 2 for bad usage.
@@ -43,13 +44,23 @@ static int fitted_values(const struct card_profile *p, struct fitted *f)
 	return n;
 }
 
-/* Rewrite the "key = value" lines of @f in @path, keeping everything else. */
+/*
+ * Rewrite the "key = value" lines of @f in @path, keeping everything
+ * else; a key of @f the file does not have yet (an optional key such as
+ * npu.deltanet_ns) is appended at the end, after one comment line.
+ */
 static int write_back(const char *path, const struct fitted *f, int n)
 {
 	FILE *in = fopen(path, "r"), *out;
-	char tmp[4096], line[1024];
-	int i;
+	char tmp[4096], line[1024], seen[16] = { 0 };
+	int i, added = 0;
 
+	if (n > (int)sizeof(seen)) {
+		fprintf(stderr, "%s: %d keys, at most %zu\n", path, n, sizeof(seen));
+		if (in)
+			fclose(in);
+		return -1;
+	}
 	if (!in) {
 		perror(path);
 		return -1;
@@ -67,12 +78,20 @@ static int write_back(const char *path, const struct fitted *f, int n)
 
 			if (!strncmp(line, f[i].key, kl) && strchr(" =", line[kl])) {
 				snprintf(line, sizeof(line), "%s = %.4g\n", f[i].key, f[i].val);
+				seen[i] = 1;
 				break;
 			}
 		}
 		fputs(line, out);
 	}
 	fclose(in);
+	for (i = 0; i < n; i++) {
+		if (seen[i])
+			continue;
+		if (!added++)
+			fputs("\n# added by fit_profile --write (the file had no line for them)\n", out);
+		fprintf(out, "%s = %.4g\n", f[i].key, f[i].val);
+	}
 	if (fclose(out) || rename(tmp, path)) {
 		perror(path);
 		return -1;
