@@ -376,6 +376,13 @@ await check('metrics', async () => {
   ok(busy.length === model.cards.length && busy.every((v) => v >= 0 && v <= 1) && (!REAL || busy.every((v) => v > 0)),
      claim('/metrics: a busy fraction in (0, 1] for every card of the plan after generating', '/metrics: a busy fraction in [0, 1] for every card of the plan'),
      { busy, cards: model.cards });
+  const g = (k) => (m1[k] || 0) - (m0[k] || 0);
+  ok(g('vllm:prefix_cache_queries_total') === u.prompt_tokens && g('vllm:prefix_cache_hits_total') === u.prompt_tokens_details.cached_tokens &&
+     m1['vllm:num_requests_waiting'] === 0 && m1['vllm:num_requests_running'] === 0 &&
+     m1['vllm:kv_cache_usage_perc'] === 0 && m1['vllm:gpu_cache_usage_perc'] === 0 &&
+     ['vllm:num_requests_waiting', 'vllm:num_requests_running', 'vllm:kv_cache_usage_perc', 'vllm:prefix_cache_hits_total']
+       .every((f) => new RegExp(`^# TYPE ${f} (counter|gauge)$`, 'm').test(t)),
+     '/metrics: the gateway families (vllm:*): prefix-cache token counters grow by the answer\'s usage, idle gauges 0', { u, m0, m1 });
   ok(m1.rk1828_sessions_slots === model.parallel, '/metrics: the slots are /v1/models\' parallel', m1.rk1828_sessions_slots);
 });
 

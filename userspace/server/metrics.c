@@ -143,8 +143,10 @@ char *metrics_render(struct srv *s, size_t *len)
 	}
 	gauge(f, "rk1828_ready", "1 when the model is loaded and requests are served", ready);
 	http_part(f, s);
-	if (atomic_load(&s->state) == SRV_READY && s->e)
+	if (atomic_load(&s->state) == SRV_READY && s->e) {
 		engine_part(f, s, &st);
+		metrics_gateway(f, &st);
+	}
 	cards_part(f);
 	if (fclose(f)) {
 		free(buf);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cardspec.h"
 #include "chat.h"
@@ -172,6 +173,8 @@ struct json_t *util_props(struct srv *s);
 /* metrics.c: count an answered request; the /metrics text (malloc'ed). */
 void metrics_observe(struct srv *s, int status);
 char *metrics_render(struct srv *s, size_t *len);
+/* metrics_gateway.c: the vllm:* families gateways score servers by. */
+void metrics_gateway(FILE *f, const struct engine_stats *st);
 
 /* ui.c: embedded web UI files; NULL when @path is not one of them. */
 const char *ui_find(const char *path, size_t *len, const char **mime);
