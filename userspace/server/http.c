@@ -905,6 +905,7 @@ static int start_gen(struct srv *s, struct MHD_Connection *c, const struct api_p
 		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
 		.schema = p->schema,
 		.ignore_eos = ignore_eos,
+		.draft_max = p->draft_max, .draft_min = p->draft_min,
 	};
 	struct engine_req *q = NULL;
 	struct gen *g = gen_new(s, c, p, rs);

@@ -50,6 +50,10 @@ static void usage(FILE *f)
 		"  --parallel S   concurrent sessions, each with its own KV cache (default 4)\n"
 		"  --ctx N        context per session in tokens (default min(model, 4096))\n"
 		"  --bucket B     prefill bucket in tokens (default 128)\n"
+		"  --spec ngram   speculative decoding by prompt lookup (default none);\n"
+		"                 per request: speculative.n_max / speculative.n_min\n"
+		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
+		"  --draft-min K  fewest drafted tokens worth a verify pass (default 0)\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
 		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
 		"                 process list, where --api-key shows it to every user)\n"
@@ -92,7 +96,7 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT, O_TEMPLATE };
+       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -113,6 +117,9 @@ static const struct option srv_long_opts[] = {
 	{ "header-timeout", required_argument, NULL, O_HEADER_TIMEOUT },
 	{ "body-timeout", required_argument, NULL, O_BODY_TIMEOUT },
 	{ "chat-template-file", required_argument, NULL, O_TEMPLATE },
+	{ "spec", required_argument, NULL, O_SPEC },
+	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
+	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -278,6 +285,24 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		o->queue_max = (int)v;
 		break;
 	case O_NOUI: o->no_ui = true; break;
+	case O_SPEC:
+		/* spec_parse()'s names; serve-fake links no engine. */
+		if (strcmp(arg, "none") && strcmp(arg, "ngram")) {
+			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+			return -1;
+		}
+		o->spec = strcmp(arg, "ngram") ? SPEC_NONE : SPEC_NGRAM;
+		break;
+	case O_DRAFTMAX:
+		if (parse_int(arg, "--draft-max", 1, SPEC_MAX_DRAFT, &v))
+			return -1;
+		o->draft_max = (int)v;
+		break;
+	case O_DRAFTMIN:
+		if (parse_int(arg, "--draft-min", 0, SPEC_MAX_DRAFT, &v))
+			return -1;
+		o->draft_min = (int)v;
+		break;
 	case O_TEMPLATE:
 		return read_template(arg, o);
 	case 'v': o->verbose++; break;

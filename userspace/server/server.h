@@ -64,6 +64,7 @@ struct srv_opts {
 	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
+	int spec, draft_max, draft_min;	/* --spec (enum spec_kind), --draft-max, --draft-min */
 	bool no_ui;
 	size_t body_limit;
 	int header_timeout, body_timeout, per_ip_limit;
