@@ -58,7 +58,7 @@ static void test_reply(void)
 	es.queued = 0;
 	n = agent_reply(SRV_READY, &es, 0, buf, sizeof(buf));
 	tap_ok(!strcmp(buf, "up ready 100% maxconn:2\n") && n == 24,
-	       "--queue 0: maxconn is the sessions alone (got \"%s\")", buf);
+	       "--queue 0: maxconn is the sessions alone (got \"%.*s\")", (int)(n ? n - 1 : 0), buf);
 	n = agent_reply(SRV_READY, &es, 16, buf, 8);
 	tap_ok(n == 7 && !strcmp(buf, "up read"), "a short buffer: truncated, NUL-terminated (%zu)", n);
 }
@@ -88,14 +88,25 @@ static void test_listener(void)
 	static struct srv s;
 	char err[256] = "", buf[128];
 	ssize_t n;
+	int ret;
 
 	s.o.host = "127.0.0.1";
 	s.o.agent_port = 0;
 	s.o.queue_max = 16;
 	atomic_store(&s.state, SRV_LOADING);
-	if (!tap_ok(!agent_start(&s, err, sizeof(err)) && s.o.agent_port > 0,
+	ret = agent_start(&s, err, sizeof(err));
+	if (!tap_ok(!ret && s.agent && s.o.agent_port > 0,
 		    "agent_start() on 127.0.0.1 port 0 listens on a port (%d) %s", s.o.agent_port, err))
 		return;
+	{
+		static struct srv t;
+
+		t.o.host = "127.0.0.1";
+		t.o.agent_port = s.o.agent_port;
+		tap_ok(agent_start(&t, err, sizeof(err)) && !t.agent &&
+		       strstr(err, "Address already in use") && strstr(err, "--agent-port"),
+		       "a second agent on the busy port fails naming the option and the cause (%s)", err);
+	}
 	n = fetch_line(s.o.agent_port, buf, sizeof(buf));
 	tap_ok(n == 13 && !strcmp(buf, "down#loading\n"),
 	       "a connection while loading reads \"down#loading\\n\" and then the end (%zd bytes)", n);
