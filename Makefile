@@ -319,6 +319,13 @@ $(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tes
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The agent check's unit test: libserver's agent.c and, for its listener, the engine.
+$(B)/tests/test_agent: $(B)/obj/tests/unit/test_agent.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
+		       $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+
 # Guest (kselftest) tests: tests/selftests is a kselftest directory on
 # lib.mk (tools/testing/selftests/drivers/accel/rk1828 in a kernel tree),
 # built here with the kselftest files unpacked into $(B)/linux-src and our
@@ -366,6 +373,12 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libs
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
+
+# spec_bench runs on the mock cards (host), so it links the mock librk1828 first.
+$(B)/bench/spec_bench: $(B)/obj/tests/bench/spec_bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)

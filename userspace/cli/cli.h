@@ -66,6 +66,8 @@ struct args {
 	const char *profile;	/* plan/bench --profile FILE, NULL: the built-in one */
 	const char *trace;	/* bench --trace FILE */
 	int sessions, reps;	/* bench --sessions S, -r N (0: unset) */
+	int spec;		/* run/chat --spec: enum spec_kind */
+	int draft_max, draft_min;	/* --draft-max, --draft-min (0: the engine's) */
 	int verbose;
 };
 

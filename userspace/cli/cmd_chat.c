@@ -244,6 +244,9 @@ static int chat_open(struct chat_ctx *c)
 	eo.n_ctx = c->S.sizes.n_ctx;
 	eo.bucket = c->S.sizes.bucket;
 	eo.verbose = c->a->verbose;
+	eo.spec = (enum spec_kind)c->a->spec;
+	eo.draft_max = c->a->draft_max;
+	eo.draft_min = c->a->draft_min;
 	if (engine_create(&c->e, &c->S.m, c->tok, c->S.cards, c->S.sel, c->S.n_sel, &eo, err,
 			  sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);

@@ -7,7 +7,8 @@
  *
  *   {"prompt_ids": [...], "ids": [...], "text": "...",
  *    "stats": {"prompt_tokens", "generated_tokens", "finish", "ttft_ms",
- *              "tpot_ms", "prefill_tok_s", "decode_tok_s", "plan"}}
+ *              "tpot_ms", "prefill_tok_s", "decode_tok_s", "plan", "draft_n",
+ *              "draft_n_accepted"}}  (the drafts of --spec: verified, accepted)
  *
  * ids are the generated tokens (an end-of-generation token that stopped
  * the run is not among them), text their decoded text (valid UTF-8).
@@ -180,6 +181,12 @@ static void run_stats(const struct args *a, const struct session *S, struct run_
 		"stats: TTFT %.1f ms, TPOT %.1f ms, prefill %.1f tok/s, decode %.1f tok/s, "
 		"prompt %d tok, gen %d tok, plan %s\n",
 		r.ttft, r.tpot, r.prefill, r.decode, n_prompt, r.n_gen, S->plan_str);
+	if (a->spec)
+		fprintf(stderr, "spec %s: %d drafted, %d accepted (acceptance %.2f)\n",
+			spec_name((enum spec_kind)a->spec), ro->last.usage.draft_n,
+			ro->last.usage.draft_n_accepted,
+			ro->last.usage.draft_n ?
+			(double)ro->last.usage.draft_n_accepted / ro->last.usage.draft_n : 0.0);
 	if (a->verbose) {
 		struct engine_stats st;
 		const struct engine_stats *p0 = &ro->at_first;
@@ -221,13 +228,15 @@ static int run_json(const struct session *S, const struct run_out *ro, const int
 
 	if (ro->oom)
 		return -1;
-	o = json_pack("{s:o, s:o, s:s%, s:{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:s}}",
+	o = json_pack("{s:o, s:o, s:s%, s:{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:s, s:i, s:i}}",
 		      "prompt_ids", id_array(prompt, n_prompt),
 		      "ids", id_array(ro->ids, ro->n_ids),
 		      "text", ro->text ? ro->text : "", ro->len,
 		      "stats", "prompt_tokens", n_prompt, "generated_tokens", r.n_gen,
 		      "finish", finish[ro->last.finish], "ttft_ms", r.ttft, "tpot_ms", r.tpot,
-		      "prefill_tok_s", r.prefill, "decode_tok_s", r.decode, "plan", S->plan_str);
+		      "prefill_tok_s", r.prefill, "decode_tok_s", r.decode, "plan", S->plan_str,
+		      "draft_n", ro->last.usage.draft_n,
+		      "draft_n_accepted", ro->last.usage.draft_n_accepted);
 	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!s)
@@ -363,6 +372,9 @@ int cmd_run(const struct args *a)
 	eo.n_ctx = S.sizes.n_ctx;
 	eo.bucket = S.sizes.bucket;
 	eo.verbose = a->verbose;
+	eo.spec = (enum spec_kind)a->spec;
+	eo.draft_max = a->draft_max;
+	eo.draft_min = a->draft_min;
 	if (engine_create(&e, &S.m, tok, S.cards, S.sel, S.n_sel, &eo, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		goto out;

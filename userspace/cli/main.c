@@ -56,12 +56,14 @@ static void usage(FILE *f)
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
 		"                      [--ignore-eos] [--parse-special] [--json-schema FILE|JSON] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
+		"                      [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                       [--repeat-last-n N] [--presence-penalty A]\n"
 		"                       [--frequency-penalty A] [--logit-bias ID(+|-)B]... [--seed S]\n"
 		"                       [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
+		"                       [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm --version\n"
@@ -73,8 +75,9 @@ static void usage(FILE *f)
 		"                        [--link usb|pcie] [--profile FILE]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
-		"                        [--alias NAME] [--queue Q] [--no-ui] [-v]\n"
-		"                        (OpenAI-compatible HTTP server and web UI;\n"
+		"                        [--alias NAME] [--queue Q] [--no-ui] [--agent-port P] [-v]\n"
+		"                        (OpenAI-compatible HTTP server and web UI; SIGUSR1\n"
+		"                        drains it, --agent-port answers HAProxy's agent check;\n"
 		"                        'rk1828-llm serve --help' explains its options)\n"
 		"\n"
 		"  -n N_PREDICT     tokens to generate (default 128)\n"
@@ -98,6 +101,10 @@ static void usage(FILE *f)
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
 		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
+		"  --spec ngram     run, chat, serve: speculative decoding with prompt lookup\n"
+		"                   (default none): drafts verified in one pass, lossless\n"
+		"  --draft-max K    most drafted tokens per verify pass, 1..32 (default 16)\n"
+		"  --draft-min K    fewest drafted tokens worth a verify pass (default 0)\n"
 		"  --ctx N          context length (default min(model context, 4096))\n"
 		"  --no-bos         do not prepend the BOS token (prepended when the model's\n"
 		"                   tokenizer.ggml.add_bos_token says so)\n"
@@ -190,7 +197,7 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
 
 /* Every command's long options (one table: getopt_long() takes one). */
 static const struct option cli_opts[] = {
@@ -227,6 +234,9 @@ static const struct option cli_opts[] = {
 	{ "think", no_argument, NULL, O_THINK },
 	{ "no-think", no_argument, NULL, O_NOTHINK },
 	{ "sessions", required_argument, NULL, O_SESSIONS },
+	{ "spec", required_argument, NULL, O_SPEC },
+	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
+	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
 	{ "trace", required_argument, NULL, O_TRACE },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -254,15 +264,16 @@ static const struct {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
-		 " verbose " },
+		 " spec draft-max draft-min verbose " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
-		  " ctx no-bos ignore-eos parse-special verbose " },
+		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min verbose " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
 	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
 	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
-	{ "serve", " model cards parallel ctx bucket verbose host port api-key alias queue no-ui " },
+	{ "serve", " model cards parallel ctx bucket verbose host port api-key alias queue no-ui"
+		   " spec draft-max draft-min " },
 };
 
 #define N_CMDS		(sizeof(cmd_opts) / sizeof(cmd_opts[0]))
@@ -572,6 +583,26 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 	case O_NOBOS: a->no_bos = true; return 0;
 	case O_DUMP: a->dump_logits = arg; return 0;
 	case O_JSONSCHEMA: a->json_schema = arg; return 0;
+	case O_SPEC: {
+		enum spec_kind k;
+
+		if (spec_parse(arg, &k)) {
+			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+			return -1;
+		}
+		a->spec = (int)k;
+		return 0;
+	}
+	case O_DRAFTMAX:
+	case O_DRAFTMIN: {
+		uint32_t u;
+
+		if (parse_u32_in(arg, c == O_DRAFTMAX ? "--draft-max" : "--draft-min",
+				 c == O_DRAFTMAX, SPEC_MAX_DRAFT, &u))
+			return -1;
+		*(c == O_DRAFTMAX ? &a->draft_max : &a->draft_min) = (int)u;
+		return 0;
+	}
 	case 'v': a->verbose++; return 0;
 	}
 	return OPT_NOT_MINE;

@@ -62,6 +62,7 @@ static void req_free(struct engine_req *q)
 	free(q->prompt);
 	free(q->lp);
 	free(q->bias);
+	free(q->draft);
 	free(q);
 }
 
@@ -159,6 +160,11 @@ static int check_request(const struct engine *e, const struct engine_request *r,
 					"stop string %d must be 1..%d bytes of UTF-8", i,
 					ENGINE_MAX_STOP_LEN);
 	}
+	if (r->draft_max < -1 || r->draft_max > SPEC_MAX_DRAFT || r->draft_min < 0 ||
+	    r->draft_min > SPEC_MAX_DRAFT)
+		return util_err(err, errlen, -EINVAL,
+				"speculative.n_max must be -1..%d and speculative.n_min 0..%d",
+				SPEC_MAX_DRAFT, SPEC_MAX_DRAFT);
 	if ((uint32_t)r->n_prompt > e->info.n_ctx)
 		return util_err(err, errlen, -E2BIG,
 				"the prompt has %d tokens, more than the context of %u tokens",
@@ -214,6 +220,8 @@ static struct engine_req *req_new(struct engine *e, const struct engine_request 
 		q->s.n_bias = r->s.n_bias;
 	}
 	q->ignore_eos = r->ignore_eos;
+	q->draft_max = r->draft_max;	/* settled by eng_spec_start() */
+	q->draft_min = r->draft_min;
 	q->prompt_logits = r->prompt_logits;
 	q->cb = r->cb;
 	q->user = r->user;

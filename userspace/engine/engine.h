@@ -46,6 +46,7 @@
 #include "planner.h"
 #include "rk1828.h"
 #include "sampler.h"
+#include "spec.h"
 
 struct tokenizer;
 struct jm_schema;
@@ -88,6 +89,12 @@ struct engine_trace;
  *	submitted to the cards and collected from them (struct engine_trace):
  *	the scheduler's decisions, for tests and diagnostics; must not block
  * @trace_user: passed to @trace
+ * @spec: speculative decoding (--spec): SPEC_NONE (default) or a drafter;
+ *	see engine_spec.c and userspace/doc/runtime.rst, "Speculative decoding"
+ * @draft_max: most drafted tokens per verify pass (--draft-max,
+ *	0..SPEC_MAX_DRAFT); 0: ENGINE_DEFAULT_DRAFT_MAX
+ * @draft_min: fewest drafted tokens worth a verify pass (--draft-min,
+ *	0..@draft_max): a shorter proposal is not verified
  */
 struct engine_opts {
 	int n_slots;
@@ -101,7 +108,13 @@ struct engine_opts {
 	void *progress_user;
 	void (*trace)(void *user, const struct engine_trace *t);
 	void *trace_user;
+	enum spec_kind spec;
+	int draft_max;
+	int draft_min;
 };
+
+/* Default --draft-max (llama-server's is 16). */
+#define ENGINE_DEFAULT_DRAFT_MAX	16
 
 /**
  * enum engine_trace_kind - what a trace event reports
@@ -219,9 +232,13 @@ enum engine_finish {
  *	counted; the tokens that spelled a stop string are)
  * @cached_tokens: prompt tokens whose KV came from the prefix cache (not
  *	evaluated again); always < @prompt_tokens
+ * @draft_n: speculative decoding: tokens drafted and verified (llama-server's
+ *	timings.draft_n)
+ * @draft_n_accepted: of those, accepted (timings.draft_n_accepted)
  */
 struct engine_usage {
 	int prompt_tokens, completion_tokens, cached_tokens;
+	int draft_n, draft_n_accepted;
 };
 
 /**
@@ -340,6 +357,13 @@ typedef void (*engine_event_fn)(const struct engine_event *ev, void *user);
  *	Log-probabilities are then those of the masked distribution that
  *	was sampled from. If no token of the vocabulary continues the
  *	document the request ends with ENGINE_FINISH_ERROR
+ * @draft_max: speculative decoding per request (llama-server's
+ *	speculative.n_max): most drafts per verify pass, 1..SPEC_MAX_DRAFT,
+ *	capped by the engine's engine_opts.draft_max; 0: the engine's;
+ *	-1: no speculation for this request. Ignored when the engine has
+ *	no drafter; requests with a JSON schema are never speculated
+ * @draft_min: speculative.n_min: fewest drafts worth a verify pass,
+ *	0..SPEC_MAX_DRAFT; 0: the engine's
  * @cb: event callback (required)
  * @user: passed to @cb
  */
@@ -353,6 +377,7 @@ struct engine_request {
 	bool ignore_eos;
 	float *prompt_logits;
 	struct jm_schema *schema;
+	int draft_max, draft_min;
 	engine_event_fn cb;
 	void *user;
 };
@@ -491,6 +516,9 @@ struct engine_hist {
  * @ttft: time to first token of finished requests
  * @tpot: time per output token (decode time / (completion_tokens - 1))
  *	of finished requests with at least two tokens
+ * @draft_tokens: speculative decoding: tokens drafted and verified
+ * @draft_accepted: of those, accepted
+ * @verify_passes: micro-batches that verified drafts of a session
  * @failed: the engine stopped after a card failure (every request since
  *	gets -EIO); a server reports itself unhealthy
  * @failure: then the card's error, NUL-terminated; else ""
@@ -501,6 +529,7 @@ struct engine_stats {
 	uint64_t prompt_tokens, cached_tokens, completion_tokens;
 	uint64_t prefix_hits, prefix_misses;
 	uint64_t steps, batch_tokens, jobs;
+	uint64_t draft_tokens, draft_accepted, verify_passes;
 	int64_t host_ns, wait_ns;
 	int n_cards;
 	double card_busy[ENGINE_MAX_CARDS];

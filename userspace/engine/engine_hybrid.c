@@ -27,9 +27,14 @@ static uint32_t block_of(const struct engine *e, int slot, int j)
 	return (uint32_t)(e->info.n_slots + slot * ENG_SNAPS + j);
 }
 
+uint32_t eng_hybrid_ckpt_blocks(const struct engine *e)
+{
+	return (uint32_t)(e->info.n_slots * ENG_SNAPS);
+}
+
 uint32_t eng_hybrid_snaps(const struct engine *e)
 {
-	return e->hybrid ? (uint32_t)(e->info.n_slots * ENG_SNAPS) : 0;
+	return e->hybrid ? (uint32_t)(e->info.n_slots * (ENG_SNAPS + e->n_spec_blk)) : 0;
 }
 
 int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
@@ -40,6 +45,10 @@ int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
 	q->restore = -1;
 	if (!e->hybrid)
 		return reuse;
+	/* The live states after a rollback pending at the last request's end. */
+	if (reuse == e->slots[q->slot].n_toks && sn->live_blk > 0)
+		q->restore = sn->live_blk;
+	sn->live_blk = 0;
 	if (reuse != e->slots[q->slot].n_toks) {
 		for (j = 0; j < ENG_SNAPS; j++)
 			if (sn->pos[j] > 0 && sn->pos[j] <= reuse &&
@@ -97,6 +106,7 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n)
 			t[i].flags |= PIPE_TOK_RESTORE;
 			t[i].aux = (uint32_t)q->restore;
 			q->restore = -1;
+			q->spec_rb = false;	/* the rollback (and a replay) is under way */
 		}
 		/* Checkpoint after each prefill micro-batch of the prompt. */
 		if (last && !(t[i].flags & PIPE_TOK_RESTORE) && t[i].pos + 1 < q->n_prompt) {
@@ -108,4 +118,5 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n)
 			t[i].aux = block_of(e, t[i].seq, j);
 		}
 	}
+	eng_spec_flags(e, t, n);
 }

@@ -84,6 +84,13 @@ struct engine_req {
 	int cap_lp;
 	bool got_first;
 	double t_submit, t_start, t_first;
+
+	/* Speculative decoding (engine_spec.c). */
+	int draft_max, draft_min;	/* this request's; draft_max 0: none */
+	int32_t *draft;			/* draft_max entries: the proposal */
+	int draft_n, draft_acc;		/* drafted / accepted so far */
+	bool spec_rb;			/* a rollback is pending (restore / replay) */
+	struct spec_rng rng;		/* acceptance draws */
 };
 
 /* Recurrent-state checkpoints per slot of a hybrid model (engine_hybrid.c). */
@@ -97,12 +104,23 @@ struct engine_req {
  * @clock: checkpoints taken in this slot so far
  * @keep: the running request's reuse point: checkpoints at or before it
  *	(the shared prefix, e.g. a system prompt) are overwritten last
+ * @spec_blk: speculative decoding: per index j of the last verify pass
+ *	(0: the decode token, j: its j-th draft), the pipeline block its
+ *	state after that token was copied to, or 0 (none: blocks of
+ *	snapshots are >= n_slots)
+ * @spec_from: the block the verify pass's first token restored, or 0
+ * @live_blk: the slot's live state is not its history's (a request ended
+ *	with a rollback pending): the block that holds the state of its
+ *	@n_toks tokens instead, or 0
  */
 struct eng_snaps {
 	int pos[ENG_SNAPS];
 	unsigned int taken[ENG_SNAPS];
 	unsigned int clock;
 	int keep;
+	int spec_blk[SPEC_MAX_DRAFT];
+	int spec_from;
+	int live_blk;
 };
 
 /**
@@ -158,6 +176,9 @@ struct eng_flight {
  * @snaps: hybrid: the checkpoints of each slot
  * @jv: the vocabulary's bytes for JSON-schema requests (engine_json.c),
  *	built at the first one
+ * @drafter: speculative decoding's drafter (engine_opts.spec != SPEC_NONE)
+ * @n_spec_blk: hybrid with speculation: snapshot blocks per slot for the
+ *	verify passes (draft_max + 1), after the ENG_SNAPS checkpoints
  */
 struct engine {
 	const struct llm_model *m;
@@ -202,6 +223,8 @@ struct engine {
 	bool hybrid;
 	struct eng_snaps *snaps;
 	struct eng_jvocab *jv;
+	struct spec_drafter drafter;
+	int n_spec_blk;
 };
 
 double eng_now_ms(void);
@@ -251,7 +274,35 @@ void eng_idle(struct engine *e);
  * micro-batch in its pipeline form.
  */
 uint32_t eng_hybrid_snaps(const struct engine *e);
+/* The ENG_SNAPS checkpoint blocks of all slots (before the spec blocks). */
+uint32_t eng_hybrid_ckpt_blocks(const struct engine *e);
 int eng_hybrid_reuse(struct engine *e, struct engine_req *q);
 void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n);
+
+/*
+ * engine_spec.c: speculative decoding. eng_spec_setup() settles the
+ * options (drafter, draft_max, draft_min, the spec blocks of hybrid
+ * models) before planning; eng_spec_start() a request's (0 or -ENOMEM);
+ * eng_spec_prepare() drafts for @q's ready decode token; eng_spec_verify()
+ * takes the logits rows @rows of a verify pass (@t: its decode token and
+ * @nd drafts after it), accepts, emits and rolls back; eng_spec_flags()
+ * marks the per-position snapshots of the verify passes of a micro-batch
+ * (hybrid); eng_spec_end() records a pending rollback of a request that
+ * ends in the slot's prefix-cache state.
+ */
+int eng_spec_setup(struct engine *e, char *err, size_t errlen);
+int eng_spec_start(struct engine *e, struct engine_req *q, uint64_t seed);
+void eng_spec_prepare(struct engine *e, struct engine_req *q);
+void eng_spec_verify(struct engine *e, struct engine_req *q, const struct sched_tok *t, int nd,
+		     const float *rows);
+void eng_spec_flags(struct engine *e, struct pipe_tok *t, int n);
+void eng_spec_end(struct engine *e, struct engine_req *q);
+
+/*
+ * engine_token.c: eng_emit() streams token @tok of @q sampled from @used
+ * (log-probabilities) and finishes the request when it ends there.
+ * Return: true when the request goes on.
+ */
+bool eng_emit(struct engine *e, struct engine_req *q, const float *used, int32_t tok);
 
 #endif

@@ -40,6 +40,14 @@ static int settle_opts(struct engine *e, const struct engine_opts *o, char *err,
 	return 0;
 }
 
+/* Logits rows of a micro-batch for @S sessions: one each, or verify passes. */
+static uint32_t spec_rows(const struct engine *e, int S)
+{
+	uint32_t r = (uint32_t)S * (uint32_t)(1 + e->o.draft_max);
+
+	return r < e->info.bucket ? r : e->info.bucket;
+}
+
 /*
  * Plan for S sessions, S from o.n_slots down to 1 (unless strict); with
  * one session that does not fit, halve an implicit bucket. The plan's
@@ -67,7 +75,8 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 	}
 	for (;;) {
 		sz.n_seq = (uint32_t)S;
-		sz.n_snap = e->hybrid ? (uint32_t)(S * ENG_SNAPS) : 0;
+		sz.n_snap = e->hybrid ? (uint32_t)(S * (ENG_SNAPS + e->n_spec_blk)) : 0;
+		sz.max_rows = spec_rows(e, S);
 		ret = plan_model(e->m, &sz, n_cards, free_b, ids, &e->plan, msg, sizeof(msg));
 		if (!ret)
 			break;
@@ -127,6 +136,8 @@ static int alloc_buffers(struct engine *e)
 	if (!e->cost.ns)
 		return -ENOMEM;
 	e->max_rows = S < B ? S : B;
+	if ((int)spec_rows(e, S) > e->max_rows)
+		e->max_rows = (int)spec_rows(e, S);
 	e->snaps = calloc((size_t)S, sizeof(*e->snaps));
 	e->logits = malloc((size_t)e->max_rows * e->m->n_vocab * sizeof(float));
 	e->piece_cap = tok_max_piece(e->tok);
@@ -203,6 +214,8 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	pthread_cond_init(&e->cv, NULL);
 	ret = settle_opts(e, o, err, errlen);
 	if (!ret)
+		ret = eng_spec_setup(e, err, errlen);
+	if (!ret)
 		ret = plan_slots_fit(e, cards, card_idx, n_cards, err, errlen);
 	if (ret)
 		goto fail;
@@ -219,6 +232,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	po.bucket = e->info.bucket;
 	po.n_seq = (uint32_t)e->info.n_slots;
 	po.n_snap = eng_hybrid_snaps(e);
+	po.max_rows = (uint32_t)e->max_rows;
 	po.timeout_ms = e->o.timeout_ms;
 	po.verbose = e->o.verbose;
 	po.progress = e->o.progress;

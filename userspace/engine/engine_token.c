@@ -56,7 +56,7 @@ int eng_start(struct engine *e, struct engine_req *q)
 	struct sched_slot *sl = &e->slots[q->slot];
 
 	q->smp = sampler_new(&sp, (int)e->m->n_vocab);
-	if (!q->smp)
+	if (!q->smp || eng_spec_start(e, q, sp.seed))
 		return -ENOMEM;
 	sampler_prime(q->smp, q->prompt, q->n_prompt);	/* the repeat window */
 	/* A hybrid model reuses only where a recurrent state exists. */
@@ -137,6 +137,8 @@ static void ev_usage(const struct engine_req *q, struct engine_event *ev)
 	ev->usage.prompt_tokens = q->n_prompt;
 	ev->usage.completion_tokens = q->n_gen;
 	ev->usage.cached_tokens = q->cached;
+	ev->usage.draft_n = q->draft_n;
+	ev->usage.draft_n_accepted = q->draft_acc;
 }
 
 void eng_finish(struct engine *e, struct engine_req *q, enum engine_finish f,
@@ -151,6 +153,7 @@ void eng_finish(struct engine *e, struct engine_req *q, enum engine_finish f,
 	if (q->state == RQ_ACTIVE) {
 		struct sched_slot *sl = &e->slots[q->slot];
 
+		eng_spec_end(e, q);
 		sl->busy = false;
 		sl->last_used = e->step;
 		e->run[q->slot] = NULL;
@@ -334,15 +337,56 @@ static int store_logprob(struct engine *e, struct engine_req *q, const float *lo
 	return 0;
 }
 
+bool eng_emit(struct engine *e, struct engine_req *q, const float *used, int32_t tok)
+{
+	struct engine_event ev = { .kind = ENGINE_EV_TEXT };
+	struct txo_delta d;
+	int len;
+
+	if (!q->got_first) {
+		q->got_first = true;
+		q->t_first = eng_now_ms();
+	}
+	/* Under a schema an end-of-generation token comes only when the document is whole. */
+	if (tok_is_eog(e->tok, tok) && (!q->ignore_eos || q->jm)) {
+		eng_finish(e, q, ENGINE_FINISH_STOP, NULL);
+		return false;
+	}
+	if (q->s.logprobs && store_logprob(e, q, used, tok)) {
+		eng_finish(e, q, ENGINE_FINISH_ERROR, "out of host memory");
+		return false;
+	}
+	q->n_gen++;
+	pthread_mutex_lock(&e->mu);
+	e->stats.completion_tokens++;
+	pthread_mutex_unlock(&e->mu);
+	len = tok_piece(e->tok, tok, e->piece, e->piece_cap);
+	if (txo_push(&q->txo, tok, e->piece, len > 0 ? (size_t)len : 0, &d)) {
+		eng_finish(e, q, ENGINE_FINISH_ERROR, "out of host memory");
+		return false;
+	}
+	if (d.len || d.n_done) {
+		ev_from_delta(e, q, &d, &ev);
+		ev_usage(q, &ev);
+		q->cb(&ev, q->user);
+	}
+	if (d.stopped || (q->jm && jm_done(q->jm)))
+		eng_finish(e, q, ENGINE_FINISH_STOP, NULL);
+	else if (q->max_tokens > 0 && q->n_gen >= q->max_tokens)
+		eng_finish(e, q, ENGINE_FINISH_LENGTH, NULL);
+	else if ((uint32_t)q->sq.pos >= e->info.n_ctx)
+		eng_finish(e, q, ENGINE_FINISH_LENGTH, NULL);	/* context full */
+	else
+		return true;
+	return false;
+}
+
 /* The logits of @q's pending token arrived: sample, stream, maybe finish. */
 static void on_logits(struct engine *e, struct engine_req *q, const float *logits)
 {
-	struct engine_event ev = { .kind = ENGINE_EV_TEXT };
 	const float *used = logits;
 	const char *why = NULL;
-	struct txo_delta d;
 	int32_t tok;
-	int len;
 
 	q->sq.waiting = false;
 	if (!q->got_first && q->prompt_logits)
@@ -356,50 +400,21 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 	tok = sampler_sample(q->smp, logits);
 	if (q->jm)
 		tok = eng_json_pick(e, q, logits, tok, &used, &why);
-	if (tok >= 0)
-		sampler_accept(q->smp, tok);
-	if (!q->got_first) {
-		q->got_first = true;
-		q->t_first = eng_now_ms();
-	}
 	if (tok < 0) {
+		if (!q->got_first) {
+			q->got_first = true;
+			q->t_first = eng_now_ms();
+		}
 		eng_finish(e, q, ENGINE_FINISH_ERROR, why);
 		return;
 	}
-	/* Under a schema an end-of-generation token comes only when the document is whole. */
-	if (tok_is_eog(e->tok, tok) && (!q->ignore_eos || q->jm)) {
-		eng_finish(e, q, ENGINE_FINISH_STOP, NULL);
+	sampler_accept(q->smp, tok);
+	if (!eng_emit(e, q, used, tok))
 		return;
-	}
-	if (q->s.logprobs && store_logprob(e, q, used, tok)) {
-		eng_finish(e, q, ENGINE_FINISH_ERROR, "out of host memory");
-		return;
-	}
-	q->n_gen++;
-	pthread_mutex_lock(&e->mu);
-	e->stats.completion_tokens++;
-	pthread_mutex_unlock(&e->mu);
-	len = tok_piece(e->tok, tok, e->piece, e->piece_cap);
-	if (txo_push(&q->txo, tok, e->piece, len > 0 ? (size_t)len : 0, &d)) {
-		eng_finish(e, q, ENGINE_FINISH_ERROR, "out of host memory");
-		return;
-	}
-	if (d.len || d.n_done) {
-		ev_from_delta(e, q, &d, &ev);
-		ev_usage(q, &ev);
-		q->cb(&ev, q->user);
-	}
-	if (d.stopped || (q->jm && jm_done(q->jm)))
-		eng_finish(e, q, ENGINE_FINISH_STOP, NULL);
-	else if (q->max_tokens > 0 && q->n_gen >= q->max_tokens)
-		eng_finish(e, q, ENGINE_FINISH_LENGTH, NULL);
-	else if ((uint32_t)q->sq.pos >= e->info.n_ctx)
-		eng_finish(e, q, ENGINE_FINISH_LENGTH, NULL);	/* context full */
-	else {
-		q->sq.next_tok = tok;
-		q->sq.ready = true;
-		q->sq.ready_since = e->step;
-	}
+	q->sq.next_tok = tok;
+	q->sq.ready = true;
+	q->sq.ready_since = e->step;
+	eng_spec_prepare(e, q);
 }
 
 /* Forget the oldest flight record; drop the engine's interest in its requests. */
@@ -466,14 +481,25 @@ int eng_collect(struct engine *e, char *err, size_t errlen)
 	for (i = 0; i < f->n; i++) {
 		struct engine_req *q = f->rq[i];
 
+		int nd = 0;
+
 		if (!(f->t[i].flags & SCHED_TOK_LOGITS))
 			continue;
 		if (r >= rows)
 			break;
-		/* A request finished meanwhile (cancel) ignores its row. */
-		if (q->state == RQ_ACTIVE)
+		/* Drafts after a decode token: a verify pass of nd + 1 rows. */
+		while (i + 1 + nd < f->n && (f->t[i + 1 + nd].flags & SCHED_TOK_DRAFT) &&
+		       f->t[i + 1 + nd].slot == f->t[i].slot)
+			nd++;
+		if (r + nd >= rows)
+			break;
+		/* A request finished meanwhile (cancel) ignores its rows. */
+		if (q->state == RQ_ACTIVE && nd)
+			eng_spec_verify(e, q, &f->t[i], nd, e->logits + (size_t)r * e->m->n_vocab);
+		else if (q->state == RQ_ACTIVE)
 			on_logits(e, q, e->logits + (size_t)r * e->m->n_vocab);
-		r++;
+		r += 1 + nd;
+		i += nd;
 	}
 	eng_learn_cost(e);
 	pop_flight(e);

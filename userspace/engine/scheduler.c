@@ -131,6 +131,58 @@ int sched_mb_limit(int bucket, int depth, double fixed_tok)
 	return l > bucket ? bucket : (int)l;
 }
 
+/*
+ * The decode tokens of at most @cap ready sequences (oldest first) with
+ * their replay tokens and as many drafts as @limit tokens in all allow
+ * (see sched_build()). Return: tokens placed.
+ */
+static int place_decode(struct sched_seq *const *seqs, int n, int cap, int bucket, int limit,
+			struct sched_tok *out)
+{
+	int pick[64], n_pick = 0, k = 0, left, i, j;
+
+	if (cap > 64)
+		cap = 64;
+	while (n_pick < cap) {
+		i = oldest_ready(seqs, n);
+		if (i < 0 || k + 1 + seqs[i]->replay > bucket)
+			break;
+		seqs[i]->ready = false;		/* taken: oldest_ready() skips it */
+		pick[n_pick++] = i;
+		k += 1 + seqs[i]->replay;
+	}
+	if (limit > bucket)
+		limit = bucket;
+	left = limit - k;
+	if (first_prefill(seqs, n) >= 0)
+		left = (left - 1) / 2;	/* prefill keeps at least half, one token at least */
+	k = 0;
+	for (j = 0; j < n_pick; j++) {
+		struct sched_seq *s = seqs[pick[j]];
+		int nd = s->n_draft < left ? s->n_draft : left;
+
+		if (nd < 0 || nd < s->n_min || nd < 1)
+			nd = 0;
+		left -= nd;
+		if (s->replay) {
+			s->pos--;
+			put(&out[k++], pick[j], s->replay_tok, s, SCHED_TOK_DECODE | SCHED_TOK_REPLAY);
+			s->pos++;
+			s->replay = false;
+		}
+		put(&out[k++], pick[j], s->next_tok, s, SCHED_TOK_LOGITS | SCHED_TOK_DECODE);
+		s->pos++;
+		for (i = 0; i < nd; i++) {
+			put(&out[k++], pick[j], s->draft[i], s,
+			    SCHED_TOK_LOGITS | SCHED_TOK_DECODE | SCHED_TOK_DRAFT);
+			s->pos++;
+		}
+		s->n_spec = nd;
+		s->waiting = true;
+	}
+	return k;
+}
+
 int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages, int limit,
 		struct sched_tok *out)
 {
@@ -146,19 +198,9 @@ int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages, 
 	if (cap > bucket)
 		cap = bucket;
 
-	/* Decode tokens, oldest ready first. */
-	while (k < cap) {
-		struct sched_seq *s;
-
-		i = oldest_ready(seqs, n);
-		if (i < 0)
-			break;
-		s = seqs[i];
-		put(&out[k++], i, s->next_tok, s, SCHED_TOK_LOGITS | SCHED_TOK_DECODE);
-		s->pos++;
-		s->ready = false;
-		s->waiting = true;
-	}
+	/* Decode tokens, oldest ready first, each with its replay and drafts. */
+	k = place_decode(seqs, n, cap, bucket, n_dec && limit > 0 && limit < bucket ? limit : bucket,
+			 out);
 
 	/*
 	 * Prompt chunks in admission order. While sessions decode, the

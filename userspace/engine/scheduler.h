@@ -87,6 +87,16 @@ int sched_pick_slot(const struct sched_slot *slots, int n, const int32_t *prompt
  * @waiting: its token that needs logits is in flight
  * @order: admission order (FIFO of prefill)
  * @ready_since: scheduler step at which @ready became true
+ * @draft: speculative decoding: @n_draft drafted tokens that would follow
+ *	@next_tok (positions @pos + 1 ...), verified in the same micro-batch
+ *	when the token budget leaves room for at least @n_min of them
+ * @n_draft: entries of @draft (0: plain decode)
+ * @n_min: fewest drafts worth verifying (--draft-min)
+ * @n_spec: out: drafts sched_build() placed after @next_tok (0..@n_draft)
+ * @replay: a token to evaluate again before @next_tok, at @pos - 1
+ *	(recurrent-state rollback: restore a checkpoint, replay the token);
+ *	@replay_tok is it
+ * @replay_tok: see @replay
  */
 struct sched_seq {
 	int slot;
@@ -97,12 +107,20 @@ struct sched_seq {
 	int32_t next_tok;
 	bool ready, waiting;
 	uint64_t order, ready_since;
+	const int32_t *draft;
+	int n_draft, n_min, n_spec;
+	bool replay;
+	int32_t replay_tok;
 };
 
 /* struct sched_tok.flags: the micro-batch must return this token's logits. */
 #define SCHED_TOK_LOGITS	0x1u
 /* struct sched_tok.flags: a decode token (sampled, fed back), not a prompt token. */
 #define SCHED_TOK_DECODE	0x2u
+/* struct sched_tok.flags: a drafted token verified after a decode token (with DECODE). */
+#define SCHED_TOK_DRAFT		0x4u
+/* struct sched_tok.flags: a token evaluated again for a rollback (with DECODE). */
+#define SCHED_TOK_REPLAY	0x8u
 
 /**
  * struct sched_tok - one token of a micro-batch
@@ -181,6 +199,16 @@ int sched_mb_limit(int bucket, int depth, double fixed_tok);
  * token and its decode token carry SCHED_TOK_LOGITS and set @waiting;
  * decode tokens also carry SCHED_TOK_DECODE. Tokens of one sequence
  * appear in position order.
+ *
+ * Speculative decoding: a decode sequence's @replay token goes just
+ * before its decode token, and its drafts just after it (SCHED_TOK_DRAFT,
+ * each with logits), as many as the budget left after every chosen
+ * sequence's decode (and replay) token allows: the whole micro-batch stays
+ * within @limit (so the others' streams wait no longer than without
+ * speculation), and while a prompt waits for prefill drafts take at most
+ * half of what is left, so prefill keeps at least half its share. Drafts
+ * are shared out oldest sequence first; a sequence whose share falls
+ * below its @n_min verifies none.
  *
  * Return: tokens placed in @out (0: nothing to do now).
  */

@@ -46,6 +46,10 @@
  *	for other models
  * @n_seq: sequences (the engine's session slots) with their own KV caches
  *	on every card; 0 means 1
+ * @max_rows: most logits rows one micro-batch may return; 0: one per
+ *	sequence (min(n_seq, bucket)); more for speculative decoding, which
+ *	verifies several positions of a sequence at once (capped at @bucket;
+ *	plan with the same struct plan_sizes.max_rows)
  * @timeout_ms: per-wait timeout, ms (a card that stalls longer is an error)
  * @verbose: log buffer sizes and uploads to stderr
  * @progress: optional, called during the weight upload with the bytes
@@ -57,6 +61,7 @@ struct pipe_opts {
 	uint32_t bucket;
 	uint32_t n_seq;
 	uint32_t n_snap;
+	uint32_t max_rows;
 	uint32_t timeout_ms;
 	int verbose;
 	void (*progress)(void *user, uint64_t done, uint64_t total);
@@ -166,8 +171,8 @@ int pipe_submit(struct pipeline *p, const struct pipe_tok *t, int n,
  * @p: pipeline
  * @logits: out, one row of n_vocab floats per token of that micro-batch
  *	with PIPE_TOK_LOGITS, in token order (may be NULL when it has none)
- * @max_rows: rows @logits has room for (at most min(n_seq, bucket) rows
- *	are ever returned)
+ * @max_rows: rows @logits has room for (at most min(max(n_seq,
+ *	pipe_opts.max_rows), bucket) rows are ever returned)
  * @err, @errlen: the failed card and job
  * Return: rows written (>= 0), or -1 (nothing uncollected, too little room,
  * or a failed job: then the pipeline is unusable).

@@ -509,7 +509,9 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 		p->o.timeout_ms = 120000;
 	p->n_stages = plan->n_segs;
 	p->nslot = (int)plan_slots(p->n_stages);
-	p->max_rows = (int)(n_seq < o->bucket ? n_seq : o->bucket);
+	p->max_rows = (int)(o->max_rows > n_seq ? o->max_rows : n_seq);
+	if (p->max_rows > (int)o->bucket)
+		p->max_rows = (int)o->bucket;
 	for (l = 0; l < m->n_layers; l++)
 		p->up_total += llm_layer_weight_bytes(m, l);
 	p->up_total += llm_head_bytes(m);

@@ -322,10 +322,10 @@ static uint32_t seqs_of(const struct plan_sizes *s)
 	return s->n_seq ? s->n_seq : 1;
 }
 
-/* Logits rows of one micro-batch: one per sequence, at most a bucket. */
+/* Logits rows of one micro-batch: one per sequence (or max_rows), at most a bucket. */
 static uint32_t logit_rows(const struct plan_sizes *s)
 {
-	uint32_t n = seqs_of(s);
+	uint32_t n = s->max_rows > seqs_of(s) ? s->max_rows : seqs_of(s);
 
 	return s->bucket && s->bucket < n ? s->bucket : n;
 }

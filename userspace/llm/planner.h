@@ -133,6 +133,10 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  *	most @bucket); 0 means 1
  * @n_snap: hybrid models: recurrent-state snapshot blocks every card holds
  *	besides the @n_seq sequences (struct pipe_opts.n_snap)
+ * @max_rows: most logits rows one micro-batch returns when more than one
+ *	per sequence (speculative decoding verifies several positions of a
+ *	sequence); 0: one per sequence. Capped at @bucket
+ *	(struct pipe_opts.max_rows)
  */
 struct plan_sizes {
 	uint32_t n_ctx;
@@ -140,6 +144,7 @@ struct plan_sizes {
 	uint32_t slots;
 	uint32_t n_seq;
 	uint32_t n_snap;
+	uint32_t max_rows;
 };
 
 /**

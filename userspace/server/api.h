@@ -170,6 +170,7 @@ struct api_params {
 	char *previous_id;
 	struct json_t *input_items;
 	int n_chain;
+	int draft_max, draft_min;	/* /completion speculative.n_max / n_min (0: unset, -1: off) */
 };
 
 struct rstore;

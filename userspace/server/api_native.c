@@ -143,6 +143,27 @@ static json_t *settings_json(const struct native_req *nr)
 	return o;
 }
 
+/*
+ * llama-server's speculative.n_max / speculative.n_min of /completion: the
+ * drafts of one verify pass (n_max 0 turns speculation off for the
+ * request). Without --spec they change nothing.
+ */
+static int native_spec(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_int_t v = 0;
+	bool have = false;
+
+	if (api_get_int(o, "speculative.n_max", 0, SPEC_MAX_DRAFT, &v, &have, e))
+		return -1;
+	if (have)
+		p->draft_max = v ? (int)v : -1;
+	v = 0;
+	if (api_get_int(o, "speculative.n_min", 0, SPEC_MAX_DRAFT, &v, NULL, e))
+		return -1;
+	p->draft_min = (int)v;
+	return 0;
+}
+
 static int parse_fields(json_t *o, struct native_req *nr, struct api_error *e)
 {
 	struct api_params *p = &nr->p;
@@ -162,6 +183,8 @@ static int parse_fields(json_t *o, struct native_req *nr, struct api_error *e)
 	if (api_get_int(o, "n_probs", 0, NATIVE_MAX_PROBS, &v, NULL, e))
 		return -1;
 	nr->n_probs = (int)v;
+	if (native_spec(o, p, e))
+		return -1;
 	if (api_get_bool(o, "post_sampling_probs", &post, e) ||
 	    api_get_bool(o, "return_tokens", &nr->return_tokens, e) ||
 	    api_get_bool(o, "cache_prompt", &cache, e) || api_get_bool(o, "ignore_eos", &nr->ignore_eos, e))

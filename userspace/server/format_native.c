@@ -93,13 +93,20 @@ static json_t *timings(const struct gen *g)
 	const struct engine_timing *t = &g->timing;
 	int pn = u->prompt_tokens - u->cached_tokens, dn = u->completion_tokens;
 
-	return json_pack("{s:i, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:f}", "cache_n",
+	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:f}", "cache_n",
 			 u->cached_tokens, "prompt_n", pn, "prompt_ms", t->prefill_ms,
 			 "prompt_per_token_ms", ratio(t->prefill_ms, pn),
 			 "prompt_per_second", ratio(1000.0 * pn, t->prefill_ms), "predicted_n", dn,
 			 "predicted_ms", t->decode_ms, "predicted_per_token_ms",
 			 ratio(t->decode_ms, dn), "predicted_per_second",
 			 ratio(1000.0 * dn, t->decode_ms));
+
+	/* As llama-server: the drafts only when the request speculated. */
+	if (o && u->draft_n) {
+		json_object_set_new(o, "draft_n", json_integer(u->draft_n));
+		json_object_set_new(o, "draft_n_accepted", json_integer(u->draft_n_accepted));
+	}
+	return o;
 }
 
 static const char *stop_type(const struct gen *g)

@@ -299,6 +299,9 @@ static json_t *error_obj_of(const struct api_error *e)
 	return o ? o : json_object();
 }
 
+/* The 503 of a draining server (SIGUSR1, serve.c): a balancer sends the request elsewhere. */
+#define DRAINING_MSG "the server is draining: it finishes its running requests and takes no new ones; send this one to another server"
+
 static enum MHD_Result do_health(struct srv *s, struct MHD_Connection *c, struct hreq *h)
 {
 	int st = atomic_load(&s->state);
@@ -328,11 +331,14 @@ static enum MHD_Result do_health(struct srv *s, struct MHD_Connection *c, struct
 	if (st == SRV_LOADING)
 		api_error_set(&e, 503, "unavailable_error", "model_loading", NULL,
 			      "loading the model: %s (%.0f%%)", what, prog * 100);
+	else if (st == SRV_DRAINING)
+		api_error_set(&e, 503, "unavailable_error", "draining", NULL, "%s", DRAINING_MSG);
 	else
 		api_error_set(&e, 503, "unavailable_error", "shutting_down", NULL,
 			      "the server is shutting down");
 	o = error_obj_of(&e);
-	json_object_set_new(o, "status", json_string(st == SRV_LOADING ? "loading" : "stopping"));
+	json_object_set_new(o, "status", json_string(st == SRV_LOADING ? "loading" :
+						     st == SRV_DRAINING ? "draining" : "stopping"));
 	if (st == SRV_LOADING) {
 		json_object_set_new(o, "progress", json_real(prog));
 		json_object_set_new(o, "stage", json_string(what));
@@ -905,6 +911,7 @@ static int start_gen(struct srv *s, struct MHD_Connection *c, const struct api_p
 		.stop = (const char *const *)p->stop, .n_stop = p->n_stop, .cb = gen_event,
 		.schema = p->schema,
 		.ignore_eos = ignore_eos,
+		.draft_max = p->draft_max, .draft_min = p->draft_min,
 	};
 	struct engine_req *q = NULL;
 	struct gen *g = gen_new(s, c, p, rs);
@@ -1392,6 +1399,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (st == SRV_STOPPING)
 		return fail(c, h, 503, "unavailable_error", "shutting_down", "%s",
 			    "the server is shutting down");
+	if (st == SRV_DRAINING && h->route != R_METRICS)
+		return fail(c, h, 503, "unavailable_error", "draining", "%s", DRAINING_MSG);
 	switch (h->route) {
 	case R_MODELS:
 	case R_MODEL:

@@ -130,20 +130,25 @@ static void cards_part(FILE *f)
 
 char *metrics_render(struct srv *s, size_t *len)
 {
-	bool ready = atomic_load(&s->state) == SRV_READY;
+	int state = atomic_load(&s->state);
+	bool loaded = state == SRV_READY || state == SRV_DRAINING;
+	bool ready = state == SRV_READY;
 	struct engine_stats st;
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
 	if (!f)
 		return NULL;
-	if (ready && s->e) {
+	if (loaded && s->e) {
 		engine_get_stats(s->e, &st);
-		ready = !st.failed;
+		ready = ready && !st.failed;
 	}
 	gauge(f, "rk1828_ready", "1 when the model is loaded and requests are served", ready);
+	gauge(f, "rk1828_draining",
+	      "1 while draining (SIGUSR1): running requests finish, new ones get 503",
+	      state == SRV_DRAINING);
 	http_part(f, s);
-	if (atomic_load(&s->state) == SRV_READY && s->e) {
+	if (loaded && s->e) {
 		engine_part(f, s, &st);
 		metrics_gateway(f, &st);
 	}

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * `rk1828-llm serve`: options, the load with its progress line, and the
+ * `rk1828-llm serve`: options, the load with its progress line, the
  * graceful stop on SIGINT, SIGTERM and SIGHUP (stop accepting, cancel the
  * running requests, wait for their connections to finish, free the cards,
- * exit 0).
+ * exit 0) and the drain on SIGUSR1 (new requests get 503 "draining", the
+ * running ones finish, then the same stop with nothing left to cancel).
  * The server listens from the start so GET /health reports the load.
+ *
+ * Signals: no handler runs. They are blocked in every thread (the mask is
+ * set before any thread starts) and the main thread takes them
+ * synchronously with sigwaitinfo()/sigtimedwait(), so whatever it does
+ * next runs in ordinary thread context: nothing here needs to be
+ * async-signal-safe.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +28,8 @@
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
 #define STOP_WAIT_MS	10000
+/* How often a draining server looks whether its last request finished. */
+#define DRAIN_POLL_MS	100
 /* Deadlines of a request's headers and body (nginx's client_header_timeout is 60 s). */
 #define DEFAULT_HEADER_S	30
 #define DEFAULT_BODY_S	60
@@ -41,7 +50,7 @@ static void usage(FILE *f)
 		"                        [--no-ui] [-v]\n"
 		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
 		"                        [--header-timeout S] [--body-timeout S]\n"
-		"                        [--chat-template-file FILE]\n"
+		"                        [--chat-template-file FILE] [--agent-port P]\n"
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
@@ -50,6 +59,10 @@ static void usage(FILE *f)
 		"  --parallel S   concurrent sessions, each with its own KV cache (default 4)\n"
 		"  --ctx N        context per session in tokens (default min(model, 4096))\n"
 		"  --bucket B     prefill bucket in tokens (default 128)\n"
+		"  --spec ngram   speculative decoding by prompt lookup (default none);\n"
+		"                 per request: speculative.n_max / speculative.n_min\n"
+		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
+		"  --draft-min K  fewest drafted tokens worth a verify pass (default 0)\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
 		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
 		"                 process list, where --api-key shows it to every user)\n"
@@ -67,9 +80,14 @@ static void usage(FILE *f)
 		"  --header-timeout S  seconds a request has for its headers (default %d)\n"
 		"  --body-timeout S    seconds it has for its body after them (default %d)\n"
 		"  --chat-template-file FILE  the chat template (Jinja) instead of the model's\n"
+		"  --agent-port P  answer HAProxy's agent check on HOST:P (a line such as\n"
+		"                 'up ready 100%%': a weight from the queue, 'drain' while\n"
+		"                 draining; 0: any free port, printed); default none\n"
 		"  -v             verbose\n"
 		"\n"
 		"Stops on SIGINT, SIGTERM or SIGHUP: running requests are cancelled, exit status 0.\n"
+		"Drains on SIGUSR1: new requests get 503 (GET /health: \"draining\"), running\n"
+		"ones finish, then it exits 0 (a SIGTERM meanwhile cancels them and stops).\n"
 		"exit status: 0 stopped by a signal; 1 runtime failure (model, cards, port);\n"
 		"2 usage error\n", ENGINE_DEFAULT_QUEUE, PER_IP_SPARE, SRV_MAX_CONNS, DEFAULT_HEADER_S,
 		DEFAULT_BODY_S);
@@ -92,7 +110,7 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT, O_TEMPLATE };
+       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -113,6 +131,10 @@ static const struct option srv_long_opts[] = {
 	{ "header-timeout", required_argument, NULL, O_HEADER_TIMEOUT },
 	{ "body-timeout", required_argument, NULL, O_BODY_TIMEOUT },
 	{ "chat-template-file", required_argument, NULL, O_TEMPLATE },
+	{ "spec", required_argument, NULL, O_SPEC },
+	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
+	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
+	{ "agent-port", required_argument, NULL, O_AGENT_PORT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -278,8 +300,31 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		o->queue_max = (int)v;
 		break;
 	case O_NOUI: o->no_ui = true; break;
+	case O_SPEC:
+		/* spec_parse()'s names; serve-fake links no engine. */
+		if (strcmp(arg, "none") && strcmp(arg, "ngram")) {
+			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+			return -1;
+		}
+		o->spec = strcmp(arg, "ngram") ? SPEC_NONE : SPEC_NGRAM;
+		break;
+	case O_DRAFTMAX:
+		if (parse_int(arg, "--draft-max", 1, SPEC_MAX_DRAFT, &v))
+			return -1;
+		o->draft_max = (int)v;
+		break;
+	case O_DRAFTMIN:
+		if (parse_int(arg, "--draft-min", 0, SPEC_MAX_DRAFT, &v))
+			return -1;
+		o->draft_min = (int)v;
+		break;
 	case O_TEMPLATE:
 		return read_template(arg, o);
+	case O_AGENT_PORT:
+		if (parse_int(arg, "--agent-port", 0, 65535, &v))
+			return -1;
+		o->agent_port = (int)v;
+		break;
 	case 'v': o->verbose++; break;
 	case 'h': usage(stdout); exit(0);
 	default: usage(stderr); return -1;
@@ -301,10 +346,15 @@ static int parse_opts(int argc, char **argv, struct srv_opts *o)
 	o->header_timeout = DEFAULT_HEADER_S;
 	o->body_timeout = DEFAULT_BODY_S;
 	o->per_ip_limit = -1;
+	o->agent_port = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "m:vh", srv_long_opts, NULL)) != -1) {
 		if (parse_opt(c, optarg, o))
 			return -1;
+	}
+	if (o->agent_port > 0 && o->agent_port == o->port) {
+		fprintf(stderr, "rk1828-llm: --agent-port %d is the HTTP port (--port)\n", o->agent_port);
+		return -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rk1828-llm: serve: unexpected argument \"%s\"\n", argv[optind]);
@@ -429,9 +479,13 @@ static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
 	struct timespec ts = { 0, 0 };
 	int left;
 
-	fprintf(stderr, "rk1828-llm: %s: stopping (no new connections, cancelling %d running request%s)\n",
-		strsignal(sig), s->n_gens, s->n_gens == 1 ? "" : "s");
+	if (sig == SIGUSR1)
+		fprintf(stderr, "rk1828-llm: drained: stopping\n");
+	else
+		fprintf(stderr, "rk1828-llm: %s: stopping (no new connections, cancelling %d running request%s)\n",
+			strsignal(sig), s->n_gens, s->n_gens == 1 ? "" : "s");
 	atomic_store(&s->state, SRV_STOPPING);
+	agent_stop(s);
 	http_quiesce(s);
 	http_cancel_all(s);
 	left = http_wait_idle(s, STOP_WAIT_MS);
@@ -442,7 +496,46 @@ static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
 	http_stop(s);
 }
 
-/* The server object and what its options own. */
+/*
+ * Serve until a signal stops it; returns that signal. SIGUSR1 drains:
+ * new requests get 503 while the running ones go on, and once none has
+ * been left at two looks DRAIN_POLL_MS apart (one that passed the state
+ * check just before the drain began has had that long to register),
+ * SIGUSR1 is returned. SIGINT, SIGTERM and SIGHUP stop at once, draining
+ * or not; a second SIGUSR1 changes nothing.
+ */
+static int serve_until_signal(struct srv *s, const sigset_t *set)
+{
+	struct timespec poll = { 0, DRAIN_POLL_MS * 1000000L };
+	int sig, idle = 0, n;
+
+	for (;;) {
+		if (atomic_load(&s->state) == SRV_DRAINING) {
+			pthread_mutex_lock(&s->lock);
+			n = s->n_gens;
+			pthread_mutex_unlock(&s->lock);
+			idle = n ? 0 : idle + 1;
+			if (idle >= 2)
+				return SIGUSR1;
+			sig = sigtimedwait(set, NULL, &poll);
+		} else {
+			sig = sigwaitinfo(set, NULL);
+		}
+		if (sig < 0)	/* EINTR, or the drain poll's EAGAIN */
+			continue;
+		if (sig != SIGUSR1)
+			return sig;
+		if (atomic_load(&s->state) != SRV_READY)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		n = s->n_gens;
+		pthread_mutex_unlock(&s->lock);
+		atomic_store(&s->state, SRV_DRAINING);
+		fprintf(stderr, "rk1828-llm: User defined signal 1: draining (new requests get 503, %d running request%s finish%s, then exit)\n",
+			n, n == 1 ? "" : "s", n == 1 ? "es" : "");
+	}
+}
+
 
 int serve_main(int argc, char **argv)
 {
@@ -473,6 +566,7 @@ int serve_main(int argc, char **argv)
 	 * action would kill it with requests running and the cards held.
 	 */
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);	/* drain (serve_until_signal()) */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -483,7 +577,14 @@ int serve_main(int argc, char **argv)
 	}
 	fprintf(stderr, "rk1828-llm: listening on http://%s:%d/ (GET /health answers 503 until the model is loaded)\n",
 		strchr(s->o.host, ':') ? "[::]" : s->o.host, s->o.port);
+	if (s->o.agent_port >= 0 && agent_start(s, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		http_stop(s);
+		free_srv(s);
+		return EXIT_RUNTIME;
+	}
 	if (pthread_create(&lt, NULL, load_thread, &L)) {
+		agent_stop(s);
 		http_stop(s);
 		free_srv(s);
 		return EXIT_RUNTIME;
@@ -492,6 +593,7 @@ int serve_main(int argc, char **argv)
 	pthread_join(lt, NULL);
 	if (L.ret) {
 		fprintf(stderr, "rk1828-llm: %s\n", L.err);
+		agent_stop(s);
 		http_stop(s);
 		srv_unload(s);
 		free_srv(s);
@@ -504,9 +606,7 @@ int serve_main(int argc, char **argv)
 			s->model_id, s->n_slots, s->n_slots == 1 ? "" : "s", s->n_ctx, s->plan,
 			s->o.no_ui ? "API" : "web UI", strchr(s->o.host, ':') ? "[::]" : s->o.host,
 			s->o.port);
-		do
-			sig = sigwaitinfo(&set, NULL);
-		while (sig < 0 && errno == EINTR);
+		sig = serve_until_signal(s, &set);
 	}
 	shutdown_server(s, &set, sig);
 	srv_unload(s);

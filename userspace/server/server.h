@@ -27,6 +27,7 @@ struct gen;
 struct conn_set;
 struct origin_policy;
 struct rstore;
+struct agent;
 
 /** Default request body limit (413 beyond it), bytes. */
 #define SRV_BODY_LIMIT (8u << 20)
@@ -57,6 +58,8 @@ struct rstore;
  * @per_ip_limit: --per-ip-limit, connections per client address (0: none)
  * @allowed_hosts: the --allowed-host values joined with "," (malloc'ed), or NULL
  * @cors_origins: the --cors-origin values joined with "," (malloc'ed), or NULL
+ * @agent_port: --agent-port, the TCP port of HAProxy's agent check on
+ *	@host (agent.c); -1 = none, 0 = any free one (set to it by agent_start())
  */
 struct srv_opts {
 	const char *model, *host, *cards, *api_key, *alias;
@@ -64,13 +67,19 @@ struct srv_opts {
 	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
+	int spec, draft_max, draft_min;	/* --spec (enum spec_kind), --draft-max, --draft-min */
 	bool no_ui;
 	size_t body_limit;
 	int header_timeout, body_timeout, per_ip_limit;
 	char *allowed_hosts, *cors_origins;
+	int agent_port;
 };
 
-enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
+/*
+ * SRV_DRAINING (SIGUSR1): the model is loaded and the running requests go
+ * on, new ones get 503 "draining"; the server exits once none is left.
+ */
+enum srv_state { SRV_LOADING, SRV_READY, SRV_DRAINING, SRV_STOPPING };
 
 /**
  * struct srv - one running server
@@ -98,6 +107,7 @@ enum srv_state { SRV_LOADING, SRV_READY, SRV_STOPPING };
  * @policy: the Host and Origin names it answers to (http_guard.h)
  * @store: the recent /v1/responses answers (resp_store.h; made by
  *	http_start())
+ * @agent: the agent-check listener (agent.c), or NULL
  */
 struct srv {
 	struct srv_opts o;
@@ -125,6 +135,7 @@ struct srv {
 	struct conn_set *conns;
 	struct origin_policy *policy;
 	struct rstore *store;
+	struct agent *agent;
 };
 
 /* serve.c: the `serve` subcommand; argv[0] is "serve". */
@@ -169,6 +180,18 @@ int util_detokenize(struct srv *s, const char *body, size_t len, struct json_t *
 int util_apply_template(struct srv *s, const char *body, size_t len, struct json_t **out,
 			struct api_error *e);
 struct json_t *util_props(struct srv *s);
+
+/*
+ * agent.c: HAProxy's agent check on its own TCP port (--agent-port).
+ * agent_reply() writes the one line answered for @st (enum srv_state)
+ * with the engine snapshot @es (NULL while loading) into @buf (NUL-
+ * terminated, at most @n bytes) and returns its length. agent_start()
+ * listens on s->o.host:s->o.agent_port and answers from a thread of its
+ * own: 0, or -1 with @err. agent_stop() closes it (NULL-safe, idempotent).
+ */
+size_t agent_reply(int st, const struct engine_stats *es, int queue_max, char *buf, size_t n);
+int agent_start(struct srv *s, char *err, size_t errlen);
+void agent_stop(struct srv *s);
 
 /* metrics.c: count an answered request; the /metrics text (malloc'ed). */
 void metrics_observe(struct srv *s, int status);

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Speculative decoding of the engine (engine.h): drafters that propose the
+ * next tokens of a sequence cheaply, and the acceptance rule that keeps
+ * the output distribution the target model's. Pure logic, unit-tested on
+ * the host (tests/unit/test_spec.c); the verify pass itself (the last
+ * accepted token and the drafts as one micro-batch through the cards, and
+ * the rollback of rejected positions) is in engine_spec.c.
+ *
+ * Acceptance (Leviathan et al. 2023, "Fast Inference from Transformers
+ * via Speculative Decoding", and Chen et al. 2023, "Accelerating Large
+ * Language Model Decoding with Speculative Sampling"): draft token d with
+ * draft probability q(d) is accepted with probability min(1, p(d) / q(d))
+ * under the target distribution p; on rejection the token is drawn from
+ * the residual norm(max(0, p - q)) and the rest of the drafts are dropped.
+ * The drafters here are deterministic (q is a point mass on d), so d is
+ * accepted with probability p(d) and the residual is p without d,
+ * renormalised. Greedy decoding (p a point mass on the argmax) accepts
+ * exactly the longest prefix of drafts that equal the target's argmax.
+ */
+#ifndef RK_LLM_SPEC_H
+#define RK_LLM_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/**
+ * enum spec_kind - drafters (engine_opts.spec, --spec)
+ * @SPEC_NONE: no speculation (default)
+ * @SPEC_NGRAM: prompt/history lookup (spec_ngram_draft())
+ */
+enum spec_kind {
+	SPEC_NONE,
+	SPEC_NGRAM,
+};
+
+/* Longest and shortest n-gram the ngram drafter matches. */
+#define SPEC_NGRAM_MAX	4
+#define SPEC_NGRAM_MIN	2
+
+/* Most drafts per verify pass (--draft-max). */
+#define SPEC_MAX_DRAFT	32
+
+/**
+ * spec_parse() - the drafter named @name ("none", "ngram")
+ * Return: 0 and *@k set, or -1 for an unknown name (*@k unchanged).
+ */
+int spec_parse(const char *name, enum spec_kind *k);
+
+/** spec_name() - "none" or "ngram". */
+const char *spec_name(enum spec_kind k);
+
+/**
+ * struct spec_drafter - a drafter behind the engine's one interface
+ * @kind: which
+ * @draft: propose up to @n_max tokens that follow @hist (@n_hist >= 1
+ *	tokens: the sequence so far, its last token the one about to be
+ *	submitted) into @out; return the count (0: no proposal). Must not
+ *	fail; runs on the engine thread, so it must be cheap
+ * @priv: the drafter's own state (NULL for ngram)
+ */
+struct spec_drafter {
+	enum spec_kind kind;
+	int (*draft)(struct spec_drafter *d, const int32_t *hist, int n_hist, int n_max,
+		     int32_t *out);
+	void *priv;
+};
+
+/**
+ * spec_drafter_init() - set up the drafter of @kind in @d
+ * Return: 0, or -1 for SPEC_NONE or an unknown kind.
+ */
+int spec_drafter_init(struct spec_drafter *d, enum spec_kind kind);
+
+/**
+ * spec_ngram_draft() - prompt lookup decoding: the longest suffix of
+ * @hist of SPEC_NGRAM_MAX down to SPEC_NGRAM_MIN tokens that occurred
+ * earlier in @hist (the most recent occurrence), and up to @n_max of the
+ * tokens that followed it there
+ * @hist: @n_hist tokens (prompt and generated, the newest last)
+ * @out: room for @n_max tokens
+ * Return: tokens proposed (0 when no n-gram matches or @n_max < 1).
+ * Cost: O(@n_hist * SPEC_NGRAM_MAX).
+ */
+int spec_ngram_draft(const int32_t *hist, int n_hist, int n_max, int32_t *out);
+
+/**
+ * spec_accept_greedy() - drafts a greedy target accepts: the length of the
+ * longest prefix where @draft[i] == @target[i] (the target's argmax after
+ * the accepted drafts before i)
+ */
+int spec_accept_greedy(const int32_t *target, const int32_t *draft, int n);
+
+/**
+ * spec_accept_point() - the speculative sampling rule for one position
+ * with a point-mass draft
+ * @ids, @probs: the target distribution p at this position: @n candidate
+ *	ids and their probabilities (summing to 1, as sampler_dist() gives);
+ *	ids not listed have probability 0
+ * @n: candidates (>= 1)
+ * @d: the draft token
+ * @u_acc, @u_res: two uniform numbers in [0, 1)
+ * @accepted: out: whether @d was accepted
+ *
+ * Accepts @d when @u_acc < p(@d); otherwise returns the candidate at
+ * @u_res of the residual (p without @d, renormalised). When p(@d) is 1
+ * the draft is always accepted.
+ * Return: the emitted token (@d when accepted).
+ */
+int32_t spec_accept_point(const int32_t *ids, const double *probs, int n, int32_t d,
+			  double u_acc, double u_res, bool *accepted);
+
+/**
+ * struct spec_rng - xorshift64* generator of a request's acceptance draws
+ * @s: state (never 0)
+ */
+struct spec_rng {
+	uint64_t s;
+};
+
+/** spec_rng_seed() - seed @r (0 is replaced by a fixed non-zero value). */
+void spec_rng_seed(struct spec_rng *r, uint64_t seed);
+
+/** spec_rng_unit() - the next uniform number in [0, 1) (53 bits). */
+double spec_rng_unit(struct spec_rng *r);
+
+#endif
