@@ -171,7 +171,19 @@ deps: deps-base
 
 userspace: $(PROGS) lib
 
-$(B)/obj/%.o: %.c | check-build-deps
+# The compiler and its flags as this run has them, kept in
+# $(B)/flags.stamp (rewritten only when they change): every object depends
+# on it, so `make CFLAGS=-O0` after a -O2 build recompiles everything
+# rather than linking stale objects.
+FLAGS_NOW := $(CC) | $(CPPFLAGS) | $(CFLAGS) | $(LDFLAGS) | $(LDLIBS)
+ifneq ($(FLAGS_NOW),$(file <$(B)/flags.stamp))
+$(shell mkdir -p $(B))
+$(file >$(B)/flags.stamp,$(FLAGS_NOW))
+endif
+$(B)/flags.stamp:
+	@:
+
+$(B)/obj/%.o: %.c $(B)/flags.stamp | check-build-deps
 	$(quiet) CC $<
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(INC) -c -o $@ $<
@@ -206,7 +218,7 @@ LIB_SOVERSION := 1
 LIB_MINOR := 0.0
 LIB_SONAME := librk1828.so.$(LIB_SOVERSION)
 LIB_SO := $(B)/$(LIB_SONAME).$(LIB_MINOR)
-$(B)/obj-pic/userspace/lib/%.o: userspace/lib/%.c | check-build-deps
+$(B)/obj-pic/userspace/lib/%.o: userspace/lib/%.c $(B)/flags.stamp | check-build-deps
 	$(quiet) CC '$< (-fPIC)'
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC $(INC_lib) -c -o $@ $<

@@ -221,6 +221,12 @@ static int least_squares(const struct fit_data *d, const struct card_profile *p,
 	for (k = 0; k < n; k++)
 		for (j = 0; j < FIT_N_PARAMS; j++)
 			scale[j] = fmax(scale[j], fabs(rows[k][j]));
+	for (j = 0; j < FIT_N_PARAMS; j++)
+		if (!(scale[j] > 0)) {
+			snprintf(err, errlen, "fit: no figure depends on %s (an empty column): "
+				 "add a model that exercises it", param_names[j]);
+			return -1;
+		}
 	for (k = 0; k < n; k++)
 		for (i = 0; i < FIT_N_PARAMS; i++) {
 			for (j = 0; j < FIT_N_PARAMS; j++)

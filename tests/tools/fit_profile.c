@@ -105,6 +105,20 @@ static void usage(FILE *o)
 		"[--write | --check]\n");
 }
 
+/*
+ * Relative difference |a - b| / |b|, guarded: 0 when both are 0, and
+ * INFINITY (always "stale") when only b is 0 or either is not finite,
+ * so --check never divides by zero.
+ */
+static double rel_diff(double a, double b)
+{
+	if (a == b)
+		return 0;
+	if (b == 0 || !isfinite(a) || !isfinite(b))
+		return INFINITY;
+	return fabs(a - b) / fabs(b);
+}
+
 int main(int argc, char **argv)
 {
 	const char *figures = "tests/shapes/vendor-rk1828.txt", *shapes = "tests/shapes";
@@ -154,7 +168,7 @@ int main(int argc, char **argv)
 	n = fitted_values(&p, fit);
 	fitted_values(&file, old);
 	for (i = 0; i < n; i++) {
-		double rel = fabs(old[i].val - fit[i].val) / fit[i].val;
+		double rel = rel_diff(old[i].val, fit[i].val);
 
 		printf("%s = %.4g%s\n", fit[i].key, fit[i].val,
 		       rel > 1e-3 ? "   (the file has a different value)" : "");
