@@ -47,14 +47,9 @@ struct args {
 	const char *cmd, *model, *prompt, *cards, *dump_logits, *system, *json_schema;
 	struct cards_spec cs;
 	int n_predict;
-	float temp, top_p;
-	int top_k;
-	float min_p, repeat_penalty, presence_penalty, frequency_penalty;
-	int repeat_last_n;
+	struct sampler_params s;	/* --temp ... --seed; s.bias is @bias */
 	struct sampler_bias bias[CLI_MAX_BIAS];	/* --logit-bias, in order */
-	int n_bias;
-	uint64_t seed;
-	bool have_seed, no_bos, bucket_set;
+	bool no_bos, bucket_set;
 	bool json, ignore_eos, parse_special, chat, ids, n_predict_set;
 	int thinking;
 	uint32_t bucket, n_ctx;

@@ -299,18 +299,7 @@ static int submit(struct engine *e, const struct session *S, const struct args *
 	rq.n_prompt = pr->n;
 	/* -n beyond the context: generate until it is full, as before. */
 	rq.max_tokens = (uint64_t)pr->n + a->n_predict > S->sizes.n_ctx ? -1 : a->n_predict;
-	rq.s.temperature = a->temp;
-	rq.s.top_k = a->top_k;
-	rq.s.top_p = a->top_p;
-	rq.s.min_p = a->min_p;
-	rq.s.repeat_penalty = a->repeat_penalty;
-	rq.s.repeat_last_n = a->repeat_last_n;
-	rq.s.presence_penalty = a->presence_penalty;
-	rq.s.frequency_penalty = a->frequency_penalty;
-	rq.s.bias = a->bias;
-	rq.s.n_bias = a->n_bias;
-	rq.s.seed = a->seed;
-	rq.s.have_seed = a->have_seed;
+	rq.s = a->s;
 	rq.ignore_eos = a->ignore_eos;
 	rq.prompt_logits = logits;
 	rq.schema = schema;

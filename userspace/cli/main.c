@@ -21,7 +21,7 @@
  * prints one JSON object instead.
  */
 #include <errno.h>
-#include <float.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -164,25 +164,35 @@ static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out
 	return parse_u32_in(s, opt, min, 0x7fffffff, out);
 }
 
-/* A float in [min, max], or (min, max] with @min_open. */
-static int parse_float(const char *s, const char *opt, float min, bool min_open, float max,
-		       float *out)
+/* A number (strtof() syntax, the whole string) for option @opt. */
+static int parse_num(const char *s, const char *opt, float *out)
 {
 	char *end;
 	float v;
 
 	errno = 0;
 	v = strtof(s, &end);
-	if (errno || *end || end == s || !(v >= min && v <= max) || (min_open && v == min)) {
-		if (min_open)
-			fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (must be > %g and <= %g)\n",
-				opt, s, min, max);
-		else
-			fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (%g..%g)\n", opt, s, min,
-				max);
+	if (errno || *end || end == s) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (a number)\n", opt, s);
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* An int (decimal, the whole string) for option @opt. */
+static int parse_int(const char *s, const char *opt, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < INT_MIN || v > INT_MAX) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (an integer)\n", opt, s);
+		return -1;
+	}
+	*out = (int)v;
 	return 0;
 }
 
@@ -402,21 +412,6 @@ static int parse_seed(const char *s, uint64_t *out, bool *have)
 	return 0;
 }
 
-/* --repeat-last-n: -1 (the whole context) or 0..2^30. */
-static int parse_repeat_last_n(const char *s, int *out)
-{
-	uint32_t u;
-
-	if (!strcmp(s, "-1")) {
-		*out = -1;
-		return 0;
-	}
-	if (parse_u32_in(s, "--repeat-last-n", 0, 1u << 30, &u))
-		return -1;
-	*out = (int)u;
-	return 0;
-}
-
 /*
  * --logit-bias ID(+|-)B, llama.cpp's form (common/arg.cpp -l): B a number
  * 0..100 or inf (-inf bans the token); the id is checked against the
@@ -430,7 +425,7 @@ static int parse_bias(const char *s, struct args *a)
 
 	errno = 0;
 	id = strtoul(s, &end, 10);
-	if (a->n_bias == CLI_MAX_BIAS) {
+	if (a->s.n_bias == CLI_MAX_BIAS) {
 		fprintf(stderr, "rk1828-llm: --logit-bias: at most %d\n", CLI_MAX_BIAS);
 		return -1;
 	}
@@ -440,8 +435,9 @@ static int parse_bias(const char *s, struct args *a)
 		b = strtof(end + 1, &e2);
 		if (end[1] != '+' && end[1] != '-' && e2 != end + 1 && !*e2 &&
 		    ((b >= 0.0f && b <= 100.0f) || (isinf(b) && *end == '-'))) {
-			a->bias[a->n_bias].id = (int32_t)id;
-			a->bias[a->n_bias++].bias = *end == '-' ? -b : b;
+			a->bias[a->s.n_bias].id = (int32_t)id;
+			a->bias[a->s.n_bias++].bias = *end == '-' ? -b : b;
+			a->s.bias = a->bias;
 			return 0;
 		}
 	}
@@ -450,10 +446,32 @@ static int parse_bias(const char *s, struct args *a)
 	return -1;
 }
 
+/*
+ * The value of sampling option @opt, parsed into the copy @t, against
+ * sampler_params_check(): a->s takes it only when valid.
+ */
+static int set_sampling(const char *opt, const char *arg, int parsed,
+			const struct sampler_params *t, struct args *a)
+{
+	char msg[160];
+
+	if (parsed)
+		return -1;
+	if (sampler_params_check(t, 0, NULL, msg, sizeof(msg))) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\": %s\n", opt, arg, msg);
+		return -1;
+	}
+	a->s = *t;
+	return 0;
+}
+
 /* Generation (run, chat): -n, --temp, --top-k, --top-p, the penalties, --seed. */
 static int parse_sampling_opt(int c, const char *arg, struct args *a)
 {
+	struct sampler_params t = a->s;
+	const char *opt;
 	uint32_t u;
+	int r;
 
 	switch (c) {
 	case 'n':
@@ -462,34 +480,28 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 		a->n_predict = (int)u;
 		a->n_predict_set = true;
 		return 0;
-	case O_TEMP:
-		return parse_float(arg, "--temp", 0.0f, false, 100.0f, &a->temp) ? -1 : 0;
-	case O_TOPK:
-		if (parse_u32(arg, "--top-k", 0, &u))
-			return -1;
-		a->top_k = (int)u;
-		return 0;
-	case O_TOPP:
-		return parse_float(arg, "--top-p", 0.0f, true, 1.0f, &a->top_p) ? -1 : 0;
-	case O_MINP:
-		return parse_float(arg, "--min-p", 0.0f, false, 1.0f, &a->min_p) ? -1 : 0;
-	case O_REPPEN:
-		return parse_float(arg, "--repeat-penalty", 0.0f, false, FLT_MAX,
-				   &a->repeat_penalty) ? -1 : 0;
-	case O_REPN:
-		return parse_repeat_last_n(arg, &a->repeat_last_n);
-	case O_PRESPEN:
-		return parse_float(arg, "--presence-penalty", -2.0f, false, 2.0f,
-				   &a->presence_penalty) ? -1 : 0;
-	case O_FREQPEN:
-		return parse_float(arg, "--frequency-penalty", -2.0f, false, 2.0f,
-				   &a->frequency_penalty) ? -1 : 0;
 	case O_BIAS:
 		return parse_bias(arg, a);
 	case O_SEED:
-		return parse_seed(arg, &a->seed, &a->have_seed) ? -1 : 0;
+		return parse_seed(arg, &a->s.seed, &a->s.have_seed) ? -1 : 0;
+	case O_TEMP: opt = "--temp"; r = parse_num(arg, opt, &t.temperature); break;
+	case O_TOPK: opt = "--top-k"; r = parse_int(arg, opt, &t.top_k); break;
+	case O_TOPP: opt = "--top-p"; r = parse_num(arg, opt, &t.top_p); break;
+	case O_MINP: opt = "--min-p"; r = parse_num(arg, opt, &t.min_p); break;
+	case O_REPPEN: opt = "--repeat-penalty"; r = parse_num(arg, opt, &t.repeat_penalty); break;
+	case O_REPN: opt = "--repeat-last-n"; r = parse_int(arg, opt, &t.repeat_last_n); break;
+	case O_PRESPEN:
+		opt = "--presence-penalty";
+		r = parse_num(arg, opt, &t.presence_penalty);
+		break;
+	case O_FREQPEN:
+		opt = "--frequency-penalty";
+		r = parse_num(arg, opt, &t.frequency_penalty);
+		break;
+	default:
+		return OPT_NOT_MINE;
 	}
-	return OPT_NOT_MINE;
+	return set_sampling(opt, arg, r, &t, a);
 }
 
 /* plan: --card-mem, --predict, --link, --profile, --parallel. */
@@ -612,11 +624,7 @@ static void args_defaults(struct args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->n_predict = 128;
-	a->temp = 0.8f;
-	a->top_k = 40;
-	a->top_p = 0.95f;
-	a->repeat_penalty = 1.0f;
-	a->repeat_last_n = 64;
+	a->s = (struct sampler_params)SAMPLER_PARAMS_DEFAULT;
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
 	a->thinking = CHAT_THINK_DEFAULT;

@@ -64,7 +64,7 @@ struct engine_trace;
 /* Limits of one request. */
 #define ENGINE_MAX_STOP		4	/* stop strings */
 #define ENGINE_MAX_STOP_LEN	256	/* bytes per stop string */
-#define ENGINE_MAX_TOP		20	/* top_logprobs alternatives */
+#define ENGINE_MAX_TOP		SAMPLER_MAX_PROBS	/* top_logprobs alternatives */
 
 /**
  * struct engine_opts - engine parameters (zero fields take the defaults)
@@ -154,50 +154,6 @@ struct engine_trace {
 };
 
 /**
- * struct engine_sampling - how a request picks tokens
- * @temperature: 0 = greedy (argmax, lowest id on ties); > 0 sampled
- * @top_p: nucleus, (0, 1]; 1 = off
- * @top_k: 0 = off
- * @min_p: llama.cpp's min-p, [0, 1]; 0 = off
- * @repeat_penalty: llama.cpp's repeat penalty over the last
- *	@repeat_last_n tokens, prompt included (>= 0; 1 and 0 = off)
- * @repeat_last_n: its window in tokens; 0 = off, -1 = the whole context
- * @presence_penalty, @frequency_penalty: OpenAI's, over the reply's
- *	tokens ([-2, 2]; 0 = off)
- * @bias, @n_bias: logit biases (OpenAI logit_bias); engine_submit()
- *	copies them
- * @seed: sampler seed (used when @have_seed, else the engine picks one)
- * @have_seed: @seed is set
- * @logprobs: report the log-probability of every generated token
- * @n_probs: with @logprobs, also the @n_probs (0..ENGINE_MAX_TOP) most
- *	likely alternatives at each position
- *
- * Log-probabilities are those of the model's distribution (log-softmax of
- * the raw logits, before bias, penalties, temperature, top-k, top-p and
- * min-p), as OpenAI reports. A zeroed struct is greedy with every other
- * step off; the order of the steps is userspace/common/sampler.c's.
- * Under a JSON schema (engine_request.schema) the tokens it refuses at a
- * position are masked out first, and alternatives with no probability
- * are not listed.
- */
-struct engine_sampling {
-	float temperature;
-	float top_p;
-	int top_k;
-	float min_p;
-	float repeat_penalty;
-	int repeat_last_n;
-	float presence_penalty;
-	float frequency_penalty;
-	const struct sampler_bias *bias;
-	int n_bias;
-	uint64_t seed;
-	bool have_seed;
-	bool logprobs;
-	int n_probs;
-};
-
-/**
  * enum engine_finish - why a request ended
  * @ENGINE_FINISH_STOP: end-of-sequence token or a stop string
  * @ENGINE_FINISH_LENGTH: max_tokens reached or the context is full
@@ -280,7 +236,7 @@ enum engine_event_kind {
  *	that sends the last byte of its text (tokens without text complete at
  *	once); tokens of a stop string are never listed
  * @n_ids: entries of @ids
- * @logprobs: with engine_sampling.logprobs, one entry per @ids, else NULL
+ * @logprobs: with sampler_params.logprobs, one entry per @ids, else NULL
  * @finish: DONE: why
  * @usage: DONE: token counts (TEXT: counts so far)
  * @timing: DONE: times
@@ -318,7 +274,8 @@ typedef void (*engine_event_fn)(const struct engine_event *ev, void *user);
  * @max_tokens: tokens to generate at most; -1: until the context is full
  *	(n_ctx - n_prompt + 1 tokens: the last one needs no KV row); 0: none
  *	(the prompt is still evaluated, which warms the prefix cache)
- * @s: sampling
+ * @s: sampling (struct sampler_params: checked by sampler_params_check(),
+ *	its bias copied; without have_seed the engine picks a time-based seed)
  * @stop: @n_stop stop strings (0..ENGINE_MAX_STOP, each 1..
  *	ENGINE_MAX_STOP_LEN bytes), matched on the decoded text across token
  *	boundaries; copied
@@ -347,7 +304,7 @@ struct engine_request {
 	const int32_t *prompt;
 	int n_prompt;
 	int max_tokens;
-	struct engine_sampling s;
+	struct sampler_params s;
 	const char *const *stop;
 	int n_stop;
 	bool ignore_eos;

@@ -66,7 +66,7 @@ struct engine_req {
 	int32_t *prompt;
 	int n_prompt;
 	int max_tokens;
-	struct engine_sampling s;
+	struct sampler_params s;
 	struct sampler_bias *bias;
 	bool ignore_eos;
 	float *prompt_logits;
