@@ -70,7 +70,9 @@ struct args {
  * @m: the model on it
  * @cards, @n_cards: every card found
  * @sel, @n_sel: the cards --cards selected, in pipeline order
- * @plan, @sizes, @plan_str: the segment plan
+ * @fit: what the plan was asked for (the engine's engine_fit_opts())
+ * @plan, @sizes, @plan_str: the segment plan (plan_fit()), the one run and
+ *	chat hand to the engine (cli_engine_opts())
  */
 struct session {
 	struct gguf_file *gf;
@@ -78,10 +80,20 @@ struct session {
 	struct rk_card *cards;
 	int n_cards;
 	int sel[PLAN_MAX_CARDS], n_sel;
+	struct plan_fit_opts fit;
 	struct plan plan;
 	struct plan_sizes sizes;
 	char plan_str[PLAN_STR_MAX];
 };
+
+struct engine_opts;
+
+/*
+ * cli_engine_opts() - the engine options of run and chat (main.c): those
+ * @S was planned with, and its plan and sizes, so the engine runs the plan
+ * the command planned (and prints) instead of planning again.
+ */
+void cli_engine_opts(const struct args *a, const struct session *S, struct engine_opts *eo);
 
 struct card_profile;
 

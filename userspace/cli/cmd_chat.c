@@ -219,7 +219,7 @@ out:
 
 static int chat_open(struct chat_ctx *c)
 {
-	struct engine_opts eo = { .n_slots = 1, .queue_max = -1, .strict_slots = true };
+	struct engine_opts eo;
 	struct chat_template ct;
 	char err[768];
 
@@ -231,9 +231,7 @@ static int chat_open(struct chat_ctx *c)
 		return -1;
 	}
 	cli_template(c->S.gf, c->tok, &ct, true);
-	eo.n_ctx = c->S.sizes.n_ctx;
-	eo.bucket = c->S.sizes.bucket;
-	eo.verbose = c->a->verbose;
+	cli_engine_opts(c->a, &c->S, &eo);
 	if (engine_create(&c->e, &c->S.m, c->tok, c->S.cards, c->S.sel, c->S.n_sel, &eo, err,
 			  sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);

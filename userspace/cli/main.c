@@ -42,8 +42,6 @@
 #include "server.h"
 #include "rk1828/util.h"
 
-#define DEFAULT_CTX	4096
-#define DEFAULT_BUCKET	128
 
 static void usage(FILE *f)
 {
@@ -784,17 +782,38 @@ void session_close(struct session *S)
 		gguf_close(S->gf);
 }
 
-/* Context and bucket of a plan for @m: the options, or the defaults. */
-static void session_sizes(const struct args *a, const struct llm_model *m,
-			  struct plan_sizes *sz)
+/*
+ * What the commands ask of the engine: one session (plan: --parallel S),
+ * never fewer (a plan is for what was asked), --ctx and --bucket (0: the
+ * planner's defaults).
+ */
+static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 {
-	memset(sz, 0, sizeof(*sz));
-	sz->n_ctx = a->n_ctx ? a->n_ctx :
-		    (m->n_ctx_train < DEFAULT_CTX ? m->n_ctx_train : DEFAULT_CTX);
-	sz->bucket = a->bucket_set ? a->bucket : DEFAULT_BUCKET;
-	if (sz->bucket > sz->n_ctx)
-		sz->bucket = sz->n_ctx;
-	sz->n_seq = a->parallel ? a->parallel : 1;
+	*eo = (struct engine_opts){
+		.n_slots = a->parallel ? (int)a->parallel : 1,
+		.strict_slots = true,
+		.queue_max = -1,
+		.n_ctx = a->n_ctx,
+		.bucket = a->bucket_set ? a->bucket : 0,
+		.verbose = a->verbose,
+	};
+}
+
+void cli_engine_opts(const struct args *a, const struct session *S, struct engine_opts *eo)
+{
+	args_engine_opts(a, eo);
+	eo->plan = &S->plan;
+	eo->sizes = &S->sizes;
+}
+
+/* The plan_fit() request of @a for @m: the engine's (engine_fit_opts()). */
+static void session_fit(const struct args *a, const struct llm_model *m,
+			struct plan_fit_opts *fo)
+{
+	struct engine_opts eo;
+
+	args_engine_opts(a, &eo);
+	engine_fit_opts(m, &eo, fo);
 }
 
 /* The planner's message buffer: a line per card and the rest. */
@@ -880,42 +899,25 @@ static void session_nofit_hint(const struct session *S)
 }
 
 /*
- * plan_fit() - plan_model() of @m on @n cards of @free_b bytes at @sz,
- * where an implicit bucket (!@bucket_set) halves until the activations
- * fit; run, plan --cards N and --cards auto all plan through this, so
- * they agree. Return: plan_model()'s; @sz->bucket is the bucket tried last.
+ * Plan the model on the cards of session_cards() with plan_fit(), the
+ * engine's policy: the plan run and chat hand to the engine; -1 printed.
  */
-static int plan_fit(const struct llm_model *m, struct plan_sizes *sz, bool bucket_set, int n,
-		    const uint64_t *free_b, const int *ids, struct plan *p, char *err,
-		    size_t errlen)
-{
-	for (;;) {
-		int ret = plan_model(m, sz, n, free_b, ids, p, err, errlen);
-
-		if (ret != PLAN_NOFIT || bucket_set || sz->bucket <= 1)
-			return ret;
-		sz->bucket /= 2;
-	}
-}
-
-/* Plan the model on the cards of session_cards() (plan_fit()); -1 printed. */
 static int session_plan(struct session *S, const struct args *a, const uint64_t *free_b,
 			const int *ids, char *err, size_t errlen)
 {
-	uint32_t bucket0 = S->sizes.bucket;
+	char note[256];
 	int i, ret;
 
-	ret = plan_fit(&S->m, &S->sizes, a->bucket_set, S->n_sel, free_b, ids, &S->plan, err,
-		       errlen);
+	ret = plan_fit(&S->m, &S->fit, S->n_sel, free_b, ids, &S->sizes, &S->plan, note,
+		       sizeof(note), err, errlen);
 	if (ret) {
 		fprintf(stderr, "rk1828-llm: %s: %s\n", a->model, err);
 		if (ret == PLAN_NOFIT)
 			session_nofit_hint(S);
 		return -1;
 	}
-	if (S->sizes.bucket < bucket0)
-		fprintf(stderr, "rk1828-llm: note: bucket lowered from %u to %u to fit the cards' memory (--bucket to choose)\n",
-			bucket0, S->sizes.bucket);
+	if (note[0])
+		fprintf(stderr, "rk1828-llm: note: %s\n", note);
 	for (i = 0; i < S->plan.n_segs; i++)	/* plan indices -> S->sel */
 		S->plan.seg[i].card = S->sel[S->plan.seg[i].card];
 	plan_format(&S->plan, S->plan_str, sizeof(S->plan_str));
@@ -926,7 +928,7 @@ static int session_plan(struct session *S, const struct args *a, const uint64_t 
 
 /*
  * session_model() - the first half of session_open(): load @a->model into
- * @S (zeroed first) and size its plan (session_sizes(), with the --ctx
+ * @S (zeroed first) and size its plan (plan_fit_sizes(), with the --ctx
  * warning); -1 printed. plan calls it before it says anything about the
  * cards, so that a bad model file's error is all it prints.
  */
@@ -937,7 +939,8 @@ static int session_model(struct session *S, const struct args *a)
 	memset(S, 0, sizeof(*S));
 	if (session_load(S, a, err, sizeof(err)))
 		return -1;
-	session_sizes(a, &S->m, &S->sizes);
+	session_fit(a, &S->m, &S->fit);
+	plan_fit_sizes(&S->m, &S->fit, &S->sizes);
 	if (llm_ctx_warning(&S->m, S->sizes.n_ctx, err, sizeof(err)))
 		fprintf(stderr, "rk1828-llm: warning: %s\n", err);
 	return 0;
@@ -977,17 +980,18 @@ static int plan_auto(const struct args *a, const struct llm_model *m, uint64_t m
 	static uint64_t free_b[PLAN_MAX_CARDS];
 	static char err[SESSION_ERR_LEN], last[SESSION_ERR_LEN];
 	struct plan_sizes sz0, sz;
+	struct plan_fit_opts fo;
 	struct plan p;
 	char bk[64] = "";
 	int n, ret = 0, max, r = PLAN_NOFIT;
 
-	session_sizes(a, m, &sz0);
+	session_fit(a, m, &fo);
+	plan_fit_sizes(m, &fo, &sz0);
 	max = m->n_layers < PLAN_MAX_CARDS ? (int)m->n_layers : PLAN_MAX_CARDS;
 	last[0] = '\0';
 	for (n = 1; n <= max && !ret && r == PLAN_NOFIT; n++) {
 		free_b[n - 1] = mem;
-		sz = sz0;
-		r = plan_fit(m, &sz, a->bucket_set, n, free_b, NULL, &p, err, sizeof(err));
+		r = plan_fit(m, &fo, n, free_b, NULL, &sz, &p, NULL, 0, err, sizeof(err));
 		if (r == 0)
 			ret = n;
 		else if (r == PLAN_NOFIT)
@@ -1027,10 +1031,13 @@ static void print_plan(const struct args *a, const struct session *S)
 {
 	int i;
 
-	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u, %u session%s\n",
+	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u, %u session%s",
 	       a->model, S->m.arch_name, S->m.n_layers, S->m.dim, S->m.n_heads, S->m.n_kv_heads,
 	       S->m.n_vocab, S->sizes.n_ctx, S->sizes.bucket, S->sizes.n_seq,
 	       S->sizes.n_seq == 1 ? "" : "s");
+	if (S->sizes.n_snap)	/* hybrid: the engine's state snapshots */
+		printf(", %u state snapshots", S->sizes.n_snap);
+	printf("\n");
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
 		const struct plan_seg *s = &S->plan.seg[i];

@@ -53,10 +53,13 @@ struct engine;
 struct engine_req;
 struct engine_trace;
 
-/* Default --parallel, --queue (the engine's and the server's), --bucket. */
+/* Default --parallel, --queue (the engine's and the server's); --ctx and
+ * --bucket: PLAN_DEFAULT_CTX, PLAN_DEFAULT_BUCKET (planner.h). */
 #define ENGINE_DEFAULT_SLOTS	4
 #define ENGINE_DEFAULT_QUEUE	16
-#define ENGINE_DEFAULT_BUCKET	128
+
+/* Recurrent-state snapshot blocks per slot of a hybrid model. */
+#define ENGINE_SNAPS_PER_SLOT	4
 
 /* Most slots (--parallel). */
 #define ENGINE_MAX_SLOTS	64
@@ -73,9 +76,10 @@ struct engine_trace;
  *	ENGINE_DEFAULT_SLOTS. When
  *	the cards cannot hold S sessions' KV the engine lowers S to what fits
  *	and says so in engine_info.note (with @strict_slots it fails instead)
- * @n_ctx: context (KV rows) of each slot; 0: min(model context, 4096)
+ * @n_ctx: context (KV rows) of each slot; 0: min(model context,
+ *	PLAN_DEFAULT_CTX)
  * @bucket: prefill bucket in tokens (also the largest micro-batch);
- *	0: ENGINE_DEFAULT_BUCKET, halved until the activations fit
+ *	0: PLAN_DEFAULT_BUCKET, halved until the activations fit
  * @queue_max: requests waiting beyond the busy slots (--queue); 0:
  *	ENGINE_DEFAULT_QUEUE; -1: no queue (submit fails when no slot is free)
  * @strict_slots: fail instead of lowering @n_slots
@@ -88,6 +92,12 @@ struct engine_trace;
  *	submitted to the cards and collected from them (struct engine_trace):
  *	the scheduler's decisions, for tests and diagnostics; must not block
  * @trace_user: passed to @trace
+ * @plan, @sizes: optional, a plan made by plan_fit() with engine_fit_opts()
+ *	of these options (rk1828-llm run and chat plan before they create
+ *	the engine and print that plan): the engine runs it as it is instead
+ *	of planning again (@n_slots, @n_ctx and @bucket are then
+ *	@sizes'); its segments' cards are indices into engine_create()'s
+ *	@cards. Both or neither
  */
 struct engine_opts {
 	int n_slots;
@@ -101,7 +111,19 @@ struct engine_opts {
 	void *progress_user;
 	void (*trace)(void *user, const struct engine_trace *t);
 	void *trace_user;
+	const struct plan *plan;
+	const struct plan_sizes *sizes;
 };
+
+/**
+ * engine_fit_opts() - the plan_fit() request the engine makes of @o for
+ * @m: its slots (0: ENGINE_DEFAULT_SLOTS, at most PIPE_MAX_SEQ), context,
+ * bucket, strictness and, for a hybrid model, ENGINE_SNAPS_PER_SLOT
+ * snapshot blocks per slot. A caller that plans before engine_create()
+ * plans with this and passes the result in engine_opts.plan and .sizes.
+ */
+void engine_fit_opts(const struct llm_model *m, const struct engine_opts *o,
+		     struct plan_fit_opts *fo);
 
 /**
  * enum engine_trace_kind - what a trace event reports
@@ -350,6 +372,7 @@ void engine_destroy(struct engine *e);
  * @n_slots: slots (after lowering)
  * @n_ctx: context per slot
  * @bucket: prefill bucket
+ * @n_snap: hybrid models: state snapshot blocks on every card (0 else)
  * @queue_max: queue bound
  * @n_cards: cards used (may be fewer than offered: a card per block at most)
  * @n_vocab: vocabulary size
@@ -358,7 +381,7 @@ void engine_destroy(struct engine *e);
  */
 struct engine_info {
 	int n_slots;
-	uint32_t n_ctx, bucket;
+	uint32_t n_ctx, bucket, n_snap;
 	int queue_max;
 	int n_cards;
 	uint32_t n_vocab;

@@ -87,7 +87,7 @@ struct engine_req {
 };
 
 /* Recurrent-state checkpoints per slot of a hybrid model (engine_hybrid.c). */
-#define ENG_SNAPS	4
+#define ENG_SNAPS	ENGINE_SNAPS_PER_SLOT
 
 /**
  * struct eng_snaps - a slot's checkpoints
