@@ -270,6 +270,11 @@ static void test_foreign_options(const char *model)
 		{ "info --ctx 64", "info does not take --ctx (an option of run, chat, plan, bench and serve)" },
 		{ "run -m M -p hi --port 8080", "run does not take --port (an option of serve)" },
 		{ "plan -m M --no-ui", "plan does not take --no-ui (an option of serve)" },
+		/* serve's whole table (srv_options()), not a copy of part of it. */
+		{ "run -m M -p hi --allowed-host h", "run does not take --allowed-host (an option of serve)" },
+		{ "bench -m M --api-key-file k", "bench does not take --api-key-file (an option of serve)" },
+		{ "chat -m M --chat-template-file t", "chat does not take --chat-template-file (an option of serve)" },
+		{ "plan -m M --queue 4", "plan does not take --queue (an option of serve)" },
 	};
 	static const char *const good[] = {
 		"tokenize -m M -p hi --ids --no-bos --parse-special",

@@ -198,7 +198,10 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
+       O_JSONSCHEMA };
+
+/* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
+#define O_SERVE		1024
 
 /* Every command's long options (one table: getopt_long() takes one). */
 static const struct option cli_opts[] = {
@@ -239,21 +242,58 @@ static const struct option cli_opts[] = {
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
-	/* serve's own (serve.c parses them): known here to name serve when refused. */
-	{ "host", required_argument, NULL, O_HOST },
-	{ "port", required_argument, NULL, O_PORT },
-	{ "api-key", required_argument, NULL, O_KEY },
-	{ "alias", required_argument, NULL, O_ALIAS },
-	{ "queue", required_argument, NULL, O_QUEUE },
-	{ "no-ui", no_argument, NULL, O_NOUI },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* Most entries of all_opts[]. */
+#define MAX_OPTS	96
+
 /*
- * The options each command takes, by cli_opts[] name (-h aside, which
+ * all_opts[] - what getopt_long() parses with: cli_opts[], then the
+ * options of serve's table (srv_options(), the one list of them; serve.c
+ * parses them) that no other command has, only so that another command
+ * given one names serve. Filled by opts_init().
+ */
+static struct option all_opts[MAX_OPTS + 1];
+static size_t n_opts;
+
+/* The index of --@name in srv_options(), or -1. */
+static int srv_opt_index(const char *name)
+{
+	const struct option *so = srv_options();
+	int k;
+
+	for (k = 0; so[k].name; k++)
+		if (!strcmp(so[k].name, name))
+			return k;
+	return -1;
+}
+
+static void opts_init(void)
+{
+	const struct option *so = srv_options();
+	size_t i, k;
+
+	if (n_opts)
+		return;
+	for (i = 0; cli_opts[i].name && n_opts < MAX_OPTS; i++)
+		all_opts[n_opts++] = cli_opts[i];
+	for (k = 0; so[k].name && n_opts < MAX_OPTS; k++) {
+		for (i = 0; cli_opts[i].name && strcmp(cli_opts[i].name, so[k].name); i++)
+			;
+		if (cli_opts[i].name)
+			continue;
+		all_opts[n_opts] = so[k];
+		all_opts[n_opts].flag = NULL;
+		all_opts[n_opts++].val = O_SERVE + (int)k;
+	}
+}
+
+/*
+ * The options each command takes, by all_opts[] name (-h aside, which
  * every command takes). An option another command takes is refused, not
- * ignored. serve parses its own (userspace/server/serve.c, the same
- * names): its entry only names it in the messages ("run does not take
+ * ignored. serve's are its own table's (srv_options(); serve.c parses
+ * them): its entry only names it in the messages ("run does not take
  * --port (an option of serve)").
  */
 static const struct {
@@ -270,18 +310,18 @@ static const struct {
 	{ "info", " " },
 	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
 	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
-	{ "serve", " model cards parallel ctx bucket verbose host port api-key alias queue no-ui " },
+	{ "serve", NULL },	/* srv_options() */
 };
 
 #define N_CMDS		(sizeof(cmd_opts) / sizeof(cmd_opts[0]))
-#define N_CLI_OPTS	(sizeof(cli_opts) / sizeof(cli_opts[0]) - 1)
-
-/* Does @cmd (an entry of cmd_opts[]) take the option cli_opts[@o]? */
+/* Does @cmd (an entry of cmd_opts[]) take the option all_opts[@o]? */
 static bool cmd_takes(size_t cmd, size_t o)
 {
 	char word[32];
 
-	snprintf(word, sizeof(word), " %s ", cli_opts[o].name);
+	if (!cmd_opts[cmd].opts)
+		return srv_opt_index(all_opts[o].name) >= 0;
+	snprintf(word, sizeof(word), " %s ", all_opts[o].name);
 	return strstr(cmd_opts[cmd].opts, word) != NULL;
 }
 
@@ -298,23 +338,23 @@ static int cmd_index(const char *name)
 
 /*
  * struct opt_seen - the options given, as typed: @as_long[o] for
- * cli_opts[o] given as --name (else -c), @given[o] when given at all
+ * all_opts[o] given as --name (else -c), @given[o] when given at all
  */
 struct opt_seen {
-	bool given[N_CLI_OPTS], as_long[N_CLI_OPTS];
+	bool given[MAX_OPTS], as_long[MAX_OPTS];
 };
 
 /* The option as the user typed it: "--n-predict" or "-n", in @buf. */
 static const char *opt_spelled(const struct opt_seen *seen, size_t o, char *buf, size_t size)
 {
-	if (seen->as_long[o] || cli_opts[o].val >= 256)
-		snprintf(buf, size, "--%s", cli_opts[o].name);
+	if (seen->as_long[o] || all_opts[o].val >= 256)
+		snprintf(buf, size, "--%s", all_opts[o].name);
 	else
-		snprintf(buf, size, "-%c", cli_opts[o].val);
+		snprintf(buf, size, "-%c", all_opts[o].val);
 	return buf;
 }
 
-/* "run, chat and bench": the commands that take cli_opts[@o], in @buf. */
+/* "run, chat and bench": the commands that take all_opts[@o], in @buf. */
 static void opt_owners(size_t o, char *buf, size_t size)
 {
 	size_t i, n = 0, k = 0, len = 0;
@@ -348,11 +388,11 @@ static int check_needs(const struct args *a, const struct opt_seen *seen)
 	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
 		if (strcmp(a->cmd, needs[i].cmd))
 			continue;
-		for (o = 0; o < N_CLI_OPTS && strcmp(cli_opts[o].name, needs[i].opt); o++)
+		for (o = 0; o < n_opts && strcmp(all_opts[o].name, needs[i].opt); o++)
 			;
-		for (w = 0; w < N_CLI_OPTS && strcmp(cli_opts[w].name, needs[i].needs); w++)
+		for (w = 0; w < n_opts && strcmp(all_opts[w].name, needs[i].needs); w++)
 			;
-		if (o < N_CLI_OPTS && w < N_CLI_OPTS && seen->given[o] && !seen->given[w]) {
+		if (o < n_opts && w < n_opts && seen->given[o] && !seen->given[w]) {
 			fprintf(stderr, "rk1828-llm: %s: %s needs --%s (%s)\n", a->cmd,
 				opt_spelled(seen, o, sp, sizeof(sp)), needs[i].needs, needs[i].why);
 			return -1;
@@ -372,8 +412,8 @@ static int check_opts(const struct args *a, const struct opt_seen *seen)
 	char sp[32], owners[96];
 	size_t o;
 
-	for (o = 0; o < N_CLI_OPTS; o++) {
-		if (!seen->given[o] || cli_opts[o].val == 'h' || cmd_takes((size_t)cmd, o))
+	for (o = 0; o < n_opts; o++) {
+		if (!seen->given[o] || all_opts[o].val == 'h' || cmd_takes((size_t)cmd, o))
 			continue;
 		opt_owners(o, owners, sizeof(owners));
 		fprintf(stderr, "rk1828-llm: %s does not take %s (an option of %s)\n", a->cmd,
@@ -592,7 +632,7 @@ static int parse_serve_opt(int c, const char *arg, struct args *a)
 {
 	(void)arg;
 	(void)a;
-	return c >= O_HOST && c <= O_NOUI ? 0 : OPT_NOT_MINE;
+	return c >= O_SERVE ? 0 : OPT_NOT_MINE;
 }
 
 /* One option @c with @arg: 0, or -1 printed (-h exits 0). */
@@ -695,19 +735,20 @@ static int parse_args(int argc, char **argv, struct args *a)
 		usage(stderr);
 		return -1;
 	}
+	opts_init();
 	optind = 2;
 	for (;;) {
 		int li = -1;
 		size_t o;
 
-		c = getopt_long(argc, argv, "m:p:n:s:r:vh", cli_opts, &li);
+		c = getopt_long(argc, argv, "m:p:n:s:r:vh", all_opts, &li);
 		if (c == -1)
 			break;
 		if (parse_opt(c, optarg, a))
 			return -1;
-		for (o = 0; o < N_CLI_OPTS && cli_opts[o].val != c; o++)
+		for (o = 0; o < n_opts && all_opts[o].val != c; o++)
 			;
-		if (o < N_CLI_OPTS) {
+		if (o < n_opts) {
 			seen.given[o] = true;
 			seen.as_long[o] = li >= 0;
 		}
