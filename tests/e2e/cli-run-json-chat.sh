@@ -18,7 +18,12 @@
 #  - run --chat without a template says so;
 #  - chat reads two messages from stdin, answers the first exactly as run
 #    does, keeps the history (the second prompt is longer) and exits 0 at
-#    end of input.
+#    end of input;
+#  - the plan is the one that runs (issue 19): on the hybrid synthetic
+#    model (build/synth/qwen35-engine.gguf, state snapshots per slot) the
+#    plan `plan` prints for the same cards (plan, bucket, 1 session, 4
+#    state snapshots) is the one run --json reports from the engine
+#    (engine_get_info()), and so is the one run -v prints.
 # Prints TAP; exit status 1 when a check failed, 2 when something is missing.
 set -u
 
@@ -53,6 +58,12 @@ read -r x y < <(python3 -c 'import json,sys; i=json.load(open(sys.argv[1])).get(
 printf '%s\n%s\n' "$p" "The dog" | "$llm" chat "${common[@]}" -n 12 -v -v \
 	>"$tmp/chat.txt" 2>"$tmp/chat.err"
 echo "$?" >"$tmp/chat.rc"
+hyb=${RK1828_HYBRID_MODEL:-$root/build/synth/qwen35-engine.gguf}
+if [ -r "$hyb" ]; then
+	"$llm" plan -m "$hyb" --cards 2 --ctx 256 >"$tmp/hplan.txt" 2>"$tmp/hplan.err"
+	"$llm" run -m "$hyb" --cards 2 --ctx 256 --temp 0 -p "$p" -n 2 --json -v \
+		>"$tmp/hrun.json" 2>"$tmp/hrun.err"
+fi
 
 python3 - "$tmp" <<'PY'
 import json, os, sys
@@ -84,7 +95,7 @@ def report(ok, name, *files):
             for line in read(f).splitlines()[:15]:
                 print("# " + line)
 
-print("1..11")
+print("1..12")
 run, ign, ps, nps = load("run.json"), load("ign.json"), load("ps.json"), load("nps.json")
 st = run.get("stats", {})
 report(read("run.json").count("\n") == 1 and str(run.get("prompt_ids")) == read("ids.txt").strip()
@@ -122,5 +133,20 @@ report(text is not None and read("chat.txt").startswith(text.rstrip() + "\n"),
 err = read("chat.err").splitlines()
 report(err.count("prompt (plain): Once upon a time") == 2 and err.count("The dog") == 1,
        "chat: the second prompt carries the first message, the reply and the new one", "chat.err")
+# The plan printed is the plan that runs: plan's text, run -v and the
+# engine's own report in run --json agree on the hybrid model.
+if not os.path.exists(os.path.join(d, "hplan.txt")):
+    n += 1
+    print("ok %d - # SKIP no hybrid model (make synth-models)" % n)
+else:
+    hp, hr = read("hplan.txt"), load("hrun.json").get("engine", {})
+    plan_line = [l[6:] for l in hp.splitlines() if l.startswith("plan: ")]
+    report(plan_line and hr.get("plan") == plan_line[0] and hr.get("slots") == 1
+           and hr.get("snapshots") == 4 and hr.get("ctx") == 256
+           and ("ctx 256, bucket %d, 1 session, 4 state snapshots" % hr.get("bucket", -1)) in hp
+           and ("bucket %d, 1 slot, 4 state snapshots; plan %s" % (hr.get("bucket", -1), hr.get("plan")))
+           in read("hrun.err"),
+           "hybrid model: the plan `plan` prints (bucket, 1 session, 4 snapshots) is the engine's in run --json and run -v",
+           "hplan.txt", "hplan.err", "hrun.json", "hrun.err")
 sys.exit(1 if failed else 0)
 PY

@@ -414,7 +414,7 @@ static void test_destroy(void)
 }
 
 /* One greedy request of @n tokens over @text with sampling @s, alone on @e. */
-static void run_with(struct engine *e, const char *text, int n, const struct engine_sampling *s,
+static void run_with(struct engine *e, const char *text, int n, const struct sampler_params *s,
 		     struct res *r)
 {
 	struct engine_request rq = { 0 };
@@ -460,7 +460,7 @@ static bool has_repeat(const int32_t *ids, int n, const int32_t *prompt, int n_p
 static void test_sampling(void)
 {
 	static struct res base, r;
-	struct engine_sampling s = { .top_p = 1, .logprobs = true, .n_probs = 2 };
+	struct sampler_params s = { .top_p = 1, .logprobs = true, .n_probs = 2 };
 	struct sampler_bias b[1];
 	struct engine *e = mk_engine(1, 4, 2);
 	int32_t toks[256];

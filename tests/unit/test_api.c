@@ -2,7 +2,7 @@
 /*
  * OpenAI request parsing tests (userspace/server/api.c, the rules of
  * userspace/doc/server.rst): the sampling fields land in struct
- * engine_sampling with their values; "seed": -1 asks for a random seed as
+ * sampler_params with their values; "seed": -1 asks for a random seed as
  * in llama-server, another negative one is refused as by the CLI; an empty
  * completions prompt is refused; a wrong type or range
  * is a 400 naming the field, and max_tokens is checked next to

@@ -207,11 +207,15 @@ static void test_option_errors(const char *model)
 	       "--parallel 65 is refused with its range 1..64 (status %d)", rc);
 	{
 		static const struct { const char *opt, *want; } pen[] = {
-			{ "--min-p 1.5", "--min-p: bad value \"1.5\" (0..1)" },
-			{ "--repeat-penalty -1", "--repeat-penalty: bad value \"-1\" (0..3.40282e+38)" },
-			{ "--repeat-last-n -2", "--repeat-last-n: bad value \"-2\"" },
-			{ "--presence-penalty 2.5", "--presence-penalty: bad value \"2.5\" (-2..2)" },
-			{ "--frequency-penalty -3", "--frequency-penalty: bad value \"-3\" (-2..2)" },
+			{ "--min-p 1.5", "--min-p: bad value \"1.5\": min_p must be in [0, 1] (got 1.5)" },
+			{ "--repeat-penalty -1", "--repeat-penalty: bad value \"-1\": repeat_penalty must be in [0, 3.402823466e+38] (got -1)" },
+			{ "--repeat-last-n -2", "--repeat-last-n: bad value \"-2\": repeat_last_n must be in [-1, 1073741824] (got -2)" },
+			{ "--presence-penalty 2.5", "--presence-penalty: bad value \"2.5\": presence_penalty must be in [-2, 2] (got 2.5)" },
+			{ "--frequency-penalty -3", "--frequency-penalty: bad value \"-3\": frequency_penalty must be in [-2, 2] (got -3)" },
+			{ "--top-p 0", "--top-p: bad value \"0\": top_p must be in (0, 1] (got 0)" },
+			{ "--temp 101", "--temp: bad value \"101\": temperature must be in [0, 100] (got 101)" },
+			{ "--top-k -1", "--top-k: bad value \"-1\": top_k must be in [0, 1073741824] (got -1)" },
+			{ "--temp hot", "--temp: bad value \"hot\" (a number)" },
 			{ "--logit-bias 5+101", "--logit-bias: bad value \"5+101\" (ID+B or ID-B with B 0..100, or ID-inf to ban)" },
 			{ "--logit-bias 5+inf", "--logit-bias: bad value \"5+inf\"" },
 			{ "--logit-bias x+1", "--logit-bias: bad value \"x+1\"" },
@@ -266,6 +270,11 @@ static void test_foreign_options(const char *model)
 		{ "info --ctx 64", "info does not take --ctx (an option of run, chat, plan, bench and serve)" },
 		{ "run -m M -p hi --port 8080", "run does not take --port (an option of serve)" },
 		{ "plan -m M --no-ui", "plan does not take --no-ui (an option of serve)" },
+		/* serve's whole table (srv_options()), not a copy of part of it. */
+		{ "run -m M -p hi --allowed-host h", "run does not take --allowed-host (an option of serve)" },
+		{ "bench -m M --api-key-file k", "bench does not take --api-key-file (an option of serve)" },
+		{ "chat -m M --chat-template-file t", "chat does not take --chat-template-file (an option of serve)" },
+		{ "plan -m M --queue 4", "plan does not take --queue (an option of serve)" },
 	};
 	static const char *const good[] = {
 		"tokenize -m M -p hi --ids --no-bos --parse-special",

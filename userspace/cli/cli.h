@@ -47,14 +47,9 @@ struct args {
 	const char *cmd, *model, *prompt, *cards, *dump_logits, *system, *json_schema;
 	struct cards_spec cs;
 	int n_predict;
-	float temp, top_p;
-	int top_k;
-	float min_p, repeat_penalty, presence_penalty, frequency_penalty;
-	int repeat_last_n;
+	struct sampler_params s;	/* --temp ... --seed; s.bias is @bias */
 	struct sampler_bias bias[CLI_MAX_BIAS];	/* --logit-bias, in order */
-	int n_bias;
-	uint64_t seed;
-	bool have_seed, no_bos, bucket_set;
+	bool no_bos, bucket_set;
 	bool json, ignore_eos, parse_special, chat, ids, n_predict_set;
 	int thinking;
 	uint32_t bucket, n_ctx;
@@ -77,7 +72,9 @@ struct args {
  * @m: the model on it
  * @cards, @n_cards: every card found
  * @sel, @n_sel: the cards --cards selected, in pipeline order
- * @plan, @sizes, @plan_str: the segment plan
+ * @fit: what the plan was asked for (the engine's engine_fit_opts())
+ * @plan, @sizes, @plan_str: the segment plan (plan_fit()), the one run and
+ *	chat hand to the engine (cli_engine_opts())
  */
 struct session {
 	struct gguf_file *gf;
@@ -85,10 +82,20 @@ struct session {
 	struct rk_card *cards;
 	int n_cards;
 	int sel[PLAN_MAX_CARDS], n_sel;
+	struct plan_fit_opts fit;
 	struct plan plan;
 	struct plan_sizes sizes;
 	char plan_str[PLAN_STR_MAX];
 };
+
+struct engine_opts;
+
+/*
+ * cli_engine_opts() - the engine options of run and chat (main.c): those
+ * @S was planned with, and its plan and sizes, so the engine runs the plan
+ * the command planned (and prints) instead of planning again.
+ */
+void cli_engine_opts(const struct args *a, const struct session *S, struct engine_opts *eo);
 
 struct card_profile;
 

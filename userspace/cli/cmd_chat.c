@@ -188,18 +188,8 @@ static int reply(struct chat_ctx *c)
 	rq.prompt = pr.ids;
 	rq.n_prompt = pr.n;
 	rq.max_tokens = c->a->n_predict_set ? c->a->n_predict : -1;
-	rq.s.temperature = c->a->temp;
-	rq.s.top_k = c->a->top_k;
-	rq.s.top_p = c->a->top_p;
-	rq.s.min_p = c->a->min_p;
-	rq.s.repeat_penalty = c->a->repeat_penalty;
-	rq.s.repeat_last_n = c->a->repeat_last_n;
-	rq.s.presence_penalty = c->a->presence_penalty;
-	rq.s.frequency_penalty = c->a->frequency_penalty;
-	rq.s.bias = c->a->bias;
-	rq.s.n_bias = c->a->n_bias;
-	rq.s.seed = c->a->seed + c->turn;
-	rq.s.have_seed = c->a->have_seed;
+	rq.s = c->a->s;
+	rq.s.seed = c->a->s.seed + c->turn;
 	rq.ignore_eos = c->a->ignore_eos;
 	rq.cb = on_event;
 	rq.user = &t;
@@ -229,7 +219,7 @@ out:
 
 static int chat_open(struct chat_ctx *c)
 {
-	struct engine_opts eo = { .n_slots = 1, .queue_max = -1, .strict_slots = true };
+	struct engine_opts eo;
 	struct chat_template ct;
 	char err[768];
 
@@ -241,12 +231,7 @@ static int chat_open(struct chat_ctx *c)
 		return -1;
 	}
 	cli_template(c->S.gf, c->tok, &ct, true);
-	eo.n_ctx = c->S.sizes.n_ctx;
-	eo.bucket = c->S.sizes.bucket;
-	eo.verbose = c->a->verbose;
-	eo.spec = (enum spec_kind)c->a->spec;
-	eo.draft_max = c->a->draft_max;
-	eo.draft_min = c->a->draft_min;
+	cli_engine_opts(c->a, &c->S, &eo);
 	if (engine_create(&c->e, &c->S.m, c->tok, c->S.cards, c->S.sel, c->S.n_sel, &eo, err,
 			  sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);

@@ -215,8 +215,8 @@ static json_t *id_array(const int32_t *ids, int n)
 }
 
 /* --json: the whole run as one object on stdout. */
-static int run_json(const struct session *S, const struct run_out *ro, const int32_t *prompt,
-		    int n_prompt)
+static int run_json(const struct session *S, const struct engine_info *info,
+		    const struct run_out *ro, const int32_t *prompt, int n_prompt)
 {
 	static const char *const finish[] = {
 		[ENGINE_FINISH_STOP] = "stop", [ENGINE_FINISH_LENGTH] = "length",
@@ -237,6 +237,15 @@ static int run_json(const struct session *S, const struct run_out *ro, const int
 		      "prefill_tok_s", r.prefill, "decode_tok_s", r.decode, "plan", S->plan_str,
 		      "draft_n", ro->last.usage.draft_n,
 		      "draft_n_accepted", ro->last.usage.draft_n_accepted);
+	/* What the engine runs (engine_get_info()): the plan run planned. */
+	if (o && json_object_set_new(o, "engine",
+				     json_pack("{s:s, s:i, s:i, s:i, s:i}", "plan", info->plan,
+					       "ctx", (int)info->n_ctx, "bucket", (int)info->bucket,
+					       "slots", info->n_slots, "snapshots",
+					       (int)info->n_snap))) {
+		json_decref(o);
+		return -1;
+	}
 	s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!s)
@@ -308,18 +317,7 @@ static int submit(struct engine *e, const struct session *S, const struct args *
 	rq.n_prompt = pr->n;
 	/* -n beyond the context: generate until it is full, as before. */
 	rq.max_tokens = (uint64_t)pr->n + a->n_predict > S->sizes.n_ctx ? -1 : a->n_predict;
-	rq.s.temperature = a->temp;
-	rq.s.top_k = a->top_k;
-	rq.s.top_p = a->top_p;
-	rq.s.min_p = a->min_p;
-	rq.s.repeat_penalty = a->repeat_penalty;
-	rq.s.repeat_last_n = a->repeat_last_n;
-	rq.s.presence_penalty = a->presence_penalty;
-	rq.s.frequency_penalty = a->frequency_penalty;
-	rq.s.bias = a->bias;
-	rq.s.n_bias = a->n_bias;
-	rq.s.seed = a->seed;
-	rq.s.have_seed = a->have_seed;
+	rq.s = a->s;
 	rq.ignore_eos = a->ignore_eos;
 	rq.prompt_logits = logits;
 	rq.schema = schema;
@@ -333,7 +331,7 @@ static int submit(struct engine *e, const struct session *S, const struct args *
 
 int cmd_run(const struct args *a)
 {
-	struct engine_opts eo = { .n_slots = 1, .queue_max = -1, .strict_slots = true };
+	struct engine_opts eo;
 	struct run_out ro = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER,
 			      .json = a->json };
 	struct cli_prompt pr = { 0 };
@@ -369,12 +367,7 @@ int cmd_run(const struct args *a)
 		fprintf(stderr, "rk1828-llm: out of memory\n");
 		goto out;
 	}
-	eo.n_ctx = S.sizes.n_ctx;
-	eo.bucket = S.sizes.bucket;
-	eo.verbose = a->verbose;
-	eo.spec = (enum spec_kind)a->spec;
-	eo.draft_max = a->draft_max;
-	eo.draft_min = a->draft_min;
+	cli_engine_opts(a, &S, &eo);
 	if (engine_create(&e, &S.m, tok, S.cards, S.sel, S.n_sel, &eo, err, sizeof(err))) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		goto out;
@@ -383,9 +376,10 @@ int cmd_run(const struct args *a)
 	engine_get_info(e, &info);
 	snprintf(S.plan_str, sizeof(S.plan_str), "%s", info.plan);
 	if (a->verbose)
-		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u; plan %s\n",
+		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u, %d slot%s, %u state snapshots; plan %s\n",
 			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, info.n_ctx,
-			info.bucket, S.plan_str);
+			info.bucket, info.n_slots, info.n_slots == 1 ? "" : "s", info.n_snap,
+			S.plan_str);
 	ro.e = e;
 	if (submit(e, &S, a, &pr, logits, schema, &ro, &q))
 		goto out;
@@ -404,7 +398,7 @@ int cmd_run(const struct args *a)
 	if (a->dump_logits && dump_logits(a->dump_logits, pr.ids, pr.n, logits, S.m.n_vocab))
 		goto out;
 	if (a->json) {
-		if (run_json(&S, &ro, pr.ids, pr.n)) {
+		if (run_json(&S, &info, &ro, pr.ids, pr.n)) {
 			fprintf(stderr, "rk1828-llm: out of memory\n");
 			goto out;
 		}

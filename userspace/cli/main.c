@@ -21,7 +21,7 @@
  * prints one JSON object instead.
  */
 #include <errno.h>
-#include <float.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -42,8 +42,6 @@
 #include "server.h"
 #include "rk1828/util.h"
 
-#define DEFAULT_CTX	4096
-#define DEFAULT_BUCKET	128
 
 static void usage(FILE *f)
 {
@@ -171,25 +169,35 @@ static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out
 	return parse_u32_in(s, opt, min, 0x7fffffff, out);
 }
 
-/* A float in [min, max], or (min, max] with @min_open. */
-static int parse_float(const char *s, const char *opt, float min, bool min_open, float max,
-		       float *out)
+/* A number (strtof() syntax, the whole string) for option @opt. */
+static int parse_num(const char *s, const char *opt, float *out)
 {
 	char *end;
 	float v;
 
 	errno = 0;
 	v = strtof(s, &end);
-	if (errno || *end || end == s || !(v >= min && v <= max) || (min_open && v == min)) {
-		if (min_open)
-			fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (must be > %g and <= %g)\n",
-				opt, s, min, max);
-		else
-			fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (%g..%g)\n", opt, s, min,
-				max);
+	if (errno || *end || end == s) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (a number)\n", opt, s);
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* An int (decimal, the whole string) for option @opt. */
+static int parse_int(const char *s, const char *opt, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < INT_MIN || v > INT_MAX) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\" (an integer)\n", opt, s);
+		return -1;
+	}
+	*out = (int)v;
 	return 0;
 }
 
@@ -197,7 +205,10 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_HOST, O_PORT, O_KEY, O_ALIAS, O_QUEUE, O_NOUI };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN };
+
+/* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
+#define O_SERVE		1024
 
 /* Every command's long options (one table: getopt_long() takes one). */
 static const struct option cli_opts[] = {
@@ -241,21 +252,58 @@ static const struct option cli_opts[] = {
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
-	/* serve's own (serve.c parses them): known here to name serve when refused. */
-	{ "host", required_argument, NULL, O_HOST },
-	{ "port", required_argument, NULL, O_PORT },
-	{ "api-key", required_argument, NULL, O_KEY },
-	{ "alias", required_argument, NULL, O_ALIAS },
-	{ "queue", required_argument, NULL, O_QUEUE },
-	{ "no-ui", no_argument, NULL, O_NOUI },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* Most entries of all_opts[]. */
+#define MAX_OPTS	96
+
 /*
- * The options each command takes, by cli_opts[] name (-h aside, which
+ * all_opts[] - what getopt_long() parses with: cli_opts[], then the
+ * options of serve's table (srv_options(), the one list of them; serve.c
+ * parses them) that no other command has, only so that another command
+ * given one names serve. Filled by opts_init().
+ */
+static struct option all_opts[MAX_OPTS + 1];
+static size_t n_opts;
+
+/* The index of --@name in srv_options(), or -1. */
+static int srv_opt_index(const char *name)
+{
+	const struct option *so = srv_options();
+	int k;
+
+	for (k = 0; so[k].name; k++)
+		if (!strcmp(so[k].name, name))
+			return k;
+	return -1;
+}
+
+static void opts_init(void)
+{
+	const struct option *so = srv_options();
+	size_t i, k;
+
+	if (n_opts)
+		return;
+	for (i = 0; cli_opts[i].name && n_opts < MAX_OPTS; i++)
+		all_opts[n_opts++] = cli_opts[i];
+	for (k = 0; so[k].name && n_opts < MAX_OPTS; k++) {
+		for (i = 0; cli_opts[i].name && strcmp(cli_opts[i].name, so[k].name); i++)
+			;
+		if (cli_opts[i].name)
+			continue;
+		all_opts[n_opts] = so[k];
+		all_opts[n_opts].flag = NULL;
+		all_opts[n_opts++].val = O_SERVE + (int)k;
+	}
+}
+
+/*
+ * The options each command takes, by all_opts[] name (-h aside, which
  * every command takes). An option another command takes is refused, not
- * ignored. serve parses its own (userspace/server/serve.c, the same
- * names): its entry only names it in the messages ("run does not take
+ * ignored. serve's are its own table's (srv_options(); serve.c parses
+ * them): its entry only names it in the messages ("run does not take
  * --port (an option of serve)").
  */
 static const struct {
@@ -272,19 +320,18 @@ static const struct {
 	{ "info", " " },
 	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
 	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
-	{ "serve", " model cards parallel ctx bucket verbose host port api-key alias queue no-ui"
-		   " spec draft-max draft-min " },
+	{ "serve", NULL },	/* srv_options() */
 };
 
 #define N_CMDS		(sizeof(cmd_opts) / sizeof(cmd_opts[0]))
-#define N_CLI_OPTS	(sizeof(cli_opts) / sizeof(cli_opts[0]) - 1)
-
-/* Does @cmd (an entry of cmd_opts[]) take the option cli_opts[@o]? */
+/* Does @cmd (an entry of cmd_opts[]) take the option all_opts[@o]? */
 static bool cmd_takes(size_t cmd, size_t o)
 {
 	char word[32];
 
-	snprintf(word, sizeof(word), " %s ", cli_opts[o].name);
+	if (!cmd_opts[cmd].opts)
+		return srv_opt_index(all_opts[o].name) >= 0;
+	snprintf(word, sizeof(word), " %s ", all_opts[o].name);
 	return strstr(cmd_opts[cmd].opts, word) != NULL;
 }
 
@@ -301,23 +348,23 @@ static int cmd_index(const char *name)
 
 /*
  * struct opt_seen - the options given, as typed: @as_long[o] for
- * cli_opts[o] given as --name (else -c), @given[o] when given at all
+ * all_opts[o] given as --name (else -c), @given[o] when given at all
  */
 struct opt_seen {
-	bool given[N_CLI_OPTS], as_long[N_CLI_OPTS];
+	bool given[MAX_OPTS], as_long[MAX_OPTS];
 };
 
 /* The option as the user typed it: "--n-predict" or "-n", in @buf. */
 static const char *opt_spelled(const struct opt_seen *seen, size_t o, char *buf, size_t size)
 {
-	if (seen->as_long[o] || cli_opts[o].val >= 256)
-		snprintf(buf, size, "--%s", cli_opts[o].name);
+	if (seen->as_long[o] || all_opts[o].val >= 256)
+		snprintf(buf, size, "--%s", all_opts[o].name);
 	else
-		snprintf(buf, size, "-%c", cli_opts[o].val);
+		snprintf(buf, size, "-%c", all_opts[o].val);
 	return buf;
 }
 
-/* "run, chat and bench": the commands that take cli_opts[@o], in @buf. */
+/* "run, chat and bench": the commands that take all_opts[@o], in @buf. */
 static void opt_owners(size_t o, char *buf, size_t size)
 {
 	size_t i, n = 0, k = 0, len = 0;
@@ -351,11 +398,11 @@ static int check_needs(const struct args *a, const struct opt_seen *seen)
 	for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
 		if (strcmp(a->cmd, needs[i].cmd))
 			continue;
-		for (o = 0; o < N_CLI_OPTS && strcmp(cli_opts[o].name, needs[i].opt); o++)
+		for (o = 0; o < n_opts && strcmp(all_opts[o].name, needs[i].opt); o++)
 			;
-		for (w = 0; w < N_CLI_OPTS && strcmp(cli_opts[w].name, needs[i].needs); w++)
+		for (w = 0; w < n_opts && strcmp(all_opts[w].name, needs[i].needs); w++)
 			;
-		if (o < N_CLI_OPTS && w < N_CLI_OPTS && seen->given[o] && !seen->given[w]) {
+		if (o < n_opts && w < n_opts && seen->given[o] && !seen->given[w]) {
 			fprintf(stderr, "rk1828-llm: %s: %s needs --%s (%s)\n", a->cmd,
 				opt_spelled(seen, o, sp, sizeof(sp)), needs[i].needs, needs[i].why);
 			return -1;
@@ -375,8 +422,8 @@ static int check_opts(const struct args *a, const struct opt_seen *seen)
 	char sp[32], owners[96];
 	size_t o;
 
-	for (o = 0; o < N_CLI_OPTS; o++) {
-		if (!seen->given[o] || cli_opts[o].val == 'h' || cmd_takes((size_t)cmd, o))
+	for (o = 0; o < n_opts; o++) {
+		if (!seen->given[o] || all_opts[o].val == 'h' || cmd_takes((size_t)cmd, o))
 			continue;
 		opt_owners(o, owners, sizeof(owners));
 		fprintf(stderr, "rk1828-llm: %s does not take %s (an option of %s)\n", a->cmd,
@@ -413,21 +460,6 @@ static int parse_seed(const char *s, uint64_t *out, bool *have)
 	return 0;
 }
 
-/* --repeat-last-n: -1 (the whole context) or 0..2^30. */
-static int parse_repeat_last_n(const char *s, int *out)
-{
-	uint32_t u;
-
-	if (!strcmp(s, "-1")) {
-		*out = -1;
-		return 0;
-	}
-	if (parse_u32_in(s, "--repeat-last-n", 0, 1u << 30, &u))
-		return -1;
-	*out = (int)u;
-	return 0;
-}
-
 /*
  * --logit-bias ID(+|-)B, llama.cpp's form (common/arg.cpp -l): B a number
  * 0..100 or inf (-inf bans the token); the id is checked against the
@@ -441,7 +473,7 @@ static int parse_bias(const char *s, struct args *a)
 
 	errno = 0;
 	id = strtoul(s, &end, 10);
-	if (a->n_bias == CLI_MAX_BIAS) {
+	if (a->s.n_bias == CLI_MAX_BIAS) {
 		fprintf(stderr, "rk1828-llm: --logit-bias: at most %d\n", CLI_MAX_BIAS);
 		return -1;
 	}
@@ -451,8 +483,9 @@ static int parse_bias(const char *s, struct args *a)
 		b = strtof(end + 1, &e2);
 		if (end[1] != '+' && end[1] != '-' && e2 != end + 1 && !*e2 &&
 		    ((b >= 0.0f && b <= 100.0f) || (isinf(b) && *end == '-'))) {
-			a->bias[a->n_bias].id = (int32_t)id;
-			a->bias[a->n_bias++].bias = *end == '-' ? -b : b;
+			a->bias[a->s.n_bias].id = (int32_t)id;
+			a->bias[a->s.n_bias++].bias = *end == '-' ? -b : b;
+			a->s.bias = a->bias;
 			return 0;
 		}
 	}
@@ -461,10 +494,32 @@ static int parse_bias(const char *s, struct args *a)
 	return -1;
 }
 
+/*
+ * The value of sampling option @opt, parsed into the copy @t, against
+ * sampler_params_check(): a->s takes it only when valid.
+ */
+static int set_sampling(const char *opt, const char *arg, int parsed,
+			const struct sampler_params *t, struct args *a)
+{
+	char msg[160];
+
+	if (parsed)
+		return -1;
+	if (sampler_params_check(t, 0, NULL, msg, sizeof(msg))) {
+		fprintf(stderr, "rk1828-llm: %s: bad value \"%s\": %s\n", opt, arg, msg);
+		return -1;
+	}
+	a->s = *t;
+	return 0;
+}
+
 /* Generation (run, chat): -n, --temp, --top-k, --top-p, the penalties, --seed. */
 static int parse_sampling_opt(int c, const char *arg, struct args *a)
 {
+	struct sampler_params t = a->s;
+	const char *opt;
 	uint32_t u;
+	int r;
 
 	switch (c) {
 	case 'n':
@@ -473,34 +528,28 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 		a->n_predict = (int)u;
 		a->n_predict_set = true;
 		return 0;
-	case O_TEMP:
-		return parse_float(arg, "--temp", 0.0f, false, 100.0f, &a->temp) ? -1 : 0;
-	case O_TOPK:
-		if (parse_u32(arg, "--top-k", 0, &u))
-			return -1;
-		a->top_k = (int)u;
-		return 0;
-	case O_TOPP:
-		return parse_float(arg, "--top-p", 0.0f, true, 1.0f, &a->top_p) ? -1 : 0;
-	case O_MINP:
-		return parse_float(arg, "--min-p", 0.0f, false, 1.0f, &a->min_p) ? -1 : 0;
-	case O_REPPEN:
-		return parse_float(arg, "--repeat-penalty", 0.0f, false, FLT_MAX,
-				   &a->repeat_penalty) ? -1 : 0;
-	case O_REPN:
-		return parse_repeat_last_n(arg, &a->repeat_last_n);
-	case O_PRESPEN:
-		return parse_float(arg, "--presence-penalty", -2.0f, false, 2.0f,
-				   &a->presence_penalty) ? -1 : 0;
-	case O_FREQPEN:
-		return parse_float(arg, "--frequency-penalty", -2.0f, false, 2.0f,
-				   &a->frequency_penalty) ? -1 : 0;
 	case O_BIAS:
 		return parse_bias(arg, a);
 	case O_SEED:
-		return parse_seed(arg, &a->seed, &a->have_seed) ? -1 : 0;
+		return parse_seed(arg, &a->s.seed, &a->s.have_seed) ? -1 : 0;
+	case O_TEMP: opt = "--temp"; r = parse_num(arg, opt, &t.temperature); break;
+	case O_TOPK: opt = "--top-k"; r = parse_int(arg, opt, &t.top_k); break;
+	case O_TOPP: opt = "--top-p"; r = parse_num(arg, opt, &t.top_p); break;
+	case O_MINP: opt = "--min-p"; r = parse_num(arg, opt, &t.min_p); break;
+	case O_REPPEN: opt = "--repeat-penalty"; r = parse_num(arg, opt, &t.repeat_penalty); break;
+	case O_REPN: opt = "--repeat-last-n"; r = parse_int(arg, opt, &t.repeat_last_n); break;
+	case O_PRESPEN:
+		opt = "--presence-penalty";
+		r = parse_num(arg, opt, &t.presence_penalty);
+		break;
+	case O_FREQPEN:
+		opt = "--frequency-penalty";
+		r = parse_num(arg, opt, &t.frequency_penalty);
+		break;
+	default:
+		return OPT_NOT_MINE;
 	}
-	return OPT_NOT_MINE;
+	return set_sampling(opt, arg, r, &t, a);
 }
 
 /* plan: --card-mem, --predict, --link, --profile, --parallel. */
@@ -613,7 +662,7 @@ static int parse_serve_opt(int c, const char *arg, struct args *a)
 {
 	(void)arg;
 	(void)a;
-	return c >= O_HOST && c <= O_NOUI ? 0 : OPT_NOT_MINE;
+	return c >= O_SERVE ? 0 : OPT_NOT_MINE;
 }
 
 /* One option @c with @arg: 0, or -1 printed (-h exits 0). */
@@ -643,11 +692,7 @@ static void args_defaults(struct args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->n_predict = 128;
-	a->temp = 0.8f;
-	a->top_k = 40;
-	a->top_p = 0.95f;
-	a->repeat_penalty = 1.0f;
-	a->repeat_last_n = 64;
+	a->s = (struct sampler_params)SAMPLER_PARAMS_DEFAULT;
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
 	a->thinking = CHAT_THINK_DEFAULT;
@@ -720,19 +765,20 @@ static int parse_args(int argc, char **argv, struct args *a)
 		usage(stderr);
 		return -1;
 	}
+	opts_init();
 	optind = 2;
 	for (;;) {
 		int li = -1;
 		size_t o;
 
-		c = getopt_long(argc, argv, "m:p:n:s:r:vh", cli_opts, &li);
+		c = getopt_long(argc, argv, "m:p:n:s:r:vh", all_opts, &li);
 		if (c == -1)
 			break;
 		if (parse_opt(c, optarg, a))
 			return -1;
-		for (o = 0; o < N_CLI_OPTS && cli_opts[o].val != c; o++)
+		for (o = 0; o < n_opts && all_opts[o].val != c; o++)
 			;
-		if (o < N_CLI_OPTS) {
+		if (o < n_opts) {
 			seen.given[o] = true;
 			seen.as_long[o] = li >= 0;
 		}
@@ -807,17 +853,41 @@ void session_close(struct session *S)
 		gguf_close(S->gf);
 }
 
-/* Context and bucket of a plan for @m: the options, or the defaults. */
-static void session_sizes(const struct args *a, const struct llm_model *m,
-			  struct plan_sizes *sz)
+/*
+ * What the commands ask of the engine: one session (plan: --parallel S),
+ * never fewer (a plan is for what was asked), --ctx and --bucket (0: the
+ * planner's defaults).
+ */
+static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 {
-	memset(sz, 0, sizeof(*sz));
-	sz->n_ctx = a->n_ctx ? a->n_ctx :
-		    (m->n_ctx_train < DEFAULT_CTX ? m->n_ctx_train : DEFAULT_CTX);
-	sz->bucket = a->bucket_set ? a->bucket : DEFAULT_BUCKET;
-	if (sz->bucket > sz->n_ctx)
-		sz->bucket = sz->n_ctx;
-	sz->n_seq = a->parallel ? a->parallel : 1;
+	*eo = (struct engine_opts){
+		.n_slots = a->parallel ? (int)a->parallel : 1,
+		.strict_slots = true,
+		.queue_max = -1,
+		.n_ctx = a->n_ctx,
+		.bucket = a->bucket_set ? a->bucket : 0,
+		.verbose = a->verbose,
+		.spec = (enum spec_kind)a->spec,
+		.draft_max = a->draft_max,
+		.draft_min = a->draft_min,
+	};
+}
+
+void cli_engine_opts(const struct args *a, const struct session *S, struct engine_opts *eo)
+{
+	args_engine_opts(a, eo);
+	eo->plan = &S->plan;
+	eo->sizes = &S->sizes;
+}
+
+/* The plan_fit() request of @a for @m: the engine's (engine_fit_opts()). */
+static void session_fit(const struct args *a, const struct llm_model *m,
+			struct plan_fit_opts *fo)
+{
+	struct engine_opts eo;
+
+	args_engine_opts(a, &eo);
+	engine_fit_opts(m, &eo, fo);
 }
 
 /* The planner's message buffer: a line per card and the rest. */
@@ -903,42 +973,25 @@ static void session_nofit_hint(const struct session *S)
 }
 
 /*
- * plan_fit() - plan_model() of @m on @n cards of @free_b bytes at @sz,
- * where an implicit bucket (!@bucket_set) halves until the activations
- * fit; run, plan --cards N and --cards auto all plan through this, so
- * they agree. Return: plan_model()'s; @sz->bucket is the bucket tried last.
+ * Plan the model on the cards of session_cards() with plan_fit(), the
+ * engine's policy: the plan run and chat hand to the engine; -1 printed.
  */
-static int plan_fit(const struct llm_model *m, struct plan_sizes *sz, bool bucket_set, int n,
-		    const uint64_t *free_b, const int *ids, struct plan *p, char *err,
-		    size_t errlen)
-{
-	for (;;) {
-		int ret = plan_model(m, sz, n, free_b, ids, p, err, errlen);
-
-		if (ret != PLAN_NOFIT || bucket_set || sz->bucket <= 1)
-			return ret;
-		sz->bucket /= 2;
-	}
-}
-
-/* Plan the model on the cards of session_cards() (plan_fit()); -1 printed. */
 static int session_plan(struct session *S, const struct args *a, const uint64_t *free_b,
 			const int *ids, char *err, size_t errlen)
 {
-	uint32_t bucket0 = S->sizes.bucket;
+	char note[256];
 	int i, ret;
 
-	ret = plan_fit(&S->m, &S->sizes, a->bucket_set, S->n_sel, free_b, ids, &S->plan, err,
-		       errlen);
+	ret = plan_fit(&S->m, &S->fit, S->n_sel, free_b, ids, &S->sizes, &S->plan, note,
+		       sizeof(note), err, errlen);
 	if (ret) {
 		fprintf(stderr, "rk1828-llm: %s: %s\n", a->model, err);
 		if (ret == PLAN_NOFIT)
 			session_nofit_hint(S);
 		return -1;
 	}
-	if (S->sizes.bucket < bucket0)
-		fprintf(stderr, "rk1828-llm: note: bucket lowered from %u to %u to fit the cards' memory (--bucket to choose)\n",
-			bucket0, S->sizes.bucket);
+	if (note[0])
+		fprintf(stderr, "rk1828-llm: note: %s\n", note);
 	for (i = 0; i < S->plan.n_segs; i++)	/* plan indices -> S->sel */
 		S->plan.seg[i].card = S->sel[S->plan.seg[i].card];
 	plan_format(&S->plan, S->plan_str, sizeof(S->plan_str));
@@ -949,7 +1002,7 @@ static int session_plan(struct session *S, const struct args *a, const uint64_t 
 
 /*
  * session_model() - the first half of session_open(): load @a->model into
- * @S (zeroed first) and size its plan (session_sizes(), with the --ctx
+ * @S (zeroed first) and size its plan (plan_fit_sizes(), with the --ctx
  * warning); -1 printed. plan calls it before it says anything about the
  * cards, so that a bad model file's error is all it prints.
  */
@@ -960,7 +1013,8 @@ static int session_model(struct session *S, const struct args *a)
 	memset(S, 0, sizeof(*S));
 	if (session_load(S, a, err, sizeof(err)))
 		return -1;
-	session_sizes(a, &S->m, &S->sizes);
+	session_fit(a, &S->m, &S->fit);
+	plan_fit_sizes(&S->m, &S->fit, &S->sizes);
 	if (llm_ctx_warning(&S->m, S->sizes.n_ctx, err, sizeof(err)))
 		fprintf(stderr, "rk1828-llm: warning: %s\n", err);
 	return 0;
@@ -1000,17 +1054,18 @@ static int plan_auto(const struct args *a, const struct llm_model *m, uint64_t m
 	static uint64_t free_b[PLAN_MAX_CARDS];
 	static char err[SESSION_ERR_LEN], last[SESSION_ERR_LEN];
 	struct plan_sizes sz0, sz;
+	struct plan_fit_opts fo;
 	struct plan p;
 	char bk[64] = "";
 	int n, ret = 0, max, r = PLAN_NOFIT;
 
-	session_sizes(a, m, &sz0);
+	session_fit(a, m, &fo);
+	plan_fit_sizes(m, &fo, &sz0);
 	max = m->n_layers < PLAN_MAX_CARDS ? (int)m->n_layers : PLAN_MAX_CARDS;
 	last[0] = '\0';
 	for (n = 1; n <= max && !ret && r == PLAN_NOFIT; n++) {
 		free_b[n - 1] = mem;
-		sz = sz0;
-		r = plan_fit(m, &sz, a->bucket_set, n, free_b, NULL, &p, err, sizeof(err));
+		r = plan_fit(m, &fo, n, free_b, NULL, &sz, &p, NULL, 0, err, sizeof(err));
 		if (r == 0)
 			ret = n;
 		else if (r == PLAN_NOFIT)
@@ -1050,10 +1105,13 @@ static void print_plan(const struct args *a, const struct session *S)
 {
 	int i;
 
-	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u, %u session%s\n",
+	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u, %u session%s",
 	       a->model, S->m.arch_name, S->m.n_layers, S->m.dim, S->m.n_heads, S->m.n_kv_heads,
 	       S->m.n_vocab, S->sizes.n_ctx, S->sizes.bucket, S->sizes.n_seq,
 	       S->sizes.n_seq == 1 ? "" : "s");
+	if (S->sizes.n_snap)	/* hybrid: the engine's state snapshots */
+		printf(", %u state snapshots", S->sizes.n_snap);
+	printf("\n");
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
 		const struct plan_seg *s = &S->plan.seg[i];

@@ -16,7 +16,7 @@
  *      the token's count in this reply (the OpenAI API reference,
  *      "frequency and presence penalties"; llama.cpp counts c over its
  *      window instead);
- *   greedy when temp <= 0: argmax of those logits, lowest id on ties, NaN
+ *   greedy when temperature is 0: argmax of those logits, lowest id on ties, NaN
  *      ignored (llama.cpp's temperature 0 keeps only the maximum);
  *   2. top-k: keep the k largest logits (ties: lower id first); k <= 0 or
  *      k >= n_vocab keeps all;
@@ -86,21 +86,6 @@ static bool openai_pen_on(const struct sampler_params *p)
 	return p->presence_penalty != 0.0f || p->frequency_penalty != 0.0f;
 }
 
-static bool params_ok(const struct sampler_params *p, int n_vocab)
-{
-	int i;
-
-	if (!p || n_vocab <= 0 || isnan(p->temp) || isnan(p->top_p) || isnan(p->min_p) ||
-	    isnan(p->repeat_penalty) || !isfinite(p->presence_penalty) ||
-	    !isfinite(p->frequency_penalty) || p->repeat_last_n < -1 || p->n_bias < 0 ||
-	    (p->n_bias && !p->bias))
-		return false;
-	for (i = 0; i < p->n_bias; i++)
-		if (p->bias[i].id < 0 || p->bias[i].id >= n_vocab || isnan(p->bias[i].bias))
-			return false;
-	return true;
-}
-
 /* The buffers the parameters need (the history ones only when used). */
 static int alloc_bufs(struct sampler *s)
 {
@@ -144,7 +129,7 @@ struct sampler *sampler_new(const struct sampler_params *p, int n_vocab)
 {
 	struct sampler *s;
 
-	if (!params_ok(p, n_vocab))
+	if (n_vocab <= 0 || sampler_params_check(p, n_vocab, NULL, NULL, 0))
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -388,7 +373,7 @@ static int chain(struct sampler *s, const float *raw, bool *drawn)
 	*drawn = false;
 	if (k <= 0 || k > n)
 		k = n;
-	if (!(s->p.temp > 0.0f) || k == 1 ||
+	if (!(s->p.temperature > 0.0f) || k == 1 ||
 	    isinf(lg(logits, (int32_t)util_argmax(logits, (size_t)n)))) {
 		s->idx[0] = (int32_t)util_argmax(logits, (size_t)n);
 		s->prob[0] = 1.0;
@@ -413,7 +398,7 @@ static int chain(struct sampler *s, const float *raw, bool *drawn)
 		n = top_p_cut(s, logits, n);
 	if (s->p.min_p > 0.0f)
 		n = min_p_cut(s, logits, n);
-	softmax(logits, s->idx, s->prob, n, s->p.temp);
+	softmax(logits, s->idx, s->prob, n, s->p.temperature);
 	return n;
 }
 

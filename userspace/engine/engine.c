@@ -102,33 +102,6 @@ void engine_cancel(struct engine_req *q)
 }
 
 /* Validate @r against the engine's limits (no state touched). */
-/* The sampling fields of a request, in the ranges engine.h gives. */
-static int check_sampling(const struct engine *e, const struct engine_sampling *s,
-			  char *err, size_t errlen)
-{
-	int i;
-
-	if (!(s->temperature >= 0.0f) || !(s->top_p > 0.0f && s->top_p <= 1.0f) ||
-	    s->top_k < 0)
-		return util_err(err, errlen, -EINVAL,
-				"sampling: temperature must be >= 0, top_p in (0, 1], top_k >= 0");
-	if (!(s->min_p >= 0.0f && s->min_p <= 1.0f) || !(s->repeat_penalty >= 0.0f) ||
-	    !isfinite(s->repeat_penalty) || s->repeat_last_n < -1 ||
-	    !(s->presence_penalty >= -2.0f && s->presence_penalty <= 2.0f) ||
-	    !(s->frequency_penalty >= -2.0f && s->frequency_penalty <= 2.0f))
-		return util_err(err, errlen, -EINVAL,
-				"sampling: min_p in [0, 1], repeat_penalty >= 0, repeat_last_n >= -1, presence/frequency penalties in [-2, 2]");
-	if (s->n_bias < 0 || (s->n_bias && !s->bias))
-		return util_err(err, errlen, -EINVAL, "sampling: no logit bias array");
-	for (i = 0; i < s->n_bias; i++)
-		if (s->bias[i].id < 0 || (uint32_t)s->bias[i].id >= e->m->n_vocab ||
-		    isnan(s->bias[i].bias))
-			return util_err(err, errlen, -EINVAL,
-					"logit bias %d: token %d is outside the vocabulary of %u (or its bias is NaN)",
-					i, s->bias[i].id, e->m->n_vocab);
-	return 0;
-}
-
 static int check_request(const struct engine *e, const struct engine_request *r,
 			 char *err, size_t errlen)
 {
@@ -145,11 +118,9 @@ static int check_request(const struct engine *e, const struct engine_request *r,
 					r->prompt[i], e->m->n_vocab);
 	if (r->max_tokens < -1)
 		return util_err(err, errlen, -EINVAL, "max_tokens %d is negative", r->max_tokens);
-	ret = check_sampling(e, &r->s, err, errlen);
+	ret = sampler_params_check(&r->s, (int)e->m->n_vocab, NULL, err, errlen);
 	if (ret)
 		return ret;
-	if (r->s.n_probs < 0 || r->s.n_probs > ENGINE_MAX_TOP)
-		return util_err(err, errlen, -EINVAL, "top_logprobs must be 0..%d", ENGINE_MAX_TOP);
 	if (r->n_stop < 0 || r->n_stop > ENGINE_MAX_STOP || (r->n_stop && !r->stop))
 		return util_err(err, errlen, -EINVAL, "at most %d stop strings", ENGINE_MAX_STOP);
 	for (i = 0; i < r->n_stop; i++) {

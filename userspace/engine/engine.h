@@ -54,10 +54,13 @@ struct engine;
 struct engine_req;
 struct engine_trace;
 
-/* Default --parallel, --queue (the engine's and the server's), --bucket. */
+/* Default --parallel, --queue (the engine's and the server's); --ctx and
+ * --bucket: PLAN_DEFAULT_CTX, PLAN_DEFAULT_BUCKET (planner.h). */
 #define ENGINE_DEFAULT_SLOTS	4
 #define ENGINE_DEFAULT_QUEUE	16
-#define ENGINE_DEFAULT_BUCKET	128
+
+/* Recurrent-state snapshot blocks per slot of a hybrid model. */
+#define ENGINE_SNAPS_PER_SLOT	4
 
 /* Most slots (--parallel). */
 #define ENGINE_MAX_SLOTS	64
@@ -65,7 +68,7 @@ struct engine_trace;
 /* Limits of one request. */
 #define ENGINE_MAX_STOP		4	/* stop strings */
 #define ENGINE_MAX_STOP_LEN	256	/* bytes per stop string */
-#define ENGINE_MAX_TOP		20	/* top_logprobs alternatives */
+#define ENGINE_MAX_TOP		SAMPLER_MAX_PROBS	/* top_logprobs alternatives */
 
 /**
  * struct engine_opts - engine parameters (zero fields take the defaults)
@@ -74,9 +77,10 @@ struct engine_trace;
  *	ENGINE_DEFAULT_SLOTS. When
  *	the cards cannot hold S sessions' KV the engine lowers S to what fits
  *	and says so in engine_info.note (with @strict_slots it fails instead)
- * @n_ctx: context (KV rows) of each slot; 0: min(model context, 4096)
+ * @n_ctx: context (KV rows) of each slot; 0: min(model context,
+ *	PLAN_DEFAULT_CTX)
  * @bucket: prefill bucket in tokens (also the largest micro-batch);
- *	0: ENGINE_DEFAULT_BUCKET, halved until the activations fit
+ *	0: PLAN_DEFAULT_BUCKET, halved until the activations fit
  * @queue_max: requests waiting beyond the busy slots (--queue); 0:
  *	ENGINE_DEFAULT_QUEUE; -1: no queue (submit fails when no slot is free)
  * @strict_slots: fail instead of lowering @n_slots
@@ -95,6 +99,12 @@ struct engine_trace;
  *	0..SPEC_MAX_DRAFT); 0: ENGINE_DEFAULT_DRAFT_MAX
  * @draft_min: fewest drafted tokens worth a verify pass (--draft-min,
  *	0..@draft_max): a shorter proposal is not verified
+ * @plan, @sizes: optional, a plan made by plan_fit() with engine_fit_opts()
+ *	of these options (rk1828-llm run and chat plan before they create
+ *	the engine and print that plan): the engine runs it as it is instead
+ *	of planning again (@n_slots, @n_ctx and @bucket are then
+ *	@sizes'); its segments' cards are indices into engine_create()'s
+ *	@cards. Both or neither
  */
 struct engine_opts {
 	int n_slots;
@@ -111,10 +121,22 @@ struct engine_opts {
 	enum spec_kind spec;
 	int draft_max;
 	int draft_min;
+	const struct plan *plan;
+	const struct plan_sizes *sizes;
 };
 
 /* Default --draft-max (llama-server's is 16). */
 #define ENGINE_DEFAULT_DRAFT_MAX	16
+
+/**
+ * engine_fit_opts() - the plan_fit() request the engine makes of @o for
+ * @m: its slots (0: ENGINE_DEFAULT_SLOTS, at most PIPE_MAX_SEQ), context,
+ * bucket, strictness and, for a hybrid model, ENGINE_SNAPS_PER_SLOT
+ * snapshot blocks per slot. A caller that plans before engine_create()
+ * plans with this and passes the result in engine_opts.plan and .sizes.
+ */
+void engine_fit_opts(const struct llm_model *m, const struct engine_opts *o,
+		     struct plan_fit_opts *fo);
 
 /**
  * enum engine_trace_kind - what a trace event reports
@@ -164,50 +186,6 @@ struct engine_trace {
 	int n_tok;
 	const struct engine_trace_tok *tok;
 	double t_ms;
-};
-
-/**
- * struct engine_sampling - how a request picks tokens
- * @temperature: 0 = greedy (argmax, lowest id on ties); > 0 sampled
- * @top_p: nucleus, (0, 1]; 1 = off
- * @top_k: 0 = off
- * @min_p: llama.cpp's min-p, [0, 1]; 0 = off
- * @repeat_penalty: llama.cpp's repeat penalty over the last
- *	@repeat_last_n tokens, prompt included (>= 0; 1 and 0 = off)
- * @repeat_last_n: its window in tokens; 0 = off, -1 = the whole context
- * @presence_penalty, @frequency_penalty: OpenAI's, over the reply's
- *	tokens ([-2, 2]; 0 = off)
- * @bias, @n_bias: logit biases (OpenAI logit_bias); engine_submit()
- *	copies them
- * @seed: sampler seed (used when @have_seed, else the engine picks one)
- * @have_seed: @seed is set
- * @logprobs: report the log-probability of every generated token
- * @n_probs: with @logprobs, also the @n_probs (0..ENGINE_MAX_TOP) most
- *	likely alternatives at each position
- *
- * Log-probabilities are those of the model's distribution (log-softmax of
- * the raw logits, before bias, penalties, temperature, top-k, top-p and
- * min-p), as OpenAI reports. A zeroed struct is greedy with every other
- * step off; the order of the steps is userspace/common/sampler.c's.
- * Under a JSON schema (engine_request.schema) the tokens it refuses at a
- * position are masked out first, and alternatives with no probability
- * are not listed.
- */
-struct engine_sampling {
-	float temperature;
-	float top_p;
-	int top_k;
-	float min_p;
-	float repeat_penalty;
-	int repeat_last_n;
-	float presence_penalty;
-	float frequency_penalty;
-	const struct sampler_bias *bias;
-	int n_bias;
-	uint64_t seed;
-	bool have_seed;
-	bool logprobs;
-	int n_probs;
 };
 
 /**
@@ -297,7 +275,7 @@ enum engine_event_kind {
  *	that sends the last byte of its text (tokens without text complete at
  *	once); tokens of a stop string are never listed
  * @n_ids: entries of @ids
- * @logprobs: with engine_sampling.logprobs, one entry per @ids, else NULL
+ * @logprobs: with sampler_params.logprobs, one entry per @ids, else NULL
  * @finish: DONE: why
  * @usage: DONE: token counts (TEXT: counts so far)
  * @timing: DONE: times
@@ -335,7 +313,8 @@ typedef void (*engine_event_fn)(const struct engine_event *ev, void *user);
  * @max_tokens: tokens to generate at most; -1: until the context is full
  *	(n_ctx - n_prompt + 1 tokens: the last one needs no KV row); 0: none
  *	(the prompt is still evaluated, which warms the prefix cache)
- * @s: sampling
+ * @s: sampling (struct sampler_params: checked by sampler_params_check(),
+ *	its bias copied; without have_seed the engine picks a time-based seed)
  * @stop: @n_stop stop strings (0..ENGINE_MAX_STOP, each 1..
  *	ENGINE_MAX_STOP_LEN bytes), matched on the decoded text across token
  *	boundaries; copied
@@ -371,7 +350,7 @@ struct engine_request {
 	const int32_t *prompt;
 	int n_prompt;
 	int max_tokens;
-	struct engine_sampling s;
+	struct sampler_params s;
 	const char *const *stop;
 	int n_stop;
 	bool ignore_eos;
@@ -418,6 +397,7 @@ void engine_destroy(struct engine *e);
  * @n_slots: slots (after lowering)
  * @n_ctx: context per slot
  * @bucket: prefill bucket
+ * @n_snap: hybrid models: state snapshot blocks on every card (0 else)
  * @queue_max: queue bound
  * @n_cards: cards used (may be fewer than offered: a card per block at most)
  * @n_vocab: vocabulary size
@@ -426,7 +406,7 @@ void engine_destroy(struct engine *e);
  */
 struct engine_info {
 	int n_slots;
-	uint32_t n_ctx, bucket;
+	uint32_t n_ctx, bucket, n_snap;
 	int queue_max;
 	int n_cards;
 	uint32_t n_vocab;

@@ -66,7 +66,7 @@ struct engine_req {
 	int32_t *prompt;
 	int n_prompt;
 	int max_tokens;
-	struct engine_sampling s;
+	struct sampler_params s;
 	struct sampler_bias *bias;
 	bool ignore_eos;
 	float *prompt_logits;
@@ -94,7 +94,7 @@ struct engine_req {
 };
 
 /* Recurrent-state checkpoints per slot of a hybrid model (engine_hybrid.c). */
-#define ENG_SNAPS	4
+#define ENG_SNAPS	ENGINE_SNAPS_PER_SLOT
 
 /**
  * struct eng_snaps - a slot's checkpoints
@@ -291,6 +291,15 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n);
  * ends in the slot's prefix-cache state.
  */
 int eng_spec_setup(struct engine *e, char *err, size_t errlen);
+/*
+ * eng_spec_blocks() - state snapshot blocks a slot needs for the verify
+ * pass's rollback (hybrid models with --spec: draft_max + 1, else 0);
+ * eng_spec_rows() - logits rows a slot's micro-batch may return (--spec:
+ * 1 + draft_max, else 0: one). Both read unsettled options as
+ * eng_spec_setup() settles them (engine_fit_opts() plans with them).
+ */
+uint32_t eng_spec_blocks(const struct llm_model *m, const struct engine_opts *o);
+uint32_t eng_spec_rows(const struct engine_opts *o);
 int eng_spec_start(struct engine *e, struct engine_req *q, uint64_t seed);
 void eng_spec_prepare(struct engine *e, struct engine_req *q);
 void eng_spec_verify(struct engine *e, struct engine_req *q, const struct sched_tok *t, int nd,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Engine setup: options, the segment plan for S sessions (lowering S, and
- * an implicit bucket, until the cards hold it), the pipeline, and the
- * engine thread's buffers.
+ * Engine setup: options, the segment plan (the caller's, or plan_fit()'s
+ * for S sessions: lowering S, then an implicit bucket, until the cards
+ * hold it), the pipeline, and the engine thread's buffers.
  */
 #include "engine_int.h"
 
@@ -13,7 +13,19 @@
 #include "tokenizer.h"
 #include "rk1828/util.h"
 
-#define DEFAULT_CTX	4096
+void engine_fit_opts(const struct llm_model *m, const struct engine_opts *o,
+		     struct plan_fit_opts *fo)
+{
+	*fo = (struct plan_fit_opts){
+		.n_ctx = o->n_ctx,
+		.bucket = o->bucket,
+		.n_seq = o->n_slots > 0 ? (uint32_t)o->n_slots : ENGINE_DEFAULT_SLOTS,
+		.max_seq = PIPE_MAX_SEQ,
+		.snaps_per_seq = llm_model_hybrid(m) ? ENG_SNAPS + eng_spec_blocks(m, o) : 0,
+		.rows_per_seq = eng_spec_rows(o),
+		.strict_seq = o->strict_slots,
+	};
+}
 
 /* Fill in defaults and check ranges. */
 static int settle_opts(struct engine *e, const struct engine_opts *o, char *err, size_t errlen)
@@ -29,88 +41,85 @@ static int settle_opts(struct engine *e, const struct engine_opts *o, char *err,
 		e->o.queue_max = ENGINE_DEFAULT_QUEUE;
 	if (e->o.queue_max < -1)
 		return util_err(err, errlen, -EINVAL, "--queue %d: must be >= 0", e->o.queue_max);
-	if (!e->o.n_ctx)
-		e->o.n_ctx = e->m->n_ctx_train < DEFAULT_CTX ? e->m->n_ctx_train : DEFAULT_CTX;
-	e->info.n_ctx = e->o.n_ctx;
-	e->info.bucket = e->o.bucket ? e->o.bucket : ENGINE_DEFAULT_BUCKET;
-	if (e->info.bucket > e->info.n_ctx)
-		e->info.bucket = e->info.n_ctx;
+	if (!e->o.plan != !e->o.sizes)
+		return util_err(err, errlen, -EINVAL, "engine: a plan needs its sizes");
 	e->info.queue_max = e->o.queue_max < 0 ? 0 : e->o.queue_max;
 	e->info.n_vocab = e->m->n_vocab;
 	return 0;
 }
 
-/* Logits rows of a micro-batch for @S sessions: one each, or verify passes. */
-static uint32_t spec_rows(const struct engine *e, int S)
+/*
+ * A caller's plan (engine_opts.plan): sizes the engine can run (its slots,
+ * a bucket within the context, the snapshots of engine_fit_opts()) and
+ * segments on the cards offered.
+ */
+static int check_given(struct engine *e, int n_cards, struct plan_sizes *sz, char *err,
+		       size_t errlen)
 {
-	uint32_t r = (uint32_t)S * (uint32_t)(1 + e->o.draft_max);
+	const struct plan *p = e->o.plan;
+	uint32_t snaps = e->hybrid ? ENG_SNAPS + (uint32_t)e->n_spec_blk : 0;
+	int i;
 
-	return r < e->info.bucket ? r : e->info.bucket;
+	*sz = *e->o.sizes;
+	if (sz->n_seq < 1 || sz->n_seq > PIPE_MAX_SEQ || !sz->n_ctx || !sz->bucket ||
+	    sz->bucket > sz->n_ctx || sz->n_snap != sz->n_seq * snaps)
+		return util_err(err, errlen, -EINVAL,
+				"engine: the plan's sizes (%u sequences, ctx %u, bucket %u, %u snapshots) are not ones this engine runs (%u snapshots a slot)",
+				sz->n_seq, sz->n_ctx, sz->bucket, sz->n_snap, snaps);
+	if (p->n_segs < 1 || p->n_segs > n_cards)
+		return util_err(err, errlen, -EINVAL, "engine: the plan has %d segments for %d cards",
+				p->n_segs, n_cards);
+	for (i = 0; i < p->n_segs; i++)
+		if (p->seg[i].card < 0)
+			return util_err(err, errlen, -EINVAL, "engine: plan segment %d has no card",
+					i);
+	e->plan = *p;
+	return 0;
 }
 
 /*
- * Plan for S sessions, S from o.n_slots down to 1 (unless strict); with
- * one session that does not fit, halve an implicit bucket. The plan's
- * card indices become indices into the caller's card array.
+ * The plan: the caller's (engine_opts.plan), or plan_fit() of
+ * engine_fit_opts() on the cards' free memory, whose card indices become
+ * indices into the caller's card array.
  */
 static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *idx, int n_cards,
 			  char *err, size_t errlen)
 {
 	uint64_t free_b[PLAN_MAX_CARDS];
-	int ids[PLAN_MAX_CARDS], i, S = e->o.n_slots < PIPE_MAX_SEQ ? e->o.n_slots : PIPE_MAX_SEQ;
-	struct plan_sizes sz = { .n_ctx = e->info.n_ctx, .bucket = e->info.bucket };
-	char msg[96 * PLAN_MAX_CARDS + 256], first[sizeof(msg)] = "";
-	int ret;
+	int ids[PLAN_MAX_CARDS], i, ret;
+	char msg[96 * PLAN_MAX_CARDS + 256];
+	struct plan_fit_opts fo;
+	struct plan_sizes sz;
 
 	if (n_cards < 1 || n_cards > PLAN_MAX_CARDS)
 		return util_err(err, errlen, -EINVAL, "%d cards: must be 1..%d", n_cards,
 				PLAN_MAX_CARDS);
-	for (i = 0; i < n_cards; i++) {
-		struct rk_card *c = &cards[idx ? idx[i] : i];
+	if (e->o.plan) {
+		ret = check_given(e, n_cards, &sz, err, errlen);
+		if (ret)
+			return ret;
+	} else {
+		for (i = 0; i < n_cards; i++) {
+			struct rk_card *c = &cards[idx ? idx[i] : i];
 
-		if (rk_card_refresh(c))
-			return util_err(err, errlen, -EIO, "%s", rk_error());
-		free_b[i] = c->mem_free;
-		ids[i] = c->index;
-	}
-	for (;;) {
-		sz.n_seq = (uint32_t)S;
-		sz.n_snap = e->hybrid ? (uint32_t)(S * (ENG_SNAPS + e->n_spec_blk)) : 0;
-		sz.max_rows = spec_rows(e, S);
-		ret = plan_model(e->m, &sz, n_cards, free_b, ids, &e->plan, msg, sizeof(msg));
-		if (!ret)
-			break;
-		if (ret != PLAN_NOFIT)
-			return util_err(err, errlen, -EINVAL, "%s", msg);
-		if (!first[0])
-			snprintf(first, sizeof(first), "%s", msg);
-		if (S > 1 && !e->o.strict_slots) {
-			S--;
-			continue;
+			if (rk_card_refresh(c))
+				return util_err(err, errlen, -EIO, "%s", rk_error());
+			free_b[i] = c->mem_free;
+			ids[i] = c->index;
 		}
-		if (!e->o.bucket && sz.bucket > 1 && (S == 1 || e->o.strict_slots)) {
-			sz.bucket /= 2;
-			continue;
-		}
-		return util_err(err, errlen, -ENOSPC, "%s%s", first,
-				e->o.strict_slots || e->o.n_slots == 1 ? "" : " (even with 1 slot)");
+		engine_fit_opts(e->m, &e->o, &fo);
+		ret = plan_fit(e->m, &fo, n_cards, free_b, ids, &sz, &e->plan, e->info.note,
+			       sizeof(e->info.note), msg, sizeof(msg));
+		if (ret)
+			return util_err(err, errlen, ret == PLAN_NOFIT ? -ENOSPC : -EINVAL, "%s",
+					msg);
+		for (i = 0; i < e->plan.n_segs; i++)
+			e->plan.seg[i].card = idx ? idx[e->plan.seg[i].card] : e->plan.seg[i].card;
 	}
-	if (S < e->o.n_slots && e->o.n_slots > PIPE_MAX_SEQ && S == PIPE_MAX_SEQ)
-		snprintf(e->info.note, sizeof(e->info.note),
-			 "%d slots (--parallel %d): this pipeline runs at most %d", e->o.n_slots,
-			 e->o.n_slots, PIPE_MAX_SEQ);
-	else if (S < e->o.n_slots)
-		snprintf(e->info.note, sizeof(e->info.note),
-			 "%d slots (--parallel %d) do not fit the cards' memory with a context of %u; using %d",
-			 e->o.n_slots, e->o.n_slots, e->info.n_ctx, S);
-	else if (sz.bucket < e->info.bucket)
-		snprintf(e->info.note, sizeof(e->info.note),
-			 "bucket lowered from %u to %u to fit the cards' memory", e->info.bucket,
-			 sz.bucket);
-	e->info.n_slots = S;
+	e->info.n_slots = (int)sz.n_seq;
+	e->info.n_ctx = sz.n_ctx;
 	e->info.bucket = sz.bucket;
-	for (i = 0; i < e->plan.n_segs; i++)
-		e->plan.seg[i].card = idx ? idx[e->plan.seg[i].card] : e->plan.seg[i].card;
+	e->info.n_snap = sz.n_snap;
 	e->info.n_cards = e->plan.n_segs;
 	plan_format(&e->plan, e->info.plan, sizeof(e->info.plan));
 	if (!e->info.note[0] && e->plan.note[0])
@@ -136,8 +145,8 @@ static int alloc_buffers(struct engine *e)
 	if (!e->cost.ns)
 		return -ENOMEM;
 	e->max_rows = S < B ? S : B;
-	if ((int)spec_rows(e, S) > e->max_rows)
-		e->max_rows = (int)spec_rows(e, S);
+	if (e->o.spec != SPEC_NONE && S * (1 + e->o.draft_max) > e->max_rows)
+		e->max_rows = S * (1 + e->o.draft_max) < B ? S * (1 + e->o.draft_max) : B;
 	e->snaps = calloc((size_t)S, sizeof(*e->snaps));
 	e->logits = malloc((size_t)e->max_rows * e->m->n_vocab * sizeof(float));
 	e->piece_cap = tok_max_piece(e->tok);
@@ -217,6 +226,9 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 		ret = eng_spec_setup(e, err, errlen);
 	if (!ret)
 		ret = plan_slots_fit(e, cards, card_idx, n_cards, err, errlen);
+	if (!ret && e->o.spec != SPEC_NONE && e->info.bucket < 2)
+		ret = util_err(err, errlen, -EINVAL,
+			       "--spec needs a bucket of at least 2 tokens (a verify pass)");
 	if (ret)
 		goto fail;
 	if (e->o.verbose)
@@ -231,7 +243,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	po.n_ctx = e->info.n_ctx;
 	po.bucket = e->info.bucket;
 	po.n_seq = (uint32_t)e->info.n_slots;
-	po.n_snap = eng_hybrid_snaps(e);
+	po.n_snap = eng_hybrid_snaps(e);	/* = info.n_snap, the plan's */
 	po.max_rows = (uint32_t)e->max_rows;
 	po.timeout_ms = e->o.timeout_ms;
 	po.verbose = e->o.verbose;

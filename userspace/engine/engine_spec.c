@@ -44,6 +44,28 @@
 
 #include "rk1828/util.h"
 
+/* --draft-max as eng_spec_setup() settles it (0 without speculation). */
+static uint32_t spec_draft_max(const struct engine_opts *o)
+{
+	if (o->spec == SPEC_NONE || o->draft_max < 0)
+		return 0;
+	return o->draft_max ? (uint32_t)o->draft_max : ENGINE_DEFAULT_DRAFT_MAX;
+}
+
+uint32_t eng_spec_blocks(const struct llm_model *m, const struct engine_opts *o)
+{
+	uint32_t k = spec_draft_max(o);
+
+	return k && llm_model_hybrid(m) ? k + 1 : 0;
+}
+
+uint32_t eng_spec_rows(const struct engine_opts *o)
+{
+	uint32_t k = spec_draft_max(o);
+
+	return k ? k + 1 : 0;
+}
+
 int eng_spec_setup(struct engine *e, char *err, size_t errlen)
 {
 	struct engine_opts *o = &e->o;
@@ -64,9 +86,6 @@ int eng_spec_setup(struct engine *e, char *err, size_t errlen)
 				o->draft_min, o->draft_max);
 	if (spec_drafter_init(&e->drafter, o->spec))
 		return util_err(err, errlen, -EINVAL, "--spec: unknown drafter %d", (int)o->spec);
-	if (e->info.bucket < 2)
-		return util_err(err, errlen, -EINVAL,
-				"--spec needs a bucket of at least 2 tokens (a verify pass)");
 	if (e->hybrid)
 		e->n_spec_blk = o->draft_max + 1;
 	return 0;

@@ -40,21 +40,11 @@ static uint64_t auto_seed(void)
 
 int eng_start(struct engine *e, struct engine_req *q)
 {
-	struct sampler_params sp = {
-		.temp = q->s.temperature,
-		.top_k = q->s.top_k,
-		.top_p = q->s.top_p,
-		.min_p = q->s.min_p,
-		.repeat_penalty = q->s.repeat_penalty,
-		.repeat_last_n = q->s.repeat_last_n,
-		.presence_penalty = q->s.presence_penalty,
-		.frequency_penalty = q->s.frequency_penalty,
-		.bias = q->s.bias,
-		.n_bias = q->s.n_bias,
-		.seed = q->s.have_seed ? q->s.seed : auto_seed(),
-	};
+	struct sampler_params sp = q->s;
 	struct sched_slot *sl = &e->slots[q->slot];
 
+	if (!sp.have_seed)
+		sp.seed = auto_seed();
 	q->smp = sampler_new(&sp, (int)e->m->n_vocab);
 	if (!q->smp || eng_spec_start(e, q, sp.seed))
 		return -ENOMEM;

@@ -233,4 +233,59 @@ int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, int max_cards,
 		       uint64_t card_free, char *buf, size_t size, char *hint, size_t hint_size);
 
+/* Defaults of a plan's sizes (--ctx, --bucket): their one home. */
+#define PLAN_DEFAULT_CTX	4096
+#define PLAN_DEFAULT_BUCKET	128
+
+/**
+ * struct plan_fit_opts - what plan_fit() is asked for
+ * @n_ctx: KV rows per sequence; 0: min(the model's context, PLAN_DEFAULT_CTX)
+ * @bucket: prefill bucket; 0: PLAN_DEFAULT_BUCKET, halved until it fits
+ *	(an explicit one is never lowered); either is capped to @n_ctx
+ * @n_seq: sequences (sessions) wanted; 0: 1
+ * @max_seq: most sequences the runtime runs (0: no limit); @n_seq is
+ *	capped to it
+ * @snaps_per_seq: hybrid models: state snapshot blocks per sequence
+ *	(plan_sizes.n_snap = n_seq * @snaps_per_seq)
+ * @rows_per_seq: logits rows one micro-batch may return per sequence
+ *	(speculative decoding's verify pass: 1 + drafts); 0 or 1: one a
+ *	sequence (plan_sizes.max_rows = n_seq * @rows_per_seq, capped to the
+ *	bucket by the planner)
+ * @strict_seq: fail rather than lower @n_seq
+ */
+struct plan_fit_opts {
+	uint32_t n_ctx;
+	uint32_t bucket;
+	uint32_t n_seq;
+	uint32_t max_seq;
+	uint32_t snaps_per_seq;
+	uint32_t rows_per_seq;
+	bool strict_seq;
+};
+
+/**
+ * plan_fit_sizes() - the sizes plan_fit() starts from: @o's with the
+ * defaults filled in (n_ctx, bucket capped to it, n_seq capped, n_snap)
+ */
+void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
+		    struct plan_sizes *sz);
+
+/**
+ * plan_fit() - the one fitting policy of the runtime (rk1828-llm plan,
+ *	run, chat and the engine that serve creates): plan_model() at
+ *	plan_fit_sizes(); while it does not fit, first lower the sequences
+ *	(unless @o->strict_seq) down to 1, then halve an implicit bucket
+ * @m: the model
+ * @o: what is asked
+ * @n_cards, @card_free, @card_ids: as plan_model()
+ * @sz: out: the sizes of the plan (those tried last on failure)
+ * @p: out: the plan (card indices 0..@n_cards-1, as plan_model())
+ * @note, @notelen: out: what was lowered, or "" (may be NULL)
+ * @err, @errlen: on failure, the refusal at the sizes tried last (@sz)
+ * Return: 0, PLAN_NOFIT, or plan_model()'s other errors.
+ */
+int plan_fit(const struct llm_model *m, const struct plan_fit_opts *o, int n_cards,
+	     const uint64_t *card_free, const int *card_ids, struct plan_sizes *sz,
+	     struct plan *p, char *note, size_t notelen, char *err, size_t errlen);
+
 #endif

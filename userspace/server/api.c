@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <float.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -18,13 +19,11 @@
 #include "jsonmatch.h"
 #include "tokenizer.h"
 
-/* Sampling defaults: the runtime's (rk1828-llm run, llama-server). */
-#define DEF_TEMP	0.8f
-#define DEF_TOP_K	40
-#define DEF_TOP_P	0.95f
-#define MAX_TOP_LOGPROBS 20
-/* llama.cpp's defaults (common/common.h): repeat penalty 1 = off, window 64. */
-#define DEF_REPEAT_LAST_N 64
+/*
+ * OpenAI's temperature limit (the API reference: "between 0 and 2"), an API
+ * rule on top of the sampling ranges of sampler_params_check().
+ */
+#define API_MAX_TEMPERATURE 2.0
 
 void api_error_set(struct api_error *e, int status, const char *type, const char *code,
 		   const char *param, const char *fmt, ...)
@@ -86,21 +85,15 @@ int api_get_bool(json_t *o, const char *key, bool *out, struct api_error *e)
 }
 
 /* A number in [min, max] ((min, max] with @min_open). */
-static int get_num(json_t *o, const char *key, double min, bool min_open, double max,
-		   float *out, struct api_error *e)
+static int get_num(json_t *o, const char *key, float *out, struct api_error *e)
 {
 	json_t *v = api_field(o, key);
-	double d;
 
 	if (!v)
 		return 0;
 	if (!json_is_number(v))
 		return api_bad(e, key, "'%s' must be a number", key);
-	d = json_number_value(v);
-	if (!(d >= min && d <= max) || (min_open && d == min))
-		return api_bad(e, key, "'%s' must be %s %g and <= %g (got %g)", key,
-			   min_open ? ">" : ">=", min, max, d);
-	*out = (float)d;
+	*out = (float)json_number_value(v);
 	return 0;
 }
 
@@ -336,15 +329,33 @@ static int parse_penalties(json_t *o, struct api_params *p, struct api_error *e)
 {
 	long long v = p->s.repeat_last_n;
 
-	if (get_num(o, "presence_penalty", -2, false, 2, &p->s.presence_penalty, e) ||
-	    get_num(o, "frequency_penalty", -2, false, 2, &p->s.frequency_penalty, e) ||
-	    get_num(o, "repeat_penalty", 0, false, FLT_MAX, &p->s.repeat_penalty, e) ||
-	    get_num(o, "min_p", 0, false, 1, &p->s.min_p, e))
+	if (get_num(o, "presence_penalty", &p->s.presence_penalty, e) ||
+	    get_num(o, "frequency_penalty", &p->s.frequency_penalty, e) ||
+	    get_num(o, "repeat_penalty", &p->s.repeat_penalty, e) ||
+	    get_num(o, "min_p", &p->s.min_p, e))
 		return -1;
-	if (api_get_int(o, "repeat_last_n", -1, 1 << 30, &v, NULL, e))
+	if (api_get_int(o, "repeat_last_n", INT_MIN, INT_MAX, &v, NULL, e))
 		return -1;
 	p->s.repeat_last_n = (int)v;
 	return parse_bias(o, p, e);
+}
+
+/*
+ * The sampling fields parsed so far against sampler_params_check() (the
+ * vocabulary is checked by api_check_bias()) and OpenAI's temperature
+ * limit: a 400 naming the field.
+ */
+static int check_sampling(const struct sampler_params *sp, struct api_error *e)
+{
+	const char *field = NULL;
+	char msg[160];
+
+	if (sp->temperature > API_MAX_TEMPERATURE)
+		return api_bad(e, "temperature", "'temperature' must be in [0, %g] (got %g)",
+			       API_MAX_TEMPERATURE, (double)sp->temperature);
+	if (sampler_params_check(sp, 0, &field, msg, sizeof(msg)))
+		return api_bad(e, field, "%s", msg);
+	return 0;
 }
 
 /* Fields shared by every endpoint: stream, sampling, stop, n. */
@@ -369,13 +380,15 @@ static int parse_common(json_t *o, struct api_params *p, const char *max_key,
 		return -1;
 	if (have)
 		p->max_tokens = (int)v;
-	if (get_num(o, "temperature", 0, false, 2, &p->s.temperature, e) ||
-	    get_num(o, "top_p", 0, true, 1, &p->s.top_p, e) || parse_penalties(o, p, e))
+	if (get_num(o, "temperature", &p->s.temperature, e) ||
+	    get_num(o, "top_p", &p->s.top_p, e) || parse_penalties(o, p, e))
 		return -1;
 	v = p->s.top_k;
-	if (api_get_int(o, "top_k", -1, 1 << 30, &v, NULL, e))
+	if (api_get_int(o, "top_k", INT_MIN, INT_MAX, &v, NULL, e))
 		return -1;
-	p->s.top_k = v < 0 ? 0 : (int)v;	/* -1 (vLLM) and 0: the whole vocabulary */
+	p->s.top_k = v == -1 ? 0 : (int)v;	/* -1 (vLLM) and 0: the whole vocabulary */
+	if (check_sampling(&p->s, e))
+		return -1;
 	have = false;
 	if (api_get_int(o, "seed", INT64_MIN, INT64_MAX, &v, &have, e))
 		return -1;
@@ -541,7 +554,7 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 	if (api_parse_tools(o, p, e))
 		return -1;
 	if (api_get_bool(o, "logprobs", &lp, e) ||
-	    api_get_int(o, "top_logprobs", 0, MAX_TOP_LOGPROBS, &top, NULL, e))
+	    api_get_int(o, "top_logprobs", 0, SAMPLER_MAX_PROBS, &top, NULL, e))
 		return -1;
 	if (top && !lp)
 		return api_bad(e, "top_logprobs", "'top_logprobs' needs 'logprobs': true");
@@ -621,23 +634,13 @@ static int parse_responses(json_t *o, const struct api_store *store, struct api_
 	return api_check_tool_ids(p, e);
 }
 
-void api_sampling_defaults(struct engine_sampling *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->temperature = DEF_TEMP;
-	s->top_k = DEF_TOP_K;
-	s->top_p = DEF_TOP_P;
-	s->repeat_penalty = 1.0f;
-	s->repeat_last_n = DEF_REPEAT_LAST_N;
-}
-
 void api_params_init(struct api_params *p, enum api_kind kind)
 {
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	p->max_tokens = -1;
 	p->store = true;
-	api_sampling_defaults(&p->s);
+	p->s = (struct sampler_params)SAMPLER_PARAMS_DEFAULT;
 }
 
 int api_parse(enum api_kind kind, const char *body, size_t len, struct api_params *p,

@@ -149,7 +149,7 @@ struct api_params {
 	int n_msgs;
 	char *prompt;
 	int max_tokens;
-	struct engine_sampling s;
+	struct sampler_params s;
 	char *stop[API_MAX_STOP];
 	int n_stop;
 	bool logprobs;
@@ -216,13 +216,6 @@ struct json_t;
  */
 int api_parse_common(struct json_t *o, struct api_params *p, const char *max_key,
 		     struct api_error *e);
-
-/*
- * api_sampling_defaults() - the sampling of a request that sets none
- * (temperature 0.8, top_k 40, top_p 0.95, repeat_penalty 1 with
- * repeat_last_n 64, the rest off; no seed: a random one).
- */
-void api_sampling_defaults(struct engine_sampling *s);
 
 /*
  * api_check_bias() - every logit_bias id of @p is below @n_vocab.

@@ -24,7 +24,7 @@ struct engine_event;
 /* Most prompts of one batch request. */
 #define NATIVE_MAX_BATCH	64
 /* Most n_probs (engine alternatives per position). */
-#define NATIVE_MAX_PROBS	20
+#define NATIVE_MAX_PROBS	SAMPLER_MAX_PROBS
 
 /**
  * struct native_elem - one element of a prompt

@@ -140,6 +140,11 @@ static const struct option srv_long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+const struct option *srv_options(void)
+{
+	return srv_long_opts;
+}
+
 /* A repeatable list option: @arg (itself a comma list) appended to *@list. */
 static int append_list(char **list, const char *arg, const char *opt)
 {

@@ -141,6 +141,16 @@ struct srv {
 /* serve.c: the `serve` subcommand; argv[0] is "serve". */
 int serve_main(int argc, char **argv);
 
+struct option;
+
+/*
+ * srv_options() - serve's options: the getopt_long() table serve_main()
+ * parses with, ending in a zeroed entry; the one list of them, which the
+ * CLI consults to name serve when another command is given one
+ * ("run does not take --port (an option of serve)"). Static storage.
+ */
+const struct option *srv_options(void);
+
 /* load.c: model, tokenizer, cards and engine; progress in s->load_*. */
 int srv_load(struct srv *s, char *err, size_t errlen);
 void srv_unload(struct srv *s);

@@ -299,12 +299,11 @@ static json_t *num(float f)
 
 json_t *util_props(struct srv *s)
 {
-	struct engine_sampling d;
+	const struct sampler_params d = SAMPLER_PARAMS_DEFAULT;
 	struct gguf_str t = { 0 };
 	bool have_t = s->gf && gguf_get_str(s->gf, "tokenizer.chat_template", &t);
 	json_t *params, *dgs;
 
-	api_sampling_defaults(&d);
 	params = json_pack("{s:o, s:i, s:o, s:o, s:o, s:i, s:o, s:o, s:i, s:i, s:[], s:o}",
 			   "temperature", num(d.temperature), "top_k", d.top_k,
 			   "top_p", num(d.top_p), "min_p", num(d.min_p),

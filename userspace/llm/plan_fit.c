@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one fitting policy (planner.h, plan_fit()): the sizes a plan starts
+ * from and what is given up, in which order, when the model does not fit
+ * the cards. rk1828-llm plan, run and chat plan through it and hand the
+ * plan to the engine; the engine that serve creates plans through it too,
+ * so every command prints the plan that runs.
+ */
+#include "planner.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
+		    struct plan_sizes *sz)
+{
+	uint32_t n = o->n_seq ? o->n_seq : 1;
+
+	if (o->max_seq && n > o->max_seq)
+		n = o->max_seq;
+	*sz = (struct plan_sizes){ 0 };
+	sz->n_ctx = o->n_ctx ? o->n_ctx :
+		    (m->n_ctx_train < PLAN_DEFAULT_CTX ? m->n_ctx_train : PLAN_DEFAULT_CTX);
+	sz->bucket = o->bucket ? o->bucket : PLAN_DEFAULT_BUCKET;
+	if (sz->bucket > sz->n_ctx)
+		sz->bucket = sz->n_ctx;
+	sz->n_seq = n;
+	sz->n_snap = n * o->snaps_per_seq;
+	sz->max_rows = o->rows_per_seq > 1 ? n * o->rows_per_seq : 0;
+}
+
+/* What plan_fit() lowered, into @note (NULL: nothing said). */
+static void fit_note(const struct plan_fit_opts *o, const struct plan_sizes *sz0,
+		     const struct plan_sizes *sz, char *note, size_t notelen)
+{
+	uint32_t want = o->n_seq ? o->n_seq : 1;
+
+	if (!note || !notelen)
+		return;
+	note[0] = '\0';
+	if (sz->n_seq < want && sz0->n_seq < want && sz->n_seq == sz0->n_seq)
+		snprintf(note, notelen, "%u slots (--parallel %u): this pipeline runs at most %u",
+			 want, want, sz0->n_seq);
+	else if (sz->n_seq < want)
+		snprintf(note, notelen,
+			 "%u slots (--parallel %u) do not fit the cards' memory with a context of %u; using %u",
+			 want, want, sz->n_ctx, sz->n_seq);
+	else if (sz->bucket < sz0->bucket)
+		snprintf(note, notelen,
+			 "bucket lowered from %u to %u to fit the cards' memory (--bucket to choose)",
+			 sz0->bucket, sz->bucket);
+}
+
+int plan_fit(const struct llm_model *m, const struct plan_fit_opts *o, int n_cards,
+	     const uint64_t *card_free, const int *card_ids, struct plan_sizes *sz,
+	     struct plan *p, char *note, size_t notelen, char *err, size_t errlen)
+{
+	struct plan_sizes sz0;
+	int ret;
+
+	plan_fit_sizes(m, o, &sz0);
+	*sz = sz0;
+	for (;;) {
+		/* The refusal reported is the last: what the smallest sizes need. */
+		ret = plan_model(m, sz, n_cards, card_free, card_ids, p, err, errlen);
+		if (ret != PLAN_NOFIT)
+			break;
+		if (sz->n_seq > 1 && !o->strict_seq) {
+			sz->n_seq--;
+			sz->n_snap = sz->n_seq * o->snaps_per_seq;
+			if (o->rows_per_seq > 1)
+				sz->max_rows = sz->n_seq * o->rows_per_seq;
+		} else if (!o->bucket && sz->bucket > 1) {
+			sz->bucket /= 2;
+		} else {
+			if (sz0.n_seq > 1 && !o->strict_seq && err && errlen) {
+				size_t l = 0;
+
+				while (l < errlen - 1 && err[l])
+					l++;
+				snprintf(err + l, errlen - l, " (even with 1 slot)");
+			}
+			break;
+		}
+	}
+	if (!ret)
+		fit_note(o, &sz0, sz, note, notelen);
+	return ret;
+}
