@@ -163,16 +163,7 @@ void http_cancel_all(struct srv *s);
 int http_wait_idle(struct srv *s, int timeout_ms);
 void http_stop(struct srv *s);
 
-/*
- * srv_chat_prompt() (http.c) - the text of a chat or responses request
- * through the model's chat template, as /v1/chat/completions renders it
- * (generation prompt unless the last message is an assistant prefill).
- * Return: 0 with @cp (free with chat_prompt_free()), or -1 with @e.
- */
-struct api_params;
 struct api_error;
-int srv_chat_prompt(struct srv *s, const struct api_params *p, struct chat_prompt *cp,
-		    struct api_error *e);
 
 /*
  * utility.c: llama-server's utility endpoints. util_tokenize(),

@@ -24,6 +24,7 @@
 
 #include "api.h"
 #include "gguf.h"
+#include "prompt.h"
 #include "server.h"
 #include "tokenizer.h"
 #include "utf8.h"
