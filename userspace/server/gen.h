@@ -16,7 +16,7 @@
 
 #include "api.h"
 #include "chat.h"
-#include "server.h"
+#include "srv.h"
 
 struct MHD_Connection;
 struct native_info;

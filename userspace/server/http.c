@@ -34,12 +34,15 @@
 #include "api.h"
 #include "api_native.h"
 #include "gen.h"
+#include "http.h"
 #include "http_conn.h"
 #include "http_guard.h"
+#include "metrics.h"
 #include "prompt.h"
 #include "resp_store.h"
-#include "server.h"
 #include "tokenizer.h"
+#include "ui.h"
+#include "utility.h"
 #include "rk1828/util.h"
 
 #define MONITOR_MS	50

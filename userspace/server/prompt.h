@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "chat.h"
-#include "server.h"
+#include "srv.h"
 
 struct api_params;
 struct api_error;

@@ -22,7 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "http.h"
 #include "http_guard.h"
+#include "load.h"
 #include "server.h"
 
 #define EXIT_RUNTIME	1
@@ -411,14 +414,6 @@ static void free_srv(struct srv *s)
 	free(s->o.chat_template);
 	free(s->o.api_key_buf);
 	free(s);
-}
-
-void srv_set_progress(struct srv *s, int permille, const char *what)
-{
-	pthread_mutex_lock(&s->lock);
-	snprintf(s->load_what, sizeof(s->load_what), "%s", what);
-	pthread_mutex_unlock(&s->lock);
-	atomic_store(&s->load_permille, permille);
 }
 
 struct loader {

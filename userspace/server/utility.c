@@ -25,7 +25,7 @@
 #include "api.h"
 #include "gguf.h"
 #include "prompt.h"
-#include "server.h"
+#include "utility.h"
 #include "tokenizer.h"
 #include "utf8.h"
 
