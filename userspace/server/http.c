@@ -68,15 +68,50 @@
  */
 #define DISCARD_MAX	(256ull << 20)
 
-enum route { R_NONE, R_HEALTH, R_MODELS, R_MODEL, R_CHAT, R_COMPLETION, R_RESPONSES,
-	     R_METRICS, R_UI, R_TOKENIZE, R_DETOKENIZE, R_APPLY_TEMPLATE, R_PROPS,
-	     R_NATIVE, R_RESPONSE };
+struct hreq;
 
-static bool is_post_route(enum route r);
+/* The methods of a route (struct route.methods). */
+enum route_method {
+	RM_GET = 1 << 0,
+	RM_HEAD = 1 << 1,
+	RM_POST = 1 << 2,
+	RM_DELETE = 1 << 3,
+};
+
+/* What a route needs (struct route.flags). */
+enum route_flag {
+	RF_ALIAS = 1 << 0,	/* answered without the leading "/v1" of @path too */
+	RF_PREFIX = 1 << 1,	/* @path is a prefix followed by a non-empty rest */
+	RF_UI = 1 << 2,		/* the web UI's files (ui_find()); 404 with --no-ui */
+	RF_KEY = 1 << 3,	/* needs the API key (--api-key) */
+	RF_MODEL = 1 << 4,	/* needs the model: 503 while loading or draining */
+	RF_LIVE = 1 << 5,	/* answered in every state, shutting down included */
+};
+
+/**
+ * struct route - one row of the route table
+ * @path: the path, or with RF_PREFIX its prefix ("/v1/models/"); NULL
+ *	with RF_UI
+ * @methods: enum route_method bits the row answers
+ * @kind: the API of a generation route (do_generate(), do_native())
+ * @fn: the handler, called once the body is complete
+ * @flags: enum route_flag
+ */
+struct route {
+	const char *path;
+	unsigned int methods;
+	enum api_kind kind;
+	enum MHD_Result (*fn)(struct srv *s, struct MHD_Connection *c, struct hreq *h);
+	unsigned int flags;
+};
 
 /**
  * struct hreq - one HTTP request (libmicrohttpd's per-request pointer)
- * @route: what the path names (R_NONE: 404)
+ * @route: the row of the route table for the path and method (NULL: 404
+ *	or 405)
+ * @allow: the methods the path answers (enum route_method; 0: unknown path)
+ * @url: the path as libmicrohttpd passed it to the current call
+ * @rest: a prefix route: the offset of what follows the prefix in @url
  * @method: the request method
  * @path: the path, for the log line
  * @body, @len, @cap: the request body received so far
@@ -92,7 +127,10 @@ static bool is_post_route(enum route r);
  * @t0: arrival, ns
  */
 struct hreq {
-	enum route route;
+	const struct route *route;
+	unsigned int allow;
+	const char *url;
+	size_t rest;
 	char method[16];
 	char path[128];
 	char *body;
@@ -135,13 +173,8 @@ static void add_ui_headers(struct MHD_Response *r)
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
 }
 
-/* The Allow header of a 405 on @r's path. */
-static const char *allowed(enum route r)
-{
-	if (r == R_RESPONSE)
-		return "GET, DELETE, OPTIONS";
-	return is_post_route(r) ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
-}
+static const char *allowed(unsigned int methods, char *buf, size_t n);
+static bool route_is_ui(const struct route *r);
 
 static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int status,
 			     const char *type, const char *body, size_t len)
@@ -149,15 +182,16 @@ static enum MHD_Result reply(struct MHD_Connection *c, struct hreq *h, int statu
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body,
 								MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
+	char allow[64];
 
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", type);
 	add_common_headers(r, h);
-	if (h->route == R_UI)
+	if (route_is_ui(h->route))
 		add_ui_headers(r);
 	if (status == 405)
-		MHD_add_response_header(r, "Allow", allowed(h->route));
+		MHD_add_response_header(r, "Allow", allowed(h->allow, allow, sizeof(allow)));
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	h->status = status;
@@ -184,7 +218,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, struct hreq *h,
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	size_t len;
-	char *s = api_error_json(e, &len);
+	char *s = api_error_json(e, &len), allow[64];
 
 	if (!s)
 		return MHD_NO;
@@ -202,7 +236,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, struct hreq *h,
 		MHD_add_response_header(r, "Retry-After", ra);
 	}
 	if (e->status == 405)
-		MHD_add_response_header(r, "Allow", allowed(h->route));
+		MHD_add_response_header(r, "Allow", allowed(h->allow, allow, sizeof(allow)));
 	if (e->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
 	ret = MHD_queue_response(c, e->status, r);
@@ -222,41 +256,7 @@ static enum MHD_Result fail(struct MHD_Connection *c, struct hreq *h, int status
 	return reply_error(c, h, &e);
 }
 
-/* ---- routing ------------------------------------------------------------ */
-
-static enum route route_of(const char *url)
-{
-	static const struct { const char *path; enum route r; } tab[] = {
-		{ "/health", R_HEALTH }, { "/v1/health", R_HEALTH },
-		{ "/v1/models", R_MODELS }, { "/models", R_MODELS },
-		{ "/v1/chat/completions", R_CHAT }, { "/chat/completions", R_CHAT },
-		{ "/v1/completions", R_COMPLETION }, { "/completions", R_COMPLETION },
-		{ "/v1/responses", R_RESPONSES }, { "/responses", R_RESPONSES },
-		{ "/metrics", R_METRICS }, { "/completion", R_NATIVE },
-		/* llama-server's utility endpoints (utility.c) */
-		{ "/tokenize", R_TOKENIZE }, { "/detokenize", R_DETOKENIZE },
-		{ "/apply-template", R_APPLY_TEMPLATE }, { "/props", R_PROPS },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
-		if (!strcmp(url, tab[i].path))
-			return tab[i].r;
-	if (!strncmp(url, "/v1/models/", 11) && url[11])
-		return R_MODEL;
-	if ((!strncmp(url, "/v1/responses/", 14) && url[14]) ||
-	    (!strncmp(url, "/responses/", 11) && url[11]))
-		return R_RESPONSE;
-	if (ui_find(url, NULL, NULL))
-		return R_UI;
-	return R_NONE;
-}
-
-static bool is_post_route(enum route r)
-{
-	return r == R_CHAT || r == R_COMPLETION || r == R_RESPONSES || r == R_TOKENIZE ||
-	       r == R_DETOKENIZE || r == R_APPLY_TEMPLATE || r == R_NATIVE;
-}
+/* ---- the API key ------------------------------------------------------ */
 
 /* Constant-time comparison of @h with the key @k. */
 static bool key_eq(const char *h, const char *k)
@@ -364,19 +364,22 @@ static json_t *model_json(struct srv *s, const char *id)
 			 "parallel", s->n_slots);
 }
 
-static enum MHD_Result do_models(struct srv *s, struct MHD_Connection *c, struct hreq *h,
-				 const char *url)
+static enum MHD_Result do_models(struct srv *s, struct MHD_Connection *c, struct hreq *h)
 {
-	if (h->route == R_MODEL) {
-		/* One model is loaded; any other id is OpenAI's 404 model_not_found. */
-		if (strcmp(url + 11, s->model_id))
-			return fail(c, h, 404, "invalid_request_error", "model_not_found",
-				    "the model '%s' does not exist (this server has one model: "
-				    "see GET /v1/models)", url + 11);
-		return reply_json(c, h, 200, model_json(s, url + 11));
-	}
 	return reply_json(c, h, 200, json_pack("{s:s, s:[o]}", "object", "list", "data",
 					       model_json(s, NULL)));
+}
+
+/* GET /v1/models/{id}: one model is loaded; any other id is OpenAI's 404 model_not_found. */
+static enum MHD_Result do_model(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	const char *id = h->url + h->rest;
+
+	if (strcmp(id, s->model_id))
+		return fail(c, h, 404, "invalid_request_error", "model_not_found",
+			    "the model '%s' does not exist (this server has one model: "
+			    "see GET /v1/models)", id);
+	return reply_json(c, h, 200, model_json(s, id));
 }
 
 static enum MHD_Result do_metrics(struct srv *s, struct MHD_Connection *c, struct hreq *h)
@@ -392,11 +395,11 @@ static enum MHD_Result do_metrics(struct srv *s, struct MHD_Connection *c, struc
 	return ret;
 }
 
-static enum MHD_Result do_ui(struct MHD_Connection *c, struct hreq *h, const char *url)
+static enum MHD_Result do_ui(struct srv *s, struct MHD_Connection *c, struct hreq *h)
 {
 	const char *mime;
 	size_t len = 0;
-	const char *data = ui_find(url, &len, &mime);
+	const char *data = ui_find(h->url, &len, &mime);
 
 	return reply(c, h, 200, mime, data, len);
 }
@@ -817,7 +820,7 @@ static enum MHD_Result finish_nonstream(struct MHD_Connection *c, struct hreq *h
 	if (g->finish == ENGINE_FINISH_ERROR)
 		return fail(c, h, 500, "server_error", NULL, "generation failed: %s",
 			    g->error[0] ? g->error : "engine error");
-	if (h->route == R_NATIVE) {
+	if (h->route->kind == API_NATIVE) {
 		struct gen **all = malloc((h->n_more + 1) * sizeof(*all));
 
 		if (!all)
@@ -838,8 +841,7 @@ static enum MHD_Result finish_nonstream(struct MHD_Connection *c, struct hreq *h
 
 static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, struct hreq *h)
 {
-	enum api_kind k = h->route == R_CHAT ? API_CHAT :
-			  h->route == R_COMPLETION ? API_COMPLETION : API_RESPONSES;
+	enum api_kind k = h->route->kind;
 	struct api_params p;
 	struct api_error e;
 	enum MHD_Result ret;
@@ -865,39 +867,60 @@ static enum MHD_Result do_generate(struct srv *s, struct MHD_Connection *c, stru
 	return ret;
 }
 
-/* llama-server's /tokenize, /detokenize, /apply-template, /props (utility.c). */
-static enum MHD_Result do_utility(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+/* llama-server's utility endpoints (utility.c): POST /tokenize. */
+static enum MHD_Result do_tokenize(struct srv *s, struct MHD_Connection *c, struct hreq *h)
 {
-	const char *b = h->body ? h->body : "";
+	struct api_error e;
+	enum MHD_Result r;
+	size_t len;
+	char *text;
+
+	if (util_tokenize(s, h->body ? h->body : "", h->len, &text, &len, &e))
+		return reply_error(c, h, &e);
+	r = reply(c, h, 200, "application/json", text, len);
+	free(text);
+	return r;
+}
+
+/* The answer of a utility endpoint that returned @ret with @out or @e. */
+static enum MHD_Result util_reply(struct MHD_Connection *c, struct hreq *h, int ret, json_t *out,
+				  struct api_error *e)
+{
+	if (ret)
+		return reply_error(c, h, e);
+	return reply_json(c, h, 200, out);
+}
+
+/* POST /detokenize. */
+static enum MHD_Result do_detokenize(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
 	struct api_error e;
 	json_t *out = NULL;
-	int ret;
+	int ret = util_detokenize(s, h->body ? h->body : "", h->len, &out, &e);
 
-	switch (h->route) {
-	case R_TOKENIZE: {
-		enum MHD_Result r;
-		size_t len;
-		char *text;
+	return util_reply(c, h, ret, out, &e);
+}
 
-		if (util_tokenize(s, b, h->len, &text, &len, &e))
-			return reply_error(c, h, &e);
-		r = reply(c, h, 200, "application/json", text, len);
-		free(text);
-		return r;
-	}
-	case R_DETOKENIZE: ret = util_detokenize(s, b, h->len, &out, &e); break;
-	case R_APPLY_TEMPLATE: ret = util_apply_template(s, b, h->len, &out, &e); break;
-	default:
-		out = util_props(s);
-		if (out)
-			return reply_json(c, h, 200, out);
-		api_error_set(&e, 500, "server_error", NULL, NULL, "out of memory");
-		ret = -1;
-		break;
-	}
-	if (ret)
-		return reply_error(c, h, &e);
-	return reply_json(c, h, 200, out);
+/* POST /apply-template. */
+static enum MHD_Result do_apply_template(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	struct api_error e;
+	json_t *out = NULL;
+	int ret = util_apply_template(s, h->body ? h->body : "", h->len, &out, &e);
+
+	return util_reply(c, h, ret, out, &e);
+}
+
+/* GET /props. */
+static enum MHD_Result do_props(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	json_t *out = util_props(s);
+	struct api_error e;
+
+	if (out)
+		return reply_json(c, h, 200, out);
+	api_error_set(&e, 500, "server_error", NULL, NULL, "out of memory");
+	return reply_error(c, h, &e);
 }
 
 /* POST /completion prompt @i of @nr: tokenize, check, submit (its gen in @h). */
@@ -972,33 +995,145 @@ bad:
 	return reply_error(c, h, &e);
 }
 
-/*
- * GET /v1/responses/{id}: a stored response as the create call answered
- * it; DELETE: drop it ({id, object: "response", deleted: true}). Either
- * is a 404 for a response not in the store (store false, deleted,
- * evicted, another API key's).
- */
-static enum MHD_Result do_response(struct srv *s, struct MHD_Connection *c, struct hreq *h,
-				   const char *url)
+/* A response not in the store (store false, deleted, evicted, another API key's). */
+static enum MHD_Result response_not_found(struct MHD_Connection *c, struct hreq *h,
+					  const char *id)
 {
-	/* route_of(): "/v1/responses/ID" or "/responses/ID" */
-	const char *id = url + (strncmp(url, "/v1/", 4) ? 11 : 14);
-	const char *owner = s->o.api_key ? s->o.api_key : "";
-	json_t *o = NULL;
-	bool gone = false;
-
-	if (!strcmp(h->method, "DELETE"))
-		gone = rstore_del(s->store, owner, id, time(NULL));
-	else
-		o = rstore_get(s->store, owner, id, time(NULL));
-	if (gone)
-		return reply_json(c, h, 200, json_pack("{s:s, s:s, s:b}", "id", id, "object",
-						       "response", "deleted", true));
-	if (o)
-		return reply_json(c, h, 200, o);
 	return fail(c, h, 404, "invalid_request_error", "not_found",
 		    "Response with id '%s' not found: it was not stored (store false), was deleted, or was evicted from the server's store",
 		    id);
+}
+
+/* GET /v1/responses/{id}: a stored response as the create call answered it. */
+static enum MHD_Result do_response_get(struct srv *s, struct MHD_Connection *c, struct hreq *h)
+{
+	const char *id = h->url + h->rest;
+	json_t *o = rstore_get(s->store, s->o.api_key ? s->o.api_key : "", id, time(NULL));
+
+	if (o)
+		return reply_json(c, h, 200, o);
+	return response_not_found(c, h, id);
+}
+
+/* DELETE /v1/responses/{id}: drop it ({id, object: "response", deleted: true}). */
+static enum MHD_Result do_response_delete(struct srv *s, struct MHD_Connection *c,
+					  struct hreq *h)
+{
+	const char *id = h->url + h->rest;
+
+	if (rstore_del(s->store, s->o.api_key ? s->o.api_key : "", id, time(NULL)))
+		return reply_json(c, h, 200, json_pack("{s:s, s:s, s:b}", "id", id, "object",
+						       "response", "deleted", true));
+	return response_not_found(c, h, id);
+}
+
+/* ---- the route table ---------------------------------------------------- */
+
+#define M_GET	(RM_GET | RM_HEAD)
+#define F_API	(RF_KEY | RF_MODEL)
+
+/* Every endpoint: an endpoint is a row and a handler. First match wins. */
+static const struct route routes[] = {
+	{ "/v1/health", M_GET, 0, do_health, RF_ALIAS | RF_LIVE },
+	{ "/v1/models", M_GET, 0, do_models, RF_ALIAS | F_API },
+	{ "/v1/models/", M_GET, 0, do_model, RF_PREFIX | F_API },
+	{ "/v1/chat/completions", RM_POST, API_CHAT, do_generate, RF_ALIAS | F_API },
+	{ "/v1/completions", RM_POST, API_COMPLETION, do_generate, RF_ALIAS | F_API },
+	{ "/v1/responses", RM_POST, API_RESPONSES, do_generate, RF_ALIAS | F_API },
+	{ "/v1/responses/", RM_GET, 0, do_response_get, RF_ALIAS | RF_PREFIX | F_API },
+	{ "/v1/responses/", RM_DELETE, 0, do_response_delete, RF_ALIAS | RF_PREFIX | F_API },
+	{ "/metrics", M_GET, 0, do_metrics, RF_KEY },	/* loading and draining too */
+	/* llama-server's native completion and utility endpoints */
+	{ "/completion", RM_POST, API_NATIVE, do_native, F_API },
+	{ "/tokenize", RM_POST, 0, do_tokenize, F_API },
+	{ "/detokenize", RM_POST, 0, do_detokenize, F_API },
+	{ "/apply-template", RM_POST, 0, do_apply_template, F_API },
+	{ "/props", M_GET, 0, do_props, F_API },
+	{ NULL, M_GET, 0, do_ui, RF_UI | RF_LIVE },
+};
+
+static bool route_is_ui(const struct route *r)
+{
+	return r && (r->flags & RF_UI);
+}
+
+static unsigned int method_bit(const char *method)
+{
+	static const struct { const char *name; unsigned int bit; } m[] = {
+		{ "GET", RM_GET }, { "HEAD", RM_HEAD }, { "POST", RM_POST }, { "DELETE", RM_DELETE },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (!strcmp(method, m[i].name))
+			return m[i].bit;
+	return 0;
+}
+
+/* Whether @r's path names @url; *@rest: where its rest starts (prefix rows). */
+static bool route_match(const struct route *r, const char *url, bool no_ui, size_t *rest)
+{
+	const char *path = r->path;
+	size_t n;
+
+	if (r->flags & RF_UI)
+		return !no_ui && ui_find(url, NULL, NULL);
+	if ((r->flags & RF_ALIAS) && strncmp(url, "/v1/", 4))
+		path += 3;	/* "/v1/models" answered as "/models" too */
+	n = strlen(path);
+	if (!(r->flags & RF_PREFIX))
+		return !strcmp(url, path);
+	*rest = n;
+	return !strncmp(url, path, n) && url[n];
+}
+
+/*
+ * The row of @url and @method in routes[] into h->route (NULL when none
+ * takes @method), the methods @url's rows answer into h->allow (0: an
+ * unknown path).
+ */
+static void route_find(struct hreq *h, const char *url, const char *method, bool no_ui)
+{
+	unsigned int bit = method_bit(method);
+	size_t i, rest = 0;
+
+	h->route = NULL;
+	h->allow = 0;
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (!route_match(&routes[i], url, no_ui, &rest))
+			continue;
+		h->allow |= routes[i].methods;
+		if (!h->route && (routes[i].methods & bit)) {
+			h->route = &routes[i];
+			h->rest = rest;
+		}
+	}
+}
+
+/*
+ * @methods as an Allow header ("GET, HEAD, OPTIONS") into @buf, or with
+ * @sep " or " and no HEAD or OPTIONS as the 405's hint ("GET or DELETE").
+ */
+static const char *methods_str(unsigned int methods, const char *sep, char *buf, size_t n)
+{
+	static const char *const names[] = { "GET", "HEAD", "POST", "DELETE" };
+	bool hint = strcmp(sep, ", ");
+	size_t i, k = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((methods & (1u << i)) && !(hint && (1u << i) == RM_HEAD))
+			k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "%s%s", k ? sep : "",
+					      names[i]);
+	if (!hint)
+		snprintf(buf + k, k < n ? n - k : 0, "%sOPTIONS", k ? sep : "");
+	return buf;
+}
+
+/* The Allow header of a 405 on a path answering @methods. */
+static const char *allowed(unsigned int methods, char *buf, size_t n)
+{
+	return methods_str(methods, ", ", buf, n);
 }
 
 /* ---- the access handler ------------------------------------------------- */
@@ -1049,6 +1184,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 {
 	const char *cl, *expect;
 	struct api_error e;
+	char use[64];
 
 	if (guard(s, c, h, version, &e))
 		return reply_error(c, h, &e);
@@ -1068,17 +1204,14 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 		h->status = 204;
 		return ret;
 	}
-	if (h->route == R_NONE || (h->route == R_UI && s->o.no_ui))
+	if (!h->allow)
 		return fail(c, h, 404, "invalid_request_error", "not_found",
 			    "unknown path '%s'", h->path);
-	if (h->route == R_RESPONSE ? strcmp(method, "GET") && strcmp(method, "DELETE") :
-	    is_post_route(h->route) ? strcmp(method, "POST") :
-	    strcmp(method, "GET") && strcmp(method, "HEAD"))
+	if (!h->route)
 		return fail(c, h, 405, "invalid_request_error", "method_not_allowed",
 			    "method not allowed on this path: use %s",
-			    h->route == R_RESPONSE ? "GET or DELETE" :
-			    is_post_route(h->route) ? "POST" : "GET");
-	if (h->route != R_HEALTH && h->route != R_UI && !auth_ok(s, c))
+			    methods_str(h->allow, " or ", use, sizeof(use)));
+	if ((h->route->flags & RF_KEY) && !auth_ok(s, c))
 		return fail(c, h, 401, "invalid_request_error", "invalid_api_key", "%s",
 			    "invalid or missing API key: send 'Authorization: Bearer KEY' (--api-key)");
 	/*
@@ -1142,6 +1275,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	struct hreq *h = *con_cls;
 	enum MHD_Result ret;
 	struct api_error e;
+	unsigned int f;
 	int st;
 
 	if (!h) {
@@ -1149,8 +1283,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (!h)
 			return MHD_NO;
 		*con_cls = h;
+		h->url = url;
 		h->t0 = util_now_ns();
-		h->route = route_of(url);
+		route_find(h, url, method, s->o.no_ui);
 		snprintf(h->method, sizeof(h->method), "%s", method);
 		snprintf(h->path, sizeof(h->path), "%s", url);
 		conn_phase(c, CONN_BODY);
@@ -1161,6 +1296,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	if (*upload_size)
 		return on_upload(s, c, h, upload, upload_size);
+	h->url = url;
 	conn_phase(c, CONN_ANSWER);
 	if (h->g)
 		return finish_nonstream(c, h);
@@ -1169,36 +1305,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return reply_error(c, h, &e);
 	}
 	st = atomic_load(&s->state);
-	if (h->route == R_HEALTH)
-		return do_health(s, c, h);
-	if (h->route == R_UI)
-		return do_ui(c, h, url);
-	if (st == SRV_LOADING && h->route != R_METRICS)
+	f = h->route->flags;
+	if (f & RF_LIVE)
+		return h->route->fn(s, c, h);
+	if (st == SRV_LOADING && (f & RF_MODEL))
 		return fail(c, h, 503, "unavailable_error", "model_loading", "%s",
 			    "the model is still loading; see GET /health");
 	if (st == SRV_STOPPING)
 		return fail(c, h, 503, "unavailable_error", "shutting_down", "%s",
 			    "the server is shutting down");
-	if (st == SRV_DRAINING && h->route != R_METRICS)
+	if (st == SRV_DRAINING && (f & RF_MODEL))
 		return fail(c, h, 503, "unavailable_error", "draining", "%s", DRAINING_MSG);
-	switch (h->route) {
-	case R_MODELS:
-	case R_MODEL:
-		return do_models(s, c, h, url);
-	case R_METRICS:
-		return do_metrics(s, c, h);
-	case R_TOKENIZE:
-	case R_DETOKENIZE:
-	case R_APPLY_TEMPLATE:
-	case R_PROPS:
-		return do_utility(s, c, h);
-	case R_NATIVE:
-		return do_native(s, c, h);
-	case R_RESPONSE:
-		return do_response(s, c, h, url);
-	default:
-		return do_generate(s, c, h);
-	}
+	return h->route->fn(s, c, h);
 }
 
 /* ---- completion: the log line, metrics, cancel -------------------------- */
