@@ -9,7 +9,8 @@
  * the server each layer has its own contract, included only downward:
  *
  *   serve.c (this header)
- *     -> http.h (the HTTP layer: http.c, http_conn.h, http_guard.h)
+ *     -> http.h (the HTTP layer: http.c, http_req.h: http_route.c,
+ *        http_reply.c, http_endpoints.c, http_gen.c; http_conn.h, http_guard.h)
  *       -> prompt.h, utility.h, gen.h, api.h, api_native.h, resp_store.h,
  *          metrics.h, ui.h (requests, prompts, answers)
  *         -> load.h, agent.h -> srv.h (the state of one server)
