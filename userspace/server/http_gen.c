@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "api_native.h"
+#include "api_ops.h"
 #include "gen.h"
 #include "http_req.h"
 #include "prompt.h"
@@ -92,10 +93,10 @@ static void gen_event(const struct engine_event *ev, void *user)
 
 	pthread_mutex_lock(&g->mu);
 	if (ev->kind == ENGINE_EV_TEXT) {
-		fmt_delta(g, ev);
+		g->ops->delta(g, ev);
 	} else {
 		if (ev->len)	/* the held-back rest, flushed at the end */
-			fmt_delta(g, ev);
+			g->ops->delta(g, ev);
 		g->finish = ev->finish;
 		g->usage = ev->usage;
 		g->timing = ev->timing;
@@ -104,7 +105,7 @@ static void gen_event(const struct engine_event *ev, void *user)
 		if (ev->stop_word)
 			snprintf(g->stop_word, sizeof(g->stop_word), "%s", ev->stop_word);
 		g->done = true;
-		fmt_done(g);
+		g->ops->done(g);
 		last = --g->refs == 0;
 	}
 	if (g->suspended && !g->conn_gone) {
@@ -242,12 +243,13 @@ static void make_id(char *buf, size_t n, const char *prefix)
 static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct api_params *p,
 			   struct reply_start *rs)
 {
+	const struct api_ops *ops = api_ops_of(p->kind);
 	const union MHD_ConnectionInfo *ci;
 	struct gen *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return NULL;
-	if (p->kind != API_COMPLETION) {
+	if (ops->reply_parser) {
 		/*
 		 * Call ids "call_<n>_<i>" (and the Responses items "fc_<n>_<i>"):
 		 * n random, 64 bits, so that ids are unique in a conversation
@@ -267,12 +269,12 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 		rs->prefix = NULL;
 		g->tools = p->tools_json != NULL;
 		g->one_call = p->one_call;
-		if (p->kind == API_RESPONSES && fmt_resp_new(g, p)) {
-			chat_parser_free(g->parser);
-			free(g->prefix);
-			free(g);
-			return NULL;
-		}
+	}
+	if (ops->gen_init && ops->gen_init(g, p)) {
+		chat_parser_free(g->parser);
+		free(g->prefix);
+		free(g);
+		return NULL;
 	}
 	pthread_mutex_init(&g->mu, NULL);
 	g->s = s;
@@ -281,13 +283,13 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	g->fd = ci ? ci->connect_fd : -1;
 	g->kind = p->kind;
+	g->ops = ops;
 	g->stream = p->stream;
 	g->include_usage = p->include_usage;
 	g->logprobs = p->logprobs;
 	g->top_logprobs = p->top_logprobs;
 	g->created = time(NULL);
-	make_id(g->id, sizeof(g->id), p->kind == API_CHAT ? "chatcmpl-" :
-		p->kind == API_COMPLETION ? "cmpl-" : "resp_");
+	make_id(g->id, sizeof(g->id), ops->id_prefix);
 	make_id(g->item_id, sizeof(g->item_id), "msg_");
 	return g;
 }
@@ -321,7 +323,8 @@ static int start_gen(struct srv *s, struct MHD_Connection *c, const struct api_p
 	g->nat = nat;
 	r.user = g;
 	pthread_mutex_lock(&g->mu);
-	fmt_start(g);
+	if (g->ops->start)
+		g->ops->start(g);
 	pthread_mutex_unlock(&g->mu);
 	ret = engine_submit(s->e, &r, &q, msg, sizeof(msg));
 	if (ret) {
@@ -411,7 +414,7 @@ static bool all_done(struct MHD_Connection *c, struct hreq *h)
 /* A non-stream request resumed by DONE: queue the whole answer. */
 enum MHD_Result gen_finish_nonstream(struct MHD_Connection *c, struct hreq *h)
 {
-	struct gen *g = h->g;
+	struct gen *g = h->g, **all;
 	enum MHD_Result ret;
 	size_t len;
 	char *body;
@@ -432,18 +435,13 @@ enum MHD_Result gen_finish_nonstream(struct MHD_Connection *c, struct hreq *h)
 	if (g->finish == ENGINE_FINISH_ERROR)
 		return http_fail(c, h, 500, "server_error", NULL, "generation failed: %s",
 				 g->error[0] ? g->error : "engine error");
-	if (h->route->kind == API_NATIVE) {
-		struct gen **all = malloc((h->n_more + 1) * sizeof(*all));
-
-		if (!all)
-			return MHD_NO;
-		all[0] = h->g;
-		memcpy(all + 1, h->more, h->n_more * sizeof(*all));
-		body = native_body(all, h->n_more + 1, &len);
-		free(all);
-	} else {
-		body = fmt_body(g, &len);
-	}
+	all = malloc((h->n_more + 1) * sizeof(*all));
+	if (!all)
+		return MHD_NO;
+	all[0] = h->g;
+	memcpy(all + 1, h->more, h->n_more * sizeof(*all));
+	body = g->ops->body(all, h->n_more + 1, &len);	/* a batch: POST /completion */
+	free(all);
 	if (!body)
 		return MHD_NO;
 	ret = http_reply(c, h, 200, "application/json", body, len);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_ops.h"
 #include "prompt.h"
 #include "tokenizer.h"
 
@@ -112,8 +113,7 @@ int srv_chat_prompt(struct srv *s, const struct api_params *p, struct chat_promp
 	chat_msgs_free(m, k);
 	free(sys);
 	if (ret == -EINVAL) {
-		api_error_set(e, 400, "invalid_request_error", NULL,
-			      p->kind == API_RESPONSES ? "input" : "messages",
+		api_error_set(e, 400, "invalid_request_error", NULL, api_ops_of(p->kind)->prompt_param,
 			      "the conversation cannot be rendered with the model's chat template (%s): %s",
 			      s->ct.name, why);
 		return -1;
@@ -182,7 +182,32 @@ static int encode_text(struct srv *s, const char *text, int32_t **toks, int *n,
 	return 0;
 }
 
-/* Template (chat, responses) and tokenize; -1 with @e on failure. */
+/* A prompt of no tokens is a 400 naming @param. Return: @ret, or -1 then. */
+static int not_empty(int ret, int n, const char *param, struct api_error *e)
+{
+	if (ret || n)
+		return ret;
+	api_error_set(e, 400, "invalid_request_error", NULL, param, "the prompt is empty");
+	return -1;
+}
+
+int prompt_chat_tokens(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		       struct reply_start *rs, struct api_error *e)
+{
+	int ret = render_chat(s, p, toks, n, rs, e);
+
+	return not_empty(ret, *n, "messages", e);
+}
+
+int prompt_text_tokens(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		       struct reply_start *rs, struct api_error *e)
+{
+	int ret = encode_text(s, p->prompt, toks, n, e);
+
+	(void)rs;	/* no template: the reply starts afresh */
+	return not_empty(ret, *n, "prompt", e);
+}
+
 int prompt_tokenize(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
 		    struct reply_start *rs, struct api_error *e)
 {
@@ -190,14 +215,7 @@ int prompt_tokenize(struct srv *s, const struct api_params *p, int32_t **toks, i
 
 	*toks = NULL;
 	*n = 0;
-	ret = p->kind == API_COMPLETION ? encode_text(s, p->prompt, toks, n, e) :
-	      render_chat(s, p, toks, n, rs, e);
-	if (!ret && !*n) {
-		api_error_set(e, 400, "invalid_request_error", NULL,
-			      p->kind == API_COMPLETION ? "prompt" : "messages",
-			      "the prompt is empty");
-		ret = -1;
-	}
+	ret = api_ops_of(p->kind)->tokenize(s, p, toks, n, rs, e);
 	if (ret) {
 		free(*toks);
 		*toks = NULL;
@@ -215,8 +233,7 @@ int prompt_tokenize(struct srv *s, const struct api_params *p, int32_t **toks, i
 int prompt_check_ctx(struct srv *s, const struct api_params *p, int n_prompt,
 		     struct api_error *e)
 {
-	const char *in = p->kind == API_COMPLETION || p->kind == API_NATIVE ? "prompt" :
-			 p->kind == API_RESPONSES ? "input" : "messages";
+	const char *in = api_ops_of(p->kind)->prompt_param;
 
 	if ((uint32_t)n_prompt >= s->n_ctx) {
 		api_error_set(e, 400, "invalid_request_error", "context_length_exceeded", in,

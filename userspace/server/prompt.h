@@ -44,9 +44,10 @@ int srv_chat_prompt(struct srv *s, const struct api_params *p, struct chat_promp
 		    struct api_error *e);
 
 /**
- * prompt_tokenize() - the prompt of @p as token ids: completions as its
- * text (s->add_bos, no special tokens), chat and responses through the
- * template (srv_chat_prompt()), with @rs set from the rendering.
+ * prompt_tokenize() - the prompt of @p as token ids, by its API's
+ * tokenizer (api_ops.h): completions as its text (s->add_bos, no special
+ * tokens), chat and responses through the template (srv_chat_prompt()),
+ * with @rs set from the rendering.
  *
  * Return: 0 with *@toks (malloc'ed, *@n >= 1 ids), or -1 with @e (a 400
  * for an empty or too long prompt, naming its field; a 500) and *@toks
@@ -54,6 +55,18 @@ int srv_chat_prompt(struct srv *s, const struct api_params *p, struct chat_promp
  */
 int prompt_tokenize(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
 		    struct reply_start *rs, struct api_error *e);
+
+/*
+ * The tokenizers of the API kinds (api_ops.h's @tokenize, called by
+ * prompt_tokenize()): prompt_chat_tokens() renders @p's messages through
+ * the template (@rs set from the rendering), prompt_text_tokens() encodes
+ * @p->prompt as plain text. Return: 0 with *@toks (*@n >= 1), or -1 with
+ * @e (a 400 naming "messages" or "prompt" for an empty prompt).
+ */
+int prompt_chat_tokens(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		       struct reply_start *rs, struct api_error *e);
+int prompt_text_tokens(struct srv *s, const struct api_params *p, int32_t **toks, int *n,
+		       struct reply_start *rs, struct api_error *e);
 
 /**
  * prompt_check_ctx() - a prompt of @n_prompt tokens leaves room for one
