@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The HTTP layer (libmicrohttpd): the request guards (framing, Host,
- * Origin: http_guard.h), routing, body limit, API key, CORS, the
- * generation requests' life cycle and the per-request log line.
+ * The HTTP layer (libmicrohttpd): the access handler (the request guards:
+ * framing, Host, Origin, http_guard.h; the route table's lookup,
+ * http_route.c; method, API key, body limit, the server's state, then the
+ * row's handler), the per-request log line, the monitor thread, start and
+ * stop. The handlers are in http_endpoints.c and http_gen.c.
  *
  * Threads: a pool of libmicrohttpd threads runs every callback here; the
- * engine's thread runs gen_event(); the monitor thread watches the sockets
+ * engine's thread runs gen_event() (http_gen.c); the monitor thread watches the sockets
  * of requests waiting for the engine (a suspended connection is not polled
  * by libmicrohttpd, so a client that leaves during a long prefill or a
  * non-stream request would go unnoticed) and cancels theirs, and closes
