@@ -319,8 +319,9 @@ $(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tes
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The agent check's unit test: libserver's agent.c and, for its listener, the engine.
-$(B)/tests/test_agent: $(B)/obj/tests/unit/test_agent.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
+# The agent check's and the route table's unit tests: libserver (the route table's
+# handlers reach the engine, the agent's listener too) and the engine.
+$(B)/tests/test_agent $(B)/tests/test_http_route: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
 		       $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
