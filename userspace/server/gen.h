@@ -20,6 +20,7 @@
 
 struct MHD_Connection;
 struct native_info;
+struct api_ops;
 
 /**
  * struct gen - generation state shared by an HTTP request and the engine
