@@ -272,9 +272,9 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 	$(archive)
 # The server over the scripted test engine: host tests of the HTTP layer.
 # It takes from the runtime only what the server calls besides the
-# engine: --cards (cardspec.c), the chat templates and the JSON-schema
-# compiler (libchat).
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
+# engine: --cards (cardspec.c), --parallel, --ctx and --bucket
+# (engine_opts.c), the chat templates and the JSON-schema compiler (libchat).
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c userspace/engine/engine_opts.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
