@@ -266,6 +266,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		set_too_large(s, &e);
 		return http_reply_error(c, h, &e);
 	}
+	if (!h->route)
+		return MHD_NO;	/* answered at the first call (404, 405): no body comes */
 	st = atomic_load(&s->state);
 	f = h->route->flags;
 	if (f & RF_LIVE)
