@@ -599,8 +599,9 @@ check: deps
 	@$(SUBMAKE) all synth-models
 	tests/run-all
 
-# Refit the card profile's fitted values on the vendor's single-card
-# figures (userspace/doc/timing.rst) and print the residuals.
+# Refit the card profile's eight timing parameters, all at once, on the
+# vendor's single-card figures and the published multi-card ones
+# (userspace/doc/timing.rst) and print the residuals.
 fit-profile: $(B)/tests/fit_profile
 	$(B)/tests/fit_profile --write
 
