@@ -17,18 +17,7 @@
 #include <stdint.h>
 
 #include "rk1828/quant_blocks.h"
-
-/**
- * quant_fp32_to_fp16() - float to IEEE-754 binary16 bits, round to nearest even
- * @f: value
- *
- * Overflow gives +-inf, tiny values give half subnormals or signed zero,
- * NaN stays NaN (quiet, top payload bits kept). Matches the F16C
- * instruction VCVTPS2PH with rounding mode 0.
- *
- * Return: the half-precision bits.
- */
-uint16_t quant_fp32_to_fp16(float f);
+#include "rk1828/quant_encode.h"
 
 /**
  * quant_type_name() - "f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
