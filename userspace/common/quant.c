@@ -40,6 +40,31 @@ const char *quant_type_name(int type)
 	}
 }
 
+int quant_kv_type_parse(const char *s, int *type)
+{
+	static const int types[] = {
+		QUANT_TYPE_F32, QUANT_TYPE_F16, QUANT_TYPE_Q8_0, QUANT_TYPE_Q4_0,
+	};
+	size_t i;
+
+	if (!strcmp(s, "auto")) {
+		*type = QUANT_KV_AUTO;
+		return 0;
+	}
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (!strcmp(s, quant_type_name(types[i]))) {
+			*type = types[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *quant_kv_type_name(int type)
+{
+	return type == QUANT_KV_AUTO ? "auto" : quant_type_name(type);
+}
+
 int quant_quantize_row(int type, const float *src, void *dst, size_t n)
 {
 	size_t i, bs = quant_block_size(type), per = quant_block_bytes(type);

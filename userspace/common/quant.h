@@ -28,6 +28,29 @@
  */
 const char *quant_type_name(int type);
 
+/* quant_kv_type_parse(): "auto", a choice left to the planner. */
+#define QUANT_KV_AUTO	(-1)
+
+/**
+ * quant_kv_type_parse() - a --kv-type argument: "f32", "f16", "q8_0",
+ * "q4_0" (QUANT_TYPE_*, the K/V cache types of rk1828/kv_cache.h), or
+ * "auto" (%QUANT_KV_AUTO)
+ * @s: the argument
+ * @type: out
+ *
+ * Return: 0, or -1 for anything else.
+ */
+int quant_kv_type_parse(const char *s, int *type);
+
+/**
+ * quant_kv_type_name() - quant_type_name() of a K/V type, "auto" for
+ * %QUANT_KV_AUTO
+ * @type: a K/V type or %QUANT_KV_AUTO
+ *
+ * Return: a static string.
+ */
+const char *quant_kv_type_name(int type);
+
 /**
  * quant_quantize_row() - convert @n floats to @type with llama.cpp's
  * reference rounding (ggml-quants.c quantize_row_q4_0_ref /
