@@ -157,6 +157,7 @@ static int alloc_buffers(struct engine *e)
 	if (!e->slots || !e->run || !e->mb || !e->ptok || !e->logits || !e->piece || !e->snaps)
 		return -ENOMEM;
 	for (i = 0; i < S; i++) {
+		e->slots[i].kv_type = e->info.kv_type;
 		e->slots[i].toks = malloc((size_t)e->info.n_ctx * sizeof(int32_t));
 		if (!e->slots[i].toks)
 			return -ENOMEM;
