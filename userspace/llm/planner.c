@@ -414,6 +414,15 @@ int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 
 	if (!bb)
 		return fail(err, errlen, "planner: out of memory");
+	if (!llm_kv_type_ok(m, sz.kv_type)) {
+		free(bb);
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "planner: K/V type %s cannot store this model's rows of %u values (the K/V types that can: f32, f16%s)",
+				 quant_kv_type_name(sz.kv_type), m->n_kv_heads * m->head_dim,
+				 (m->n_kv_heads * m->head_dim) % 32 ? "" : ", q8_0, q4_0");
+		return -1;
+	}
 	if (!sz.slots)
 		sz.slots = plan_slots(n_cards < (int)m->n_layers ? n_cards : (int)m->n_layers);
 	in.n_blocks = (int)m->n_layers;
