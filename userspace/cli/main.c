@@ -1138,13 +1138,13 @@ static void print_plan(const struct args *a, const struct session *S)
 {
 	int i;
 
-	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u, %u session%s, KV %s",
+	printf("model: %s (%s, %u blocks, dim %u, %u heads / %u kv, vocab %u), ctx %u, bucket %u, %u session%s",
 	       a->model, S->m.arch_name, S->m.n_layers, S->m.dim, S->m.n_heads, S->m.n_kv_heads,
 	       S->m.n_vocab, S->sizes.n_ctx, S->sizes.bucket, S->sizes.n_seq,
-	       S->sizes.n_seq == 1 ? "" : "s", quant_kv_type_name(S->sizes.kv_type));
+	       S->sizes.n_seq == 1 ? "" : "s");
 	if (S->sizes.n_snap)	/* hybrid: the engine's state snapshots */
 		printf(", %u state snapshots", S->sizes.n_snap);
-	printf("\n");
+	printf(", KV %s\n", quant_kv_type_name(S->sizes.kv_type));
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
 		const struct plan_seg *s = &S->plan.seg[i];
