@@ -50,8 +50,8 @@ for i in "${!prompts[@]}"; do
 	cmp -s "$tmp/$i.q8_0" "$tmp/$i.q8b1"
 	report $(( $? == 0 )) "prompt $i: q8_0 K/V: bucket 1 gives bucket 16's greedy text"
 	for t in q8_0 q4_0; do
-		cmp -s "$tmp/$i.f32" "$tmp/$i.$t" && s=same || s=differs
-		echo "# prompt $i: $t text $s as f32's: $(head -c 120 "$tmp/$i.$t" | tr '\n' ' ')"
+		cmp -s "$tmp/$i.f32" "$tmp/$i.$t" && s="the same as" || s="not"
+		echo "# prompt $i: $t text $s f32's: $(head -c 120 "$tmp/$i.$t" | tr '\n' ' ')"
 	done
 	echo "# prompt $i: f32 text: $(head -c 120 "$tmp/$i.f32" | tr '\n' ' ')"
 done
