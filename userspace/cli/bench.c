@@ -390,7 +390,7 @@ static int sessions_test(const struct bench_opts *o, uint32_t prompt, struct row
 			 char *err, size_t errlen)
 {
 	struct engine_opts eo = { .n_slots = o->sessions, .n_ctx = o->n_ctx, .bucket = o->bucket,
-				  .strict_slots = true };
+				  .strict_slots = true, .kv_type = o->kv_type };
 	struct engine *e;
 	struct engine_req *req[64];
 	struct sess_arg args[64];
@@ -570,7 +570,8 @@ static int tg_test(struct ctx *c, char *err, size_t errlen)
 static int pipeline_tests(struct ctx *c, char *err, size_t errlen)
 {
 	const struct bench_opts *o = c->o;
-	struct pipe_opts po = { .n_ctx = o->n_ctx, .bucket = o->bucket, .n_seq = 1 };
+	struct pipe_opts po = { .n_ctx = o->n_ctx, .bucket = o->bucket, .n_seq = 1,
+				.kv_type = o->kv_type };
 	uint32_t maxp = 1;
 	int i, ret = -1;
 
@@ -610,7 +611,17 @@ out:
 static void print_notes(const struct ctx *c)
 {
 	const struct bench_opts *o = c->o;
+	uint64_t kv = 0;
 	struct rusage ru;
+	char b[32];
+	uint32_t l;
+
+	for (l = 0; l < o->m->n_layers; l++)
+		if (o->m->layers[l].kind != LLM_LAYER_DELTANET)
+			kv = util_add_u64(kv, llm_kv_bytes(o->m, o->n_ctx, o->kv_type), NULL);
+	util_fmt_bytes(b, sizeof(b), kv);
+	fprintf(o->out, "KV cache %s: %s a session at ctx %u (%llu bytes, all cards)\n",
+		quant_kv_type_name(o->kv_type), b, o->n_ctx, (unsigned long long)kv);
 
 	if (o->n_gen > 0 && c->pred_tpot_ns > 0)
 		fprintf(o->out, "host time per decode step (runtime + driver, measured): %.0f us = "
@@ -633,7 +644,7 @@ static void print_notes(const struct ctx *c)
 static void sessions_plan(const struct bench_opts *o, struct plan *out)
 {
 	struct plan_sizes sz = { .n_ctx = o->n_ctx, .bucket = o->bucket,
-				 .n_seq = (uint32_t)o->sessions };
+				 .n_seq = (uint32_t)o->sessions, .kv_type = o->kv_type };
 	uint64_t free_b[PLAN_MAX_CARDS];
 	int ids[PLAN_MAX_CARDS], i;
 	char msg[96 * PLAN_MAX_CARDS + 256];
@@ -691,8 +702,10 @@ int bench_run(const struct bench_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (l = 0; l < o->m->n_layers; l++)
+	for (l = 0; l < o->m->n_layers; l++) {
 		predict_cost_layer(o->m, l, &c->layers[l]);
+		c->layers[l].kv_elt_bytes = predict_kv_elt_bytes(o->m, o->kv_type);
+	}
 	predict_cost_head(o->m, &c->head);
 	if ((o->n_prompts || o->n_gen > 0) && pipeline_tests(c, err, errlen))
 		goto out;

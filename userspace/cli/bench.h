@@ -66,6 +66,7 @@ struct bench_opts {
 	int n_cards;
 	const struct plan *plan;
 	uint32_t n_ctx, bucket;
+	int kv_type;		/* QUANT_TYPE_* of the K/V caches (the plan's) */
 	uint32_t prompts[BENCH_MAX_PROMPTS];
 	int n_prompts;
 	int n_gen;

@@ -120,6 +120,7 @@ int cmd_bench(const struct args *a)
 	bo.plan = &S.plan;
 	bo.n_ctx = S.sizes.n_ctx;
 	bo.bucket = S.sizes.bucket;
+	bo.kv_type = S.sizes.kv_type;
 	bo.n_gen = n_gen;
 	bo.sessions = a->sessions;
 	bo.reps = a->reps ? a->reps : 3;

@@ -239,10 +239,11 @@ static int run_json(const struct session *S, const struct engine_info *info,
 		      "draft_n_accepted", ro->last.usage.draft_n_accepted);
 	/* What the engine runs (engine_get_info()): the plan run planned. */
 	if (o && json_object_set_new(o, "engine",
-				     json_pack("{s:s, s:i, s:i, s:i, s:i}", "plan", info->plan,
+				     json_pack("{s:s, s:i, s:i, s:i, s:i, s:s}", "plan", info->plan,
 					       "ctx", (int)info->n_ctx, "bucket", (int)info->bucket,
 					       "slots", info->n_slots, "snapshots",
-					       (int)info->n_snap))) {
+					       (int)info->n_snap, "kv_type",
+					       quant_kv_type_name(info->kv_type)))) {
 		json_decref(o);
 		return -1;
 	}

@@ -41,6 +41,7 @@
 #include "profile.h"
 #include "rk1828.h"
 #include "server.h"
+#include "rk1828/quant_blocks.h"
 #include "rk1828/util.h"
 
 
@@ -56,6 +57,7 @@ static void usage(FILE *f)
 		"                      [--ignore-eos] [--parse-special] [--json-schema FILE|JSON] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
 		"                      [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
+		"                      [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                       [--repeat-last-n N] [--presence-penalty A]\n"
@@ -63,18 +65,21 @@ static void usage(FILE *f)
 		"                       [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
 		"                       [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
+		"                       [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm --version\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
+		"                       [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
 		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
-		"                        [--link usb|pcie] [--profile FILE]\n"
+		"                        [--link usb|pcie] [--profile FILE] [--kv-type T]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [--agent-port P] [-v]\n"
+		"                        [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"                        (OpenAI-compatible HTTP server and web UI; SIGUSR1\n"
 		"                        drains it, --agent-port answers HAProxy's agent check;\n"
 		"                        'rk1828-llm serve --help' explains its options)\n"
@@ -105,6 +110,10 @@ static void usage(FILE *f)
 		"  --draft-max K    most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K    fewest drafted tokens worth a verify pass (default 0)\n"
 		"  --ctx N          context length (default min(model context, 4096))\n"
+		"  --kv-type T      K/V cache type on the cards: f32 (default), f16, q8_0 or\n"
+		"                   q4_0 (ggml's blocks of 32 with an f16 scale: 1.06 and\n"
+		"                   0.56 bytes a value), or auto: the widest that fits the\n"
+		"                   sessions and context asked (run, chat, plan, bench, serve)\n"
 		"  --no-bos         do not prepend the BOS token (prepended when the model's\n"
 		"                   tokenizer.ggml.add_bos_token says so)\n"
 		"  --dump-logits F  write the last prompt position's logits to F\n"
@@ -218,7 +227,7 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_KVTYPE };
 
 /* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
 #define O_SERVE		1024
@@ -241,6 +250,7 @@ static const struct option cli_opts[] = {
 	{ "cards", required_argument, NULL, O_CARDS },
 	{ "bucket", required_argument, NULL, O_BUCKET },
 	{ "ctx", required_argument, NULL, O_CTX },
+	{ "kv-type", required_argument, NULL, O_KVTYPE },
 	{ "no-bos", no_argument, NULL, O_NOBOS },
 	{ "dump-logits", required_argument, NULL, O_DUMP },
 	{ "json-schema", required_argument, NULL, O_JSONSCHEMA },
@@ -325,14 +335,15 @@ static const struct {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
-		 " spec draft-max draft-min verbose " },
+		 " spec draft-max draft-min kv-type verbose " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
-		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min verbose " },
+		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min kv-type verbose " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
-	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
-	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
+	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel kv-type " },
+	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile"
+		   " kv-type " },
 	{ "serve", NULL },	/* srv_options() */
 };
 
@@ -642,6 +653,13 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 		return 0;
 	case O_CTX:
 		return engine_opt(ENGINE_OPT_CTX, arg, &a->n_ctx);
+	case O_KVTYPE:
+		if (quant_kv_type_parse(arg, &a->kv_type)) {
+			fprintf(stderr, "rk1828-llm: --kv-type: bad value \"%s\" (f32, f16, q8_0, q4_0 or auto)\n",
+				arg);
+			return -1;
+		}
+		return 0;
 	case O_NOBOS: a->no_bos = true; return 0;
 	case O_DUMP: a->dump_logits = arg; return 0;
 	case O_JSONSCHEMA: a->json_schema = arg; return 0;
@@ -879,6 +897,7 @@ static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 		.queue_max = -1,
 		.n_ctx = a->n_ctx,
 		.bucket = a->bucket_set ? a->bucket : 0,
+		.kv_type = a->kv_type,
 		.verbose = a->verbose,
 		.spec = (enum spec_kind)a->spec,
 		.draft_max = a->draft_max,
@@ -977,10 +996,11 @@ static void session_nofit_hint(const struct session *S)
 
 	/* Only full-attention blocks have a KV cache. */
 	util_fmt_bytes(kv, sizeof(kv),
-		       util_mul_u64(llm_kv_bytes(&S->m, 1024),
+		       util_mul_u64(llm_kv_bytes(&S->m, 1024, S->sizes.kv_type),
 				    S->m.n_layers - S->m.n_deltanet, NULL));
-	fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s\n",
+	fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s%s\n",
 		S->sizes.n_ctx, kv,
+		S->sizes.kv_type != QUANT_TYPE_Q4_0 ? ", a smaller --kv-type" : "",
 		S->sizes.n_seq > 1 ? ", fewer sessions (--parallel)" : "",
 		S->sizes.bucket > 1 ? " or a smaller --bucket" : "");
 }
@@ -1114,6 +1134,19 @@ int load_profile(const struct args *a, struct card_profile *prof)
 	return 0;
 }
 
+/* K and V bytes of one session on the card of segment @s (its attention blocks). */
+static uint64_t seg_kv_bytes(const struct llm_model *m, const struct plan_seg *s,
+			     const struct plan_sizes *sz)
+{
+	uint64_t b = 0;
+	int l;
+
+	for (l = s->first; l < s->first + s->count; l++)
+		if (m->layers[l].kind != LLM_LAYER_DELTANET)
+			b = util_add_u64(b, llm_kv_bytes(m, sz->n_ctx, sz->kv_type), NULL);
+	return b;
+}
+
 static void print_plan(const struct args *a, const struct session *S)
 {
 	int i;
@@ -1124,17 +1157,18 @@ static void print_plan(const struct args *a, const struct session *S)
 	       S->sizes.n_seq == 1 ? "" : "s");
 	if (S->sizes.n_snap)	/* hybrid: the engine's state snapshots */
 		printf(", %u state snapshots", S->sizes.n_snap);
-	printf("\n");
+	printf(", KV %s\n", quant_kv_type_name(S->sizes.kv_type));
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
 		const struct plan_seg *s = &S->plan.seg[i];
-		char need[32], fr[32], blk[PLAN_BLK_MAX];
+		char need[32], fr[32], kv[32], blk[PLAN_BLK_MAX];
 
 		util_fmt_bytes(need, sizeof(need), s->bytes);
 		util_fmt_bytes(fr, sizeof(fr), s->free);
+		util_fmt_bytes(kv, sizeof(kv), seg_kv_bytes(&S->m, s, &S->sizes));
 		plan_seg_blocks(s, blk, sizeof(blk));
-		printf("card%d: %s: %s of %s free (%llu bytes)\n", s->card_id, blk, need, fr,
-		       (unsigned long long)s->bytes);
+		printf("card%d: %s: %s of %s free (%llu bytes), KV %s a session\n", s->card_id,
+		       blk, need, fr, (unsigned long long)s->bytes, kv);
 	}
 }
 

@@ -308,7 +308,7 @@ static void take_queue(struct engine *e, bool all, struct engine_req **gone,
 		}
 		if (!full) {
 			int reuse, s = sched_pick_slot(e->slots, e->info.n_slots, q->prompt,
-						       q->n_prompt, &reuse);
+						       q->n_prompt, e->info.kv_type, &reuse);
 
 			if (s >= 0) {
 				queue_remove(e, q, prev);

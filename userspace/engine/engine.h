@@ -84,6 +84,8 @@ struct engine_trace;
  * @queue_max: requests waiting beyond the busy slots (--queue); 0:
  *	ENGINE_DEFAULT_QUEUE; -1: no queue (submit fails when no slot is free)
  * @strict_slots: fail instead of lowering @n_slots
+ * @kv_type: K/V cache type (--kv-type): QUANT_TYPE_F32 (0, default),
+ *	_F16, _Q8_0, _Q4_0 or PLAN_KV_AUTO (plan_fit_opts.kv_type)
  * @timeout_ms: per-job timeout (0: 120 s)
  * @verbose: log plan, buffer sizes and scheduler decisions to stderr
  * @progress: optional, called on the calling thread of engine_create()
@@ -112,6 +114,7 @@ struct engine_opts {
 	uint32_t bucket;
 	int queue_max;
 	bool strict_slots;
+	int kv_type;
 	uint32_t timeout_ms;
 	int verbose;
 	void (*progress)(void *user, uint64_t done, uint64_t total);
@@ -398,6 +401,8 @@ void engine_destroy(struct engine *e);
  * @n_ctx: context per slot
  * @bucket: prefill bucket
  * @n_snap: hybrid models: state snapshot blocks on every card (0 else)
+ * @kv_type: the K/V cache rows' QUANT_TYPE_* (never PLAN_KV_AUTO: what
+ *	auto chose)
  * @queue_max: queue bound
  * @n_cards: cards used (may be fewer than offered: a card per block at most)
  * @n_vocab: vocabulary size
@@ -407,6 +412,7 @@ void engine_destroy(struct engine *e);
 struct engine_info {
 	int n_slots;
 	uint32_t n_ctx, bucket, n_snap;
+	int kv_type;
 	int queue_max;
 	int n_cards;
 	uint32_t n_vocab;

@@ -46,7 +46,7 @@ void predict_cost_layer(const struct llm_model *m, uint32_t l, struct cost_layer
 	memset(c, 0, sizeof(*c));
 	c->dim = m->dim;
 	c->ffn_dim = m->ffn_dim;
-	c->kv_elt_bytes = sizeof(float);
+	c->kv_elt_bytes = sizeof(float);	/* predict_run() sets the plan's type */
 	c->state_elt_bytes = sizeof(float);
 	if (L->kind == LLM_LAYER_DELTANET) {
 		/* Gated DeltaNet (qwen35): as emulator/exec_cost.c reads the program. */
@@ -396,6 +396,14 @@ static void drop_unfit_sessions(const struct llm_model *m, const struct plan *pl
 	}
 }
 
+double predict_kv_elt_bytes(const struct llm_model *m, int kv_type)
+{
+	uint64_t kv_dim = (uint64_t)m->n_kv_heads * m->head_dim;
+	size_t row = kv_dim ? rk1828_kv_row_bytes(kv_type, (size_t)kv_dim) : 0;
+
+	return row ? (double)row / (double)kv_dim : sizeof(float);
+}
+
 int predict_run(const struct llm_model *m, const struct plan *plan,
 		const struct predict_opts *o, struct prediction *out,
 		char *err, size_t errlen)
@@ -409,8 +417,11 @@ int predict_run(const struct llm_model *m, const struct plan *plan,
 		snprintf(err, errlen, "predict: out of memory");
 		return -1;
 	}
-	for (l = 0; l < m->n_layers; l++)
+	for (l = 0; l < m->n_layers; l++) {
 		predict_cost_layer(m, l, &layers[l]);
+		if (o->sizes)
+			layers[l].kv_elt_bytes = predict_kv_elt_bytes(m, o->sizes->kv_type);
+	}
 	predict_cost_head(m, &head);
 	ret = predict_run_layers(layers, m->n_layers, &head, plan, o, out, err, errlen);
 	free(layers);

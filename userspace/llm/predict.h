@@ -97,6 +97,13 @@ struct prediction {
  */
 void predict_cost_layer(const struct llm_model *m, uint32_t l, struct cost_layer *out);
 
+/**
+ * predict_kv_elt_bytes() - struct cost_layer.kv_elt_bytes of @m's K/V rows
+ * in @kv_type (4 F32, 2 F16, 34/32 Q8_0, 18/32 Q4_0; 4 when the type
+ * does not fit the rows)
+ */
+double predict_kv_elt_bytes(const struct llm_model *m, int kv_type);
+
 /** predict_cost_head() - the output head of @m. */
 void predict_cost_head(const struct llm_model *m, struct cost_head *out);
 

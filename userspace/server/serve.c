@@ -50,6 +50,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rk1828-llm serve -m MODEL [--host 127.0.0.1] [--port 8080]\n"
 		"                        [--cards all|N|LIST] [--parallel S] [--ctx N] [--bucket B]\n"
+		"                        [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"                        [--api-key KEY | --api-key-file FILE] [--alias NAME] [--queue Q]\n"
 		"                        [--no-ui] [-v]\n"
 		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
@@ -63,6 +64,8 @@ static void usage(FILE *f)
 		"  --parallel S   concurrent sessions, each with its own KV cache (default 4)\n"
 		"  --ctx N        context per session in tokens (default min(model, 4096))\n"
 		"  --bucket B     prefill bucket in tokens (default 128)\n"
+		"  --kv-type T    K/V cache type on the cards: f32 (default), f16, q8_0, q4_0,\n"
+		"                 or auto: the widest that fits --parallel sessions of --ctx\n"
 		"  --spec ngram   speculative decoding by prompt lookup (default none);\n"
 		"                 per request: speculative.n_max / speculative.n_min\n"
 		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
@@ -126,7 +129,7 @@ static int engine_opt(enum engine_opt opt, const char *arg, uint32_t *out)
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT };
+       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT, O_KVTYPE };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -136,6 +139,7 @@ static const struct option srv_long_opts[] = {
 	{ "parallel", required_argument, NULL, O_PARALLEL },
 	{ "ctx", required_argument, NULL, O_CTX },
 	{ "bucket", required_argument, NULL, O_BUCKET },
+	{ "kv-type", required_argument, NULL, O_KVTYPE },
 	{ "api-key", required_argument, NULL, O_KEY },
 	{ "api-key-file", required_argument, NULL, O_KEY_FILE },
 	{ "alias", required_argument, NULL, O_ALIAS },
@@ -294,6 +298,13 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		return engine_opt(ENGINE_OPT_CTX, arg, &o->n_ctx);
 	case O_BUCKET:
 		return engine_opt(ENGINE_OPT_BUCKET, arg, &o->bucket);
+	case O_KVTYPE:
+		if (quant_kv_type_parse(arg, &o->kv_type)) {
+			fprintf(stderr, "rk1828-llm: --kv-type: bad value \"%s\" (f32, f16, q8_0, q4_0 or auto)\n",
+				arg);
+			return -1;
+		}
+		break;
 	case O_KEY:
 		if (!*arg) {
 			fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
@@ -609,9 +620,10 @@ int serve_main(int argc, char **argv)
 	}
 	if (!sig) {
 		atomic_store(&s->state, SRV_READY);
-		fprintf(stderr, "rk1828-llm: ready: model %s, %d session%s of %u tokens, plan %s\n"
+		fprintf(stderr, "rk1828-llm: ready: model %s, %d session%s of %u tokens, KV %s, plan %s\n"
 			"rk1828-llm: %s http://%s:%d/  (OpenAI API at /v1, metrics at /metrics)\n",
-			s->model_id, s->n_slots, s->n_slots == 1 ? "" : "s", s->n_ctx, s->plan,
+			s->model_id, s->n_slots, s->n_slots == 1 ? "" : "s", s->n_ctx,
+			quant_kv_type_name(s->kv_type), s->plan,
 			s->o.no_ui ? "API" : "web UI", strchr(s->o.host, ':') ? "[::]" : s->o.host,
 			s->o.port);
 		sig = serve_until_signal(s, &set);
