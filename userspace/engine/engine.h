@@ -499,6 +499,8 @@ struct engine_hist {
  * @draft_tokens: speculative decoding: tokens drafted and verified
  * @draft_accepted: of those, accepted
  * @verify_passes: micro-batches that verified drafts of a session
+ * @spec: the engine's drafter (engine_opts.spec; SPEC_NONE without
+ *	speculation), which the three counters above belong to
  * @failed: the engine stopped after a card failure (every request since
  *	gets -EIO); a server reports itself unhealthy
  * @failure: then the card's error, NUL-terminated; else ""
@@ -510,6 +512,7 @@ struct engine_stats {
 	uint64_t prefix_hits, prefix_misses;
 	uint64_t steps, batch_tokens, jobs;
 	uint64_t draft_tokens, draft_accepted, verify_passes;
+	enum spec_kind spec;
 	int64_t host_ns, wait_ns;
 	int n_cards;
 	double card_busy[ENGINE_MAX_CARDS];

@@ -34,6 +34,9 @@ enum spec_kind {
 	SPEC_NGRAM,
 };
 
+/* The names spec_parse() takes, for messages. */
+#define SPEC_NAMES	"none or ngram"
+
 /* Longest and shortest n-gram the ngram drafter matches. */
 #define SPEC_NGRAM_MAX	4
 #define SPEC_NGRAM_MIN	2

@@ -305,14 +305,16 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		o->queue_max = (int)v;
 		break;
 	case O_NOUI: o->no_ui = true; break;
-	case O_SPEC:
-		/* spec_parse()'s names; serve-fake links no engine. */
-		if (strcmp(arg, "none") && strcmp(arg, "ngram")) {
-			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+	case O_SPEC: {
+		enum spec_kind k;
+
+		if (spec_parse(arg, &k)) {
+			fprintf(stderr, "rk1828-llm: --spec %s: %s\n", arg, SPEC_NAMES);
 			return -1;
 		}
-		o->spec = strcmp(arg, "ngram") ? SPEC_NONE : SPEC_NGRAM;
+		o->spec = (int)k;
 		break;
+	}
 	case O_DRAFTMAX:
 		if (parse_int(arg, "--draft-max", 1, SPEC_MAX_DRAFT, &v))
 			return -1;
