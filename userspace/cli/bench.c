@@ -685,7 +685,8 @@ int bench_run(const struct bench_opts *o, char *err, size_t errlen)
 	if (!c)
 		return snprintf(err, errlen, "out of memory"), -1;
 	c->o = o;
-	c->po = (struct predict_opts){ o->prof, o->link, o->bucket, o->n_ctx, NULL, o->card_links };
+	c->po = (struct predict_opts){ o->prof, o->link, o->bucket, o->n_ctx, NULL, o->card_links,
+				       0, 0 };
 	c->layers = calloc(o->m->n_layers ? o->m->n_layers : 1, sizeof(*c->layers));
 	if (!c->layers) {
 		snprintf(err, errlen, "out of memory");

@@ -68,9 +68,11 @@ static void usage(FILE *f)
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
+		"                       [--spec K [--accept A]]\n"
 		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
 		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
-		"                        [--link usb|pcie] [--profile FILE]\n"
+		"                        [--link usb|pcie] [--profile FILE] [--spec ngram]\n"
+		"                        [--draft-max K]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [--agent-port P] [-v]\n"
@@ -99,7 +101,7 @@ static void usage(FILE *f)
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
 		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
-		"  --spec ngram     run, chat, serve: speculative decoding with prompt lookup\n"
+		"  --spec ngram     run, chat, serve, bench: speculative decoding with prompt lookup\n"
 		"                   (default none): drafts verified in one pass, lossless\n"
 		"  --draft-max K    most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K    fewest drafted tokens worth a verify pass (default 0)\n"
@@ -124,6 +126,9 @@ static void usage(FILE *f)
 		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
 		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
 		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
+		"  --spec K         plan --predict: also predict speculative decoding with K\n"
+		"                   drafts a verify pass (1..32)\n"
+		"  --accept A       plan --spec: the drafts' acceptance rate, 0..1 (default 0.7)\n"
 		"  --link L         plan --predict, bench: the link predicted, usb or pcie\n"
 		"                   (default: plan pcie, bench the link of the cards used)\n"
 		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
@@ -205,7 +210,7 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_ACCEPT };
 
 /* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
 #define O_SERVE		1024
@@ -248,6 +253,7 @@ static const struct option cli_opts[] = {
 	{ "spec", required_argument, NULL, O_SPEC },
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
+	{ "accept", required_argument, NULL, O_ACCEPT },
 	{ "trace", required_argument, NULL, O_TRACE },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -318,8 +324,9 @@ static const struct {
 		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min verbose " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
-	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
-	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
+	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel spec accept " },
+	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile spec"
+		   " draft-max " },
 	{ "serve", NULL },	/* srv_options() */
 };
 
@@ -391,6 +398,8 @@ static int check_needs(const struct args *a, const struct opt_seen *seen)
 		{ "run", "think", "chat", "a switch of the chat template" },
 		{ "run", "no-think", "chat", "a switch of the chat template" },
 		{ "plan", "link", "predict", "the link of the prediction" },
+		{ "plan", "spec", "predict", "drafts a verify pass of the prediction" },
+		{ "plan", "accept", "spec", "the acceptance rate of those drafts" },
 	};
 	char sp[32];
 	size_t i, o, w;
@@ -572,6 +581,20 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		a->link_set = true;
 		return 0;
 	case O_PROFILE: a->profile = arg; return 0;
+	case O_ACCEPT: {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(arg, &end);
+		if (errno || *end || end == arg || !(v >= 0 && v <= 1)) {
+			fprintf(stderr, "rk1828-llm: --accept: bad value \"%s\" (a rate 0..1)\n",
+				arg);
+			return -1;
+		}
+		a->spec_accept = v;
+		return 0;
+	}
 	case O_PARALLEL:
 		return parse_u32_in(arg, "--parallel", 1, ENGINE_MAX_SLOTS, &a->parallel);
 	}
@@ -634,9 +657,16 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 	case O_JSONSCHEMA: a->json_schema = arg; return 0;
 	case O_SPEC: {
 		enum spec_kind k;
+		uint32_t u;
 
+		if (!strcmp(a->cmd, "plan")) {	/* plan --spec K: drafts a pass */
+			if (parse_u32_in(arg, "--spec", 1, SPEC_MAX_DRAFT, &u))
+				return -1;
+			a->spec_k = (int)u;
+			return 0;
+		}
 		if (spec_parse(arg, &k)) {
-			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+			fprintf(stderr, "rk1828-llm: --spec %s: %s\n", arg, SPEC_NAMES);
 			return -1;
 		}
 		a->spec = (int)k;
@@ -696,6 +726,7 @@ static void args_defaults(struct args *a)
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
 	a->thinking = CHAT_THINK_DEFAULT;
+	a->spec_accept = 0.7;
 }
 
 static bool is_cmd(const struct args *a, const char *cmd)
@@ -1129,7 +1160,8 @@ static void print_plan(const struct args *a, const struct session *S)
 static int plan_report(const struct args *a, const struct session *S,
 		       const struct card_profile *prof)
 {
-	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL };
+	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL,
+				  (uint32_t)a->spec_k, a->spec_accept };
 	struct prediction pr;
 	char err[256], *js;
 
