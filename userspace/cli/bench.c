@@ -400,7 +400,8 @@ static int sessions_test(const struct bench_opts *o, uint32_t prompt, int S, boo
 	struct engine_opts eo = { .n_slots = S, .n_ctx = o->n_ctx, .bucket = o->bucket,
 				  .strict_slots = true,
 				  .spec = spec ? (enum spec_kind)o->spec : SPEC_NONE,
-				  .draft_max = spec ? o->draft_max : 0 };
+				  .draft_max = spec ? o->draft_max : 0,
+				  .draft_model = o->draft_model };
 	struct engine *e;
 	struct engine_req *req[64];
 	struct sess_arg args[64];

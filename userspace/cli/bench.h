@@ -61,6 +61,7 @@ struct tokenizer;
  *	session speculating through the engine; predicted at its measured
  *	acceptance), SPEC_NONE: no such row
  * @draft_max: --draft-max (0: the engine's default)
+ * @draft_model: --draft-model FILE (--spec draft)
  * @out: where the table goes
  */
 struct bench_opts {
@@ -83,6 +84,7 @@ struct bench_opts {
 	const enum cost_link *card_links;
 	int spec;
 	int draft_max;
+	const char *draft_model;
 	FILE *out;
 };
 

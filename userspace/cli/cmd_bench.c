@@ -124,6 +124,7 @@ int cmd_bench(const struct args *a)
 	bo.sessions = a->sessions;
 	bo.spec = a->spec;
 	bo.draft_max = a->draft_max;
+	bo.draft_model = a->draft_model;
 	bo.reps = a->reps ? a->reps : 3;
 	bo.trace = a->trace;
 	bo.prof = &prof;

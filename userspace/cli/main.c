@@ -61,7 +61,8 @@ static void usage(FILE *f)
 		"                       [--frequency-penalty A] [--logit-bias ID(+|-)B]... [--seed S]\n"
 		"                       [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
-		"                       [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
+		"                       [--spec none|ngram|draft] [--draft-max K] [--draft-min K]\n"
+		"                       [--draft-model FILE]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm --version\n"
@@ -105,6 +106,8 @@ static void usage(FILE *f)
 		"                   (default none): drafts verified in one pass, lossless\n"
 		"  --draft-max K    most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K    fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --spec draft --draft-model FILE  drafts by a small model of the same\n"
+		"                   vocabulary, run on the host CPU (reference kernels)\n"
 		"  --ctx N          context length (default min(model context, 4096))\n"
 		"  --no-bos         do not prepend the BOS token (prepended when the model's\n"
 		"                   tokenizer.ggml.add_bos_token says so)\n"
@@ -210,7 +213,7 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_ACCEPT };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_ACCEPT, O_DRAFTMODEL };
 
 /* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
 #define O_SERVE		1024
@@ -254,6 +257,7 @@ static const struct option cli_opts[] = {
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
 	{ "accept", required_argument, NULL, O_ACCEPT },
+	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "trace", required_argument, NULL, O_TRACE },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -318,15 +322,15 @@ static const struct {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
-		 " spec draft-max draft-min verbose " },
+		 " spec draft-max draft-min draft-model verbose " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
-		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min verbose " },
+		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min draft-model verbose " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
 	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel spec accept " },
 	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile spec"
-		   " draft-max " },
+		   " draft-max draft-model " },
 	{ "serve", NULL },	/* srv_options() */
 };
 
@@ -682,6 +686,7 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 		*(c == O_DRAFTMAX ? &a->draft_max : &a->draft_min) = (int)u;
 		return 0;
 	}
+	case O_DRAFTMODEL: a->draft_model = arg; return 0;
 	case 'v': a->verbose++; return 0;
 	}
 	return OPT_NOT_MINE;
@@ -900,7 +905,7 @@ static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 		.verbose = a->verbose,
 		.spec = (enum spec_kind)a->spec,
 		.draft_max = a->draft_max,
-		.draft_min = a->draft_min,
+		.draft_min = a->draft_min, .draft_model = a->draft_model,
 	};
 }
 

@@ -99,6 +99,8 @@ struct engine_trace;
  *	0..SPEC_MAX_DRAFT); 0: ENGINE_DEFAULT_DRAFT_MAX
  * @draft_min: fewest drafted tokens worth a verify pass (--draft-min,
  *	0..@draft_max): a shorter proposal is not verified
+ * @draft_model: SPEC_DRAFT: the draft model's GGUF file (--draft-model),
+ *	same vocabulary as the model; run on the host CPU (spec_draft.c)
  * @plan, @sizes: optional, a plan made by plan_fit() with engine_fit_opts()
  *	of these options (rk1828-llm run and chat plan before they create
  *	the engine and print that plan): the engine runs it as it is instead
@@ -121,6 +123,7 @@ struct engine_opts {
 	enum spec_kind spec;
 	int draft_max;
 	int draft_min;
+	const char *draft_model;
 	const struct plan *plan;
 	const struct plan_sizes *sizes;
 };

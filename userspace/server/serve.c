@@ -63,6 +63,8 @@ static void usage(FILE *f)
 		"                 per request: speculative.n_max / speculative.n_min\n"
 		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K  fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --draft-model FILE  --spec draft: the draft model (same vocabulary), run on\n"
+		"                 the host CPU\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
 		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
 		"                 process list, where --api-key shows it to every user)\n"
@@ -110,7 +112,8 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT };
+       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT,
+       O_DRAFTMODEL };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -134,6 +137,7 @@ static const struct option srv_long_opts[] = {
 	{ "spec", required_argument, NULL, O_SPEC },
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
+	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "agent-port", required_argument, NULL, O_AGENT_PORT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -319,6 +323,9 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		if (parse_int(arg, "--draft-max", 1, SPEC_MAX_DRAFT, &v))
 			return -1;
 		o->draft_max = (int)v;
+		break;
+	case O_DRAFTMODEL:
+		o->draft_model = arg;
 		break;
 	case O_DRAFTMIN:
 		if (parse_int(arg, "--draft-min", 0, SPEC_MAX_DRAFT, &v))
