@@ -124,7 +124,8 @@ static int timing_only(const struct llm_model *m, const struct card_profile *pro
 	if (plan_fit(m, &fo, 2, fr, NULL, &sz, &plan, NULL, 0, err, errlen))
 		return -1;
 	sz.kv_type = type;
-	po = (struct predict_opts){ prof, COST_LINK_PCIE, sz.bucket, sz.n_ctx, &sz, NULL };
+	po = (struct predict_opts){ .prof = prof, .link = COST_LINK_PCIE, .bucket = sz.bucket,
+				    .n_ctx = sz.n_ctx, .sizes = &sz };
 	if (predict_run(m, &plan, &po, &pr, err, errlen))
 		return -1;
 	f->ttft_ms = pr.ttft_ms[1];	/* 4096 tokens */

@@ -56,26 +56,27 @@ static void usage(FILE *f)
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
 		"                      [--ignore-eos] [--parse-special] [--json-schema FILE|JSON] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
-		"                      [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
-		"                      [--kv-type f32|f16|q8_0|q4_0|auto]\n"
+		"                      [--spec none|ngram|draft] [--draft-max K] [--draft-min K]\n"
+		"                      [--draft-model FILE] [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                       [--repeat-last-n N] [--presence-penalty A]\n"
 		"                       [--frequency-penalty A] [--logit-bias ID(+|-)B]... [--seed S]\n"
 		"                       [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
-		"                       [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
-		"                       [--kv-type f32|f16|q8_0|q4_0|auto]\n"
+		"                       [--spec none|ngram|draft] [--draft-max K] [--draft-min K]\n"
+		"                       [--draft-model FILE] [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm --version\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
-		"                       [--kv-type f32|f16|q8_0|q4_0|auto]\n"
+		"                       [--kv-type f32|f16|q8_0|q4_0|auto] [--spec K [--accept A]]\n"
 		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
 		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
 		"                        [--link usb|pcie] [--profile FILE] [--kv-type T]\n"
+		"                        [--spec ngram|draft] [--draft-max K] [--draft-model FILE]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [--agent-port P] [-v]\n"
@@ -105,10 +106,12 @@ static void usage(FILE *f)
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
 		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
-		"  --spec ngram     run, chat, serve: speculative decoding with prompt lookup\n"
+		"  --spec ngram     run, chat, serve, bench: speculative decoding with prompt lookup\n"
 		"                   (default none): drafts verified in one pass, lossless\n"
 		"  --draft-max K    most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K    fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --spec draft --draft-model FILE  drafts by a small model of the same\n"
+		"                   vocabulary, run on the host CPU (reference kernels)\n"
 		"  --ctx N          context length (default min(model context, 4096))\n"
 		"  --kv-type T      K/V cache type on the cards: f32 (default), f16, q8_0 or\n"
 		"                   q4_0 (ggml's blocks of 32 with an f16 scale: 1.06 and\n"
@@ -134,6 +137,9 @@ static void usage(FILE *f)
 		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
 		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
 		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
+		"  --spec K         plan --predict: also predict speculative decoding with K\n"
+		"                   drafts a verify pass (1..32)\n"
+		"  --accept A       plan --spec: the drafts' acceptance rate, 0..1 (default 0.7)\n"
 		"  --link L         plan --predict, bench: the link predicted, usb or pcie\n"
 		"                   (default: plan pcie, bench the link of the cards used)\n"
 		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
@@ -227,7 +233,7 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_KVTYPE };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_KVTYPE, O_ACCEPT, O_DRAFTMODEL };
 
 /* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
 #define O_SERVE		1024
@@ -271,6 +277,8 @@ static const struct option cli_opts[] = {
 	{ "spec", required_argument, NULL, O_SPEC },
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
+	{ "accept", required_argument, NULL, O_ACCEPT },
+	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "trace", required_argument, NULL, O_TRACE },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -335,15 +343,17 @@ static const struct {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
-		 " spec draft-max draft-min kv-type verbose " },
+		 " spec draft-max draft-min draft-model kv-type verbose " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
-		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min kv-type verbose " },
+		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min draft-model kv-type"
+		  " verbose " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
-	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel kv-type " },
+	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel kv-type"
+		  " spec accept " },
 	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile"
-		   " kv-type " },
+		   " kv-type spec draft-max draft-model " },
 	{ "serve", NULL },	/* srv_options() */
 };
 
@@ -415,6 +425,8 @@ static int check_needs(const struct args *a, const struct opt_seen *seen)
 		{ "run", "think", "chat", "a switch of the chat template" },
 		{ "run", "no-think", "chat", "a switch of the chat template" },
 		{ "plan", "link", "predict", "the link of the prediction" },
+		{ "plan", "spec", "predict", "drafts a verify pass of the prediction" },
+		{ "plan", "accept", "spec", "the acceptance rate of those drafts" },
 	};
 	char sp[32];
 	size_t i, o, w;
@@ -596,6 +608,20 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		a->link_set = true;
 		return 0;
 	case O_PROFILE: a->profile = arg; return 0;
+	case O_ACCEPT: {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(arg, &end);
+		if (errno || *end || end == arg || !(v >= 0 && v <= 1)) {
+			fprintf(stderr, "rk1828-llm: --accept: bad value \"%s\" (a rate 0..1)\n",
+				arg);
+			return -1;
+		}
+		a->spec_accept = v;
+		return 0;
+	}
 	case O_PARALLEL:
 		return engine_opt(ENGINE_OPT_PARALLEL, arg, &a->parallel);
 	}
@@ -665,9 +691,16 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 	case O_JSONSCHEMA: a->json_schema = arg; return 0;
 	case O_SPEC: {
 		enum spec_kind k;
+		uint32_t u;
 
+		if (!strcmp(a->cmd, "plan")) {	/* plan --spec K: drafts a pass */
+			if (parse_u32_in(arg, "--spec", 1, SPEC_MAX_DRAFT, &u))
+				return -1;
+			a->spec_k = (int)u;
+			return 0;
+		}
 		if (spec_parse(arg, &k)) {
-			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+			fprintf(stderr, "rk1828-llm: --spec %s: %s\n", arg, SPEC_NAMES);
 			return -1;
 		}
 		a->spec = (int)k;
@@ -683,6 +716,7 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 		*(c == O_DRAFTMAX ? &a->draft_max : &a->draft_min) = (int)u;
 		return 0;
 	}
+	case O_DRAFTMODEL: a->draft_model = arg; return 0;
 	case 'v': a->verbose++; return 0;
 	}
 	return OPT_NOT_MINE;
@@ -727,6 +761,7 @@ static void args_defaults(struct args *a)
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
 	a->thinking = CHAT_THINK_DEFAULT;
+	a->spec_accept = 0.7;
 }
 
 static bool is_cmd(const struct args *a, const char *cmd)
@@ -901,7 +936,7 @@ static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 		.verbose = a->verbose,
 		.spec = (enum spec_kind)a->spec,
 		.draft_max = a->draft_max,
-		.draft_min = a->draft_min,
+		.draft_min = a->draft_min, .draft_model = a->draft_model,
 	};
 }
 
@@ -1176,7 +1211,8 @@ static void print_plan(const struct args *a, const struct session *S)
 static int plan_report(const struct args *a, const struct session *S,
 		       const struct card_profile *prof)
 {
-	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL };
+	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL,
+				  (uint32_t)a->spec_k, a->spec_accept };
 	struct prediction pr;
 	char err[256], *js;
 

@@ -259,6 +259,7 @@ void engine_get_stats(struct engine *e, struct engine_stats *st)
 	st->active = e->n_busy;
 	st->queued = e->n_queued;
 	st->n_slots = e->info.n_slots;
+	st->spec = e->o.spec;
 	st->uptime_s = (eng_now_ms() - e->t_created) / 1000.0;
 	st->n_cards = e->info.n_cards;
 	for (k = 0; k < st->n_cards && k < ENGINE_MAX_CARDS; k++)

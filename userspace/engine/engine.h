@@ -101,6 +101,8 @@ struct engine_trace;
  *	0..SPEC_MAX_DRAFT); 0: ENGINE_DEFAULT_DRAFT_MAX
  * @draft_min: fewest drafted tokens worth a verify pass (--draft-min,
  *	0..@draft_max): a shorter proposal is not verified
+ * @draft_model: SPEC_DRAFT: the draft model's GGUF file (--draft-model),
+ *	same vocabulary as the model; run on the host CPU (spec_draft.c)
  * @plan, @sizes: optional, a plan made by plan_fit() with engine_fit_opts()
  *	of these options (rk1828-llm run and chat plan before they create
  *	the engine and print that plan): the engine runs it as it is instead
@@ -124,6 +126,7 @@ struct engine_opts {
 	enum spec_kind spec;
 	int draft_max;
 	int draft_min;
+	const char *draft_model;
 	const struct plan *plan;
 	const struct plan_sizes *sizes;
 };
@@ -505,6 +508,8 @@ struct engine_hist {
  * @draft_tokens: speculative decoding: tokens drafted and verified
  * @draft_accepted: of those, accepted
  * @verify_passes: micro-batches that verified drafts of a session
+ * @spec: the engine's drafter (engine_opts.spec; SPEC_NONE without
+ *	speculation), which the three counters above belong to
  * @failed: the engine stopped after a card failure (every request since
  *	gets -EIO); a server reports itself unhealthy
  * @failure: then the card's error, NUL-terminated; else ""
@@ -516,6 +521,7 @@ struct engine_stats {
 	uint64_t prefix_hits, prefix_misses;
 	uint64_t steps, batch_tokens, jobs;
 	uint64_t draft_tokens, draft_accepted, verify_passes;
+	enum spec_kind spec;
 	int64_t host_ns, wait_ns;
 	int n_cards;
 	double card_busy[ENGINE_MAX_CARDS];

@@ -183,6 +183,7 @@ void eng_free(struct engine *e)
 		free(e->fl[i].t);
 		free(e->fl[i].rq);
 	}
+	spec_draft_close(&e->drafter);
 	free(e->slots);
 	free(e->snaps);
 	free(e->run);
@@ -233,6 +234,8 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	if (!ret && e->o.spec != SPEC_NONE && e->info.bucket < 2)
 		ret = util_err(err, errlen, -EINVAL,
 			       "--spec needs a bucket of at least 2 tokens (a verify pass)");
+	if (!ret)
+		ret = eng_spec_open(e, err, errlen);
 	if (ret)
 		goto fail;
 	if (e->o.verbose)

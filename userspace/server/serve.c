@@ -66,10 +66,13 @@ static void usage(FILE *f)
 		"  --bucket B     prefill bucket in tokens (default 128)\n"
 		"  --kv-type T    K/V cache type on the cards: f32 (default), f16, q8_0, q4_0,\n"
 		"                 or auto: the widest that fits --parallel sessions of --ctx\n"
-		"  --spec ngram   speculative decoding by prompt lookup (default none);\n"
+		"  --spec ngram|draft  speculative decoding by prompt lookup or a draft\n"
+		"                 model (--draft-model; default none);\n"
 		"                 per request: speculative.n_max / speculative.n_min\n"
 		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K  fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --draft-model FILE  --spec draft: the draft model (same vocabulary), run on\n"
+		"                 the host CPU\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
 		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
 		"                 process list, where --api-key shows it to every user)\n"
@@ -129,7 +132,8 @@ static int engine_opt(enum engine_opt opt, const char *arg, uint32_t *out)
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT, O_KVTYPE };
+       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT, O_KVTYPE,
+       O_DRAFTMODEL };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -154,6 +158,7 @@ static const struct option srv_long_opts[] = {
 	{ "spec", required_argument, NULL, O_SPEC },
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
+	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "agent-port", required_argument, NULL, O_AGENT_PORT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -327,18 +332,23 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		o->queue_max = (int)v;
 		break;
 	case O_NOUI: o->no_ui = true; break;
-	case O_SPEC:
-		/* spec_parse()'s names; serve-fake links no engine. */
-		if (strcmp(arg, "none") && strcmp(arg, "ngram")) {
-			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+	case O_SPEC: {
+		enum spec_kind k;
+
+		if (spec_parse(arg, &k)) {
+			fprintf(stderr, "rk1828-llm: --spec %s: %s\n", arg, SPEC_NAMES);
 			return -1;
 		}
-		o->spec = strcmp(arg, "ngram") ? SPEC_NONE : SPEC_NGRAM;
+		o->spec = (int)k;
 		break;
+	}
 	case O_DRAFTMAX:
 		if (parse_int(arg, "--draft-max", 1, SPEC_MAX_DRAFT, &v))
 			return -1;
 		o->draft_max = (int)v;
+		break;
+	case O_DRAFTMODEL:
+		o->draft_model = arg;
 		break;
 	case O_DRAFTMIN:
 		if (parse_int(arg, "--draft-min", 0, SPEC_MAX_DRAFT, &v))

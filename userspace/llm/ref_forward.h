@@ -25,8 +25,8 @@
  * section rule sends it to the fourth section, whose position is 0 for
  * text. The norm before the FFN is post_attention_norm.
  */
-#ifndef RK_TEST_REF_FORWARD_H
-#define RK_TEST_REF_FORWARD_H
+#ifndef RK_LLM_REF_FORWARD_H
+#define RK_LLM_REF_FORWARD_H
 
 #include <stdbool.h>
 #include <stddef.h>
