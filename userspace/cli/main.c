@@ -185,18 +185,6 @@ static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out
 	return parse_u32_in(s, opt, min, 0x7fffffff, out);
 }
 
-/* --parallel, --ctx or --bucket (engine_opts.h, serve's too): 0, or -1 with the message printed. */
-static int engine_opt(enum engine_opt opt, const char *arg, uint32_t *out)
-{
-	char err[128];
-
-	if (engine_opt_parse(opt, arg, out, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
 /* A number (strtof() syntax, the whole string) for option @opt. */
 static int parse_num(const char *s, const char *opt, float *out)
 {
@@ -623,7 +611,7 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		return 0;
 	}
 	case O_PARALLEL:
-		return engine_opt(ENGINE_OPT_PARALLEL, arg, &a->parallel);
+		return engine_opt_arg(ENGINE_OPT_PARALLEL, arg, &a->parallel);
 	}
 	return OPT_NOT_MINE;
 }
@@ -673,19 +661,14 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 	case O_NOTHINK: a->thinking = CHAT_THINK_OFF; return 0;
 	case O_CARDS: a->cards = arg; return 0;
 	case O_BUCKET:
-		if (engine_opt(ENGINE_OPT_BUCKET, arg, &a->bucket))
+		if (engine_opt_arg(ENGINE_OPT_BUCKET, arg, &a->bucket))
 			return -1;
 		a->bucket_set = true;
 		return 0;
 	case O_CTX:
-		return engine_opt(ENGINE_OPT_CTX, arg, &a->n_ctx);
+		return engine_opt_arg(ENGINE_OPT_CTX, arg, &a->n_ctx);
 	case O_KVTYPE:
-		if (quant_kv_type_parse(arg, &a->kv_type)) {
-			fprintf(stderr, "rk1828-llm: --kv-type: bad value \"%s\" (f32, f16, q8_0, q4_0 or auto)\n",
-				arg);
-			return -1;
-		}
-		return 0;
+		return engine_opt_kv_type(arg, &a->kv_type);
 	case O_NOBOS: a->no_bos = true; return 0;
 	case O_DUMP: a->dump_logits = arg; return 0;
 	case O_JSONSCHEMA: a->json_schema = arg; return 0;

@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "engine_opts.h"
+#include "quant.h"
 
 static const struct {
 	const char *name;
@@ -33,5 +34,29 @@ int engine_opt_parse(enum engine_opt opt, const char *arg, uint32_t *out, char *
 		return -1;
 	}
 	*out = (uint32_t)v;
+	return 0;
+}
+
+int engine_opt_arg(enum engine_opt opt, const char *arg, uint32_t *out)
+{
+	char err[128];
+
+	if (engine_opt_parse(opt, arg, out, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+int engine_opt_kv_type(const char *arg, int *out)
+{
+	int t;
+
+	if (quant_kv_type_parse(arg, &t)) {
+		fprintf(stderr, "rk1828-llm: --kv-type: bad value \"%s\" (f32, f16, q8_0, q4_0 or auto)\n",
+			arg);
+		return -1;
+	}
+	*out = t;
 	return 0;
 }

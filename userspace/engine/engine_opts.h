@@ -31,4 +31,23 @@ enum engine_opt {
 int engine_opt_parse(enum engine_opt opt, const char *arg, uint32_t *out, char *err,
 		     size_t errlen);
 
+/**
+ * engine_opt_arg() - engine_opt_parse() for the command line: a bad
+ * value's message goes to stderr as "rk1828-llm: MESSAGE"
+ * @opt, @arg, @out: as engine_opt_parse()
+ *
+ * Return: 0, or -1 with the message printed.
+ */
+int engine_opt_arg(enum engine_opt opt, const char *arg, uint32_t *out);
+
+/**
+ * engine_opt_kv_type() - a --kv-type argument (quant_kv_type_parse():
+ * f32, f16, q8_0, q4_0 or auto); a bad one's message goes to stderr
+ * @arg: the argument
+ * @out: QUANT_TYPE_* or QUANT_KV_AUTO, set on success only
+ *
+ * Return: 0, or -1 with the message printed.
+ */
+int engine_opt_kv_type(const char *arg, int *out);
+
 #endif

@@ -118,18 +118,6 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 	return 0;
 }
 
-/* --parallel, --ctx or --bucket (engine_opts.h, the CLI's too): 0, or -1 with the message printed. */
-static int engine_opt(enum engine_opt opt, const char *arg, uint32_t *out)
-{
-	char err[128];
-
-	if (engine_opt_parse(opt, arg, out, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
        O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT, O_KVTYPE,
@@ -295,21 +283,16 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		break;
 	case O_CARDS: o->cards = arg; break;
 	case O_PARALLEL:
-		if (engine_opt(ENGINE_OPT_PARALLEL, arg, &u))
+		if (engine_opt_arg(ENGINE_OPT_PARALLEL, arg, &u))
 			return -1;
 		o->n_slots = (int)u;
 		break;
 	case O_CTX:
-		return engine_opt(ENGINE_OPT_CTX, arg, &o->n_ctx);
+		return engine_opt_arg(ENGINE_OPT_CTX, arg, &o->n_ctx);
 	case O_BUCKET:
-		return engine_opt(ENGINE_OPT_BUCKET, arg, &o->bucket);
+		return engine_opt_arg(ENGINE_OPT_BUCKET, arg, &o->bucket);
 	case O_KVTYPE:
-		if (quant_kv_type_parse(arg, &o->kv_type)) {
-			fprintf(stderr, "rk1828-llm: --kv-type: bad value \"%s\" (f32, f16, q8_0, q4_0 or auto)\n",
-				arg);
-			return -1;
-		}
-		break;
+		return engine_opt_kv_type(arg, &o->kv_type);
 	case O_KEY:
 		if (!*arg) {
 			fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
