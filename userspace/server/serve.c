@@ -493,9 +493,12 @@ static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
 
 	if (sig == SIGUSR1)
 		fprintf(stderr, "rk1828-llm: drained: stopping\n");
-	else
+	else {
+		int n = http_running(s);
+
 		fprintf(stderr, "rk1828-llm: %s: stopping (no new connections, cancelling %d running request%s)\n",
-			strsignal(sig), s->n_gens, s->n_gens == 1 ? "" : "s");
+			strsignal(sig), n, n == 1 ? "" : "s");
+	}
 	atomic_store(&s->state, SRV_STOPPING);
 	agent_stop(s);
 	http_quiesce(s);
@@ -539,9 +542,7 @@ static int serve_until_signal(struct srv *s, const sigset_t *set)
 			return sig;
 		if (atomic_load(&s->state) != SRV_READY)
 			continue;
-		pthread_mutex_lock(&s->lock);
-		n = s->n_gens;
-		pthread_mutex_unlock(&s->lock);
+		n = http_running(s);
 		atomic_store(&s->state, SRV_DRAINING);
 		fprintf(stderr, "rk1828-llm: User defined signal 1: draining (new requests get 503, %d running request%s finish%s, then exit)\n",
 			n, n == 1 ? "" : "s", n == 1 ? "es" : "");
