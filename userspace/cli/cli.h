@@ -63,6 +63,7 @@ struct args {
 	int sessions, reps;	/* bench --sessions S, -r N (0: unset) */
 	int spec;		/* run/chat --spec: enum spec_kind */
 	int draft_max, draft_min;	/* --draft-max, --draft-min (0: the engine's) */
+	enum plan_split split;	/* --split (plan_time.h) */
 	int verbose;
 };
 

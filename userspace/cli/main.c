@@ -7,7 +7,7 @@
  *   rk1828-llm tokenize -m MODEL -p TEXT           print the tokens (cmd_tokenize.c)
  *   rk1828-llm info                                list the cards
  *   rk1828-llm plan -m MODEL [--cards ...] [--ctx N] [--bucket B]
- *                   [--predict] [--link usb|pcie] [--json]
+ *                   [--predict] [--link usb|pcie] [--json] [--split bytes|time]
  *                                                  print the segment plan
  *                                                  and predict its speed
  *   rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [--sessions S]
@@ -36,7 +36,9 @@
 #include "gguf.h"
 #include "model.h"
 #include "planner.h"
+#include "plan_time.h"
 #include "predict.h"
+#include "predict_split.h"
 #include "profile.h"
 #include "rk1828.h"
 #include "server.h"
@@ -55,6 +57,7 @@ static void usage(FILE *f)
 		"                      [--ignore-eos] [--parse-special] [--json-schema FILE|JSON] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
 		"                      [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
+		"                      [--split bytes|time]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                       [--repeat-last-n N] [--presence-penalty A]\n"
@@ -62,15 +65,16 @@ static void usage(FILE *f)
 		"                       [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
 		"                       [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
+		"                       [--split bytes|time]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm --version\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
-		"                       [--profile FILE] [--json] [--parallel S]\n"
+		"                       [--profile FILE] [--json] [--parallel S] [--split bytes|time]\n"
 		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
 		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
-		"                        [--link usb|pcie] [--profile FILE]\n"
+		"                        [--link usb|pcie] [--profile FILE] [--split bytes|time]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [--agent-port P] [-v]\n"
@@ -126,6 +130,11 @@ static void usage(FILE *f)
 		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
 		"  --link L         plan --predict, bench: the link predicted, usb or pcie\n"
 		"                   (default: plan pcie, bench the link of the cards used)\n"
+		"  --split S        run, chat, plan, bench, serve: what the plan balances:\n"
+		"                   bytes (default: weights, KV cache and buffers per card) or\n"
+		"                   time (each card's predicted prefill time, LM head\n"
+		"                   included, on --profile and --link); plan --predict\n"
+		"                   prints the other split's prediction next to it\n"
 		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
 		"  --json           plan: print one JSON object (the plan, and the prediction)\n"
 		"  --parallel S     plan: for S concurrent sessions' KV caches, as\n"
@@ -205,7 +214,7 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_SPLIT };
 
 /* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
 #define O_SERVE		1024
@@ -249,6 +258,7 @@ static const struct option cli_opts[] = {
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
 	{ "trace", required_argument, NULL, O_TRACE },
+	{ "split", required_argument, NULL, O_SPLIT },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -312,14 +322,14 @@ static const struct {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
-		 " spec draft-max draft-min verbose " },
+		 " spec draft-max draft-min verbose split " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
-		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min verbose " },
+		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min verbose split " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
-	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
-	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
+	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel split " },
+	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile split " },
 	{ "serve", NULL },	/* srv_options() */
 };
 
@@ -552,7 +562,7 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 	return set_sampling(opt, arg, r, &t, a);
 }
 
-/* plan: --card-mem, --predict, --link, --profile, --parallel. */
+/* plan: --card-mem, --predict, --link, --profile, --parallel; --split. */
 static int parse_plan_opt(int c, const char *arg, struct args *a)
 {
 	switch (c) {
@@ -572,6 +582,12 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		a->link_set = true;
 		return 0;
 	case O_PROFILE: a->profile = arg; return 0;
+	case O_SPLIT:
+		if (plan_split_parse(arg, &a->split)) {
+			fprintf(stderr, "rk1828-llm: --split: bad value \"%s\" (bytes or time)\n", arg);
+			return -1;
+		}
+		return 0;
 	case O_PARALLEL:
 		return parse_u32_in(arg, "--parallel", 1, ENGINE_MAX_SLOTS, &a->parallel);
 	}
@@ -854,6 +870,24 @@ void session_close(struct session *S)
 }
 
 /*
+ * cli_timing() - the cards a time split is balanced for: --profile (or
+ * the built-in profile) over --link. The profile was loaded once before
+ * (load_profile() refused a bad one), so a failure here keeps the
+ * built-in one.
+ */
+static const struct plan_timing *cli_timing(const struct args *a)
+{
+	static struct card_profile prof;
+	static struct plan_timing t;
+	char err[512];
+
+	t.link = a->link;
+	t.prof = a->profile && !card_profile_load(&prof, a->profile, err, sizeof(err)) ?
+		 &prof : NULL;
+	return &t;
+}
+
+/*
  * What the commands ask of the engine: one session (plan: --parallel S),
  * never fewer (a plan is for what was asked), --ctx and --bucket (0: the
  * planner's defaults).
@@ -870,6 +904,8 @@ static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 		.spec = (enum spec_kind)a->spec,
 		.draft_max = a->draft_max,
 		.draft_min = a->draft_min,
+		.split = a->split,
+		.timing = a->split == PLAN_SPLIT_TIME ? cli_timing(a) : NULL,
 	};
 }
 
@@ -1125,20 +1161,41 @@ static void print_plan(const struct args *a, const struct session *S)
 	}
 }
 
+/*
+ * plan --predict: the plan's split and the other one at the same sizes
+ * on the same cards (predict_split.h), into @run and @other; -1 printed.
+ */
+static int plan_splits(const struct args *a, const struct session *S,
+		       const struct card_profile *prof, const struct predict_opts *po,
+		       struct predict_split *run, struct predict_split *other)
+{
+	struct plan_timing t = { prof, a->link };
+	enum plan_split alt = a->split == PLAN_SPLIT_TIME ? PLAN_SPLIT_BYTES : PLAN_SPLIT_TIME;
+	char err[SESSION_ERR_LEN];
+
+	if (predict_split_run(&S->m, &S->sizes, &S->plan, a->split, &t, po, run, err,
+			      sizeof(err)) ||
+	    predict_split_run(&S->m, &S->sizes, &S->plan, alt, &t, po, other, err,
+			      sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* The plan as JSON and/or the prediction; 0 or an exit status. */
 static int plan_report(const struct args *a, const struct session *S,
 		       const struct card_profile *prof)
 {
 	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL };
-	struct prediction pr;
-	char err[256], *js;
+	static struct predict_split run, other;
+	struct prediction *pr = &run.pr;
+	char *js;
 
-	if (a->predict && predict_run(&S->m, &S->plan, &po, &pr, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
+	if (a->predict && plan_splits(a, S, prof, &po, &run, &other))
 		return EXIT_RUNTIME;
-	}
 	if (a->json) {
-		js = predict_json(&S->plan, a->predict ? &pr : NULL);
+		js = a->predict ? predict_split_json(&run, &other) : predict_json(&S->plan, NULL);
 		if (!js) {
 			fprintf(stderr, "rk1828-llm: out of memory\n");
 			return EXIT_RUNTIME;
@@ -1148,8 +1205,10 @@ static int plan_report(const struct args *a, const struct session *S,
 		return 0;
 	}
 	print_plan(a, S);
-	if (a->predict)
-		predict_print(stdout, &S->plan, &pr, &po);
+	if (a->predict) {
+		predict_print(stdout, &S->plan, pr, &po);
+		predict_split_print(stdout, &run, &other);
+	}
 	return 0;
 }
 

@@ -38,7 +38,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	struct engine_opts eo = {
 		.n_slots = s->o.n_slots, .n_ctx = s->o.n_ctx, .bucket = s->o.bucket,
 		.spec = (enum spec_kind)s->o.spec, .draft_max = s->o.draft_max,
-		.draft_min = s->o.draft_min,
+		.draft_min = s->o.draft_min, .split = (enum plan_split)s->o.split,
 		.queue_max = s->o.queue_max ? s->o.queue_max : -1, .verbose = s->o.verbose,
 		.progress = on_progress, .progress_user = s,
 	};

@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		"                        [--no-ui] [-v]\n"
 		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
 		"                        [--header-timeout S] [--body-timeout S]\n"
-		"                        [--chat-template-file FILE] [--agent-port P]\n"
+		"                        [--chat-template-file FILE] [--agent-port P] [--split bytes|time]\n"
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
@@ -63,6 +63,8 @@ static void usage(FILE *f)
 		"                 per request: speculative.n_max / speculative.n_min\n"
 		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K  fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --split S      bytes (default): balance the cards' bytes; time: balance\n"
+		"                 their predicted prefill time (built-in profile, PCIe)\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
 		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
 		"                 process list, where --api-key shows it to every user)\n"
@@ -110,7 +112,7 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT };
+       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT, O_SPLIT };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -135,6 +137,7 @@ static const struct option srv_long_opts[] = {
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
 	{ "agent-port", required_argument, NULL, O_AGENT_PORT },
+	{ "split", required_argument, NULL, O_SPLIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -317,6 +320,14 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		if (parse_int(arg, "--draft-max", 1, SPEC_MAX_DRAFT, &v))
 			return -1;
 		o->draft_max = (int)v;
+		break;
+	case O_SPLIT:
+		/* plan_split_parse()'s names; serve-fake links no planner. */
+		if (strcmp(arg, "bytes") && strcmp(arg, "time")) {
+			fprintf(stderr, "rk1828-llm: --split %s: bytes or time\n", arg);
+			return -1;
+		}
+		o->split = strcmp(arg, "time") ? PLAN_SPLIT_BYTES : PLAN_SPLIT_TIME;
 		break;
 	case O_DRAFTMIN:
 		if (parse_int(arg, "--draft-min", 0, SPEC_MAX_DRAFT, &v))

@@ -68,6 +68,7 @@ struct srv_opts {
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
 	int spec, draft_max, draft_min;	/* --spec (enum spec_kind), --draft-max, --draft-min */
+	int split;	/* --split: enum plan_split (bytes, the default, or time) */
 	bool no_ui;
 	size_t body_limit;
 	int header_timeout, body_timeout, per_ip_limit;
