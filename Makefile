@@ -377,7 +377,12 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libem
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
-# spec_bench runs on the mock cards (host), so it links the mock librk1828 first.
+# spec_bench and host_overhead run on the mock cards (host), so they link the mock librk1828 first.
+$(B)/bench/host_overhead: $(B)/obj/tests/bench/host_overhead.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
+
 $(B)/bench/spec_bench: $(B)/obj/tests/bench/spec_bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "exec.h"
 #include "rk1828_hif.h"
@@ -77,6 +79,11 @@ struct mcard {
 };
 
 static struct mcard mcards[MOCK_CARDS];
+/* Card memory (mock_rk_card_mem()); sparse: mmap()ed, fresh BOs zero. */
+static uint64_t mock_mem = MOCK_CARD_MEM;
+static bool mock_sparse;
+/* CPU time inside rk_submit_copy() and rk_submit_exec() (mock_rk_self_ns()). */
+static int64_t self_ns;
 static struct mbuf *dmabufs[MDMABUF];
 static struct mbuf *all_bufs[4096];	/* freed at exit (no refcounts in the mock) */
 static int n_all_bufs;
@@ -135,7 +142,7 @@ const char *rk_error(void)
 
 int rk_card_refresh(struct rk_card *card)
 {
-	card->mem_free = MOCK_CARD_MEM - mc(card)->brk;
+	card->mem_free = mock_mem - mc(card)->brk;
 	return 0;
 }
 
@@ -170,7 +177,7 @@ int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind, stru
 	if (!size || (kind != RK_BO_HOST && kind != RK_BO_CARD))
 		return mfail(-EINVAL, "BO_CREATE");
 	size = (size + 4095) & ~4095ULL;
-	if (kind == RK_BO_CARD && mc(card)->brk + size > MOCK_CARD_MEM)
+	if (kind == RK_BO_CARD && mc(card)->brk + size > mock_mem)
 		return mfail(-ENOMEM, "BO_CREATE");
 	h = new_obj(card, kind == RK_BO_HOST ? M_HOST : M_CARD);
 	if (!h)
@@ -188,7 +195,8 @@ int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind, stru
 		o->addr = mc(card)->brk;
 		mc(card)->brk += size;
 		/* Poison fresh card memory: reading unwritten data shows up. */
-		memset(mc(card)->mem + o->addr, 0xff, size);
+		if (!mock_sparse)
+			memset(mc(card)->mem + o->addr, 0xff, size);
 	}
 	bo->handle = h;
 	bo->kind = kind;
@@ -481,9 +489,51 @@ static int in_error(const struct rk_card *card, const struct rk_sync *in, unsign
 	return 0;
 }
 
+/* This thread's CPU time, ns. */
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int copy_job(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
+		    uint64_t dst_off, uint64_t size, const struct rk_sync *in, unsigned int n_in,
+		    const struct rk_sync *out, unsigned int n_out);
+static int exec_job(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
+		    const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
+		    unsigned int n_in, const struct rk_sync *out, unsigned int n_out);
+
 int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
 		   uint64_t dst_off, uint64_t size, const struct rk_sync *in, unsigned int n_in,
 		   const struct rk_sync *out, unsigned int n_out, uint64_t *seqno)
+{
+	int64_t t0 = thread_cpu_ns();
+	int ret = copy_job(card, src, src_off, dst, dst_off, size, in, n_in, out, n_out);
+
+	(void)seqno;
+	__atomic_add_fetch(&self_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+	return ret;
+}
+
+int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
+		   const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
+		   unsigned int n_in, const struct rk_sync *out, unsigned int n_out,
+		   uint64_t *seqno)
+{
+	int64_t t0 = thread_cpu_ns();
+	int ret = exec_job(card, prog, prog_off, prog_size, bos, n_bos, in, n_in, out, n_out);
+
+	(void)seqno;
+	__atomic_add_fetch(&self_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* The card's side of a COPY: the bytes moved, the fences signalled. */
+static int copy_job(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
+		    uint64_t dst_off, uint64_t size, const struct rk_sync *in, unsigned int n_in,
+		    const struct rk_sync *out, unsigned int n_out)
 {
 	uint8_t *s = bo_ptr(card, src, src_off, size), *d = bo_ptr(card, dst, dst_off, size);
 	struct mobj *sh = obj(card, src, M_HOST), *dh = obj(card, dst, M_HOST);
@@ -525,15 +575,15 @@ static int mock_check(void *priv, uint64_t addr, uint64_t len)
 	return 1;
 }
 
-int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
-		   const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
-		   unsigned int n_in, const struct rk_sync *out, unsigned int n_out,
-		   uint64_t *seqno)
+/* The card's side of an EXEC: the program run (or timed), the fences signalled. */
+static int exec_job(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
+		    const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
+		    unsigned int n_in, const struct rk_sync *out, unsigned int n_out)
 {
 	static volatile int no_abort;
 	struct mobj *p = obj(card, prog, M_CARD);
 	struct emu_access acc = {
-		.base = mc(card)->mem, .mem_size = MOCK_CARD_MEM, .check = mock_check,
+		.base = mc(card)->mem, .mem_size = mock_mem, .check = mock_check,
 		.priv = mc(card), .abort = &no_abort,
 	};
 	const struct rk1828_program *h;
@@ -590,6 +640,34 @@ void mock_rk_reset(void)
 	memset(&calls, 0, sizeof(calls));
 }
 
+void mock_rk_card_mem(uint64_t bytes)
+{
+	uint64_t want = bytes ? bytes : MOCK_CARD_MEM;
+
+	if (want == mock_mem && mock_sparse == (bytes != 0))
+		return;
+	mock_rk_free();
+	mock_mem = want;
+	mock_sparse = bytes != 0;
+}
+
+int64_t mock_rk_self_ns(void)
+{
+	return __atomic_load_n(&self_ns, __ATOMIC_RELAXED);
+}
+
+/* A card's memory: malloc()ed, or sparse pages mapped as they are touched. */
+static uint8_t *card_mem_alloc(void)
+{
+	void *p;
+
+	if (!mock_sparse)
+		return malloc(mock_mem);
+	p = mmap(NULL, mock_mem, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 void mock_rk_cards(struct rk_card *cards)
 {
 	int i;
@@ -600,9 +678,9 @@ void mock_rk_cards(struct rk_card *cards)
 		cards[i].index = i;
 		snprintf(cards[i].node, sizeof(cards[i].node), "mock%d", i);
 		if (!mcards[i].mem)
-			mcards[i].mem = malloc(MOCK_CARD_MEM);
-		cards[i].mem_size = MOCK_CARD_MEM;
-		cards[i].mem_free = MOCK_CARD_MEM - 4096;
+			mcards[i].mem = card_mem_alloc();
+		cards[i].mem_size = mock_mem;
+		cards[i].mem_free = mock_mem - 4096;
 	}
 	n_cards_made = MOCK_CARDS;
 	mock_rk_reset();
@@ -614,7 +692,10 @@ void mock_rk_free(void)
 	int i;
 
 	for (i = 0; i < MOCK_CARDS; i++) {
-		free(mcards[i].mem);
+		if (mock_sparse && mcards[i].mem)
+			munmap(mcards[i].mem, mock_mem);
+		else
+			free(mcards[i].mem);
 		mcards[i].mem = NULL;
 	}
 	for (i = 0; i < n_all_bufs; i++) {
