@@ -28,6 +28,8 @@
  *               at the prompt's position), us
  *   pct         100 * (runtime_us + driver_us) / card_us
  *   sampler_us  the sampler alone on one vocabulary of random logits, us
+ *   logits_us   one row of logits copied from the host BO to the engine's
+ *               buffer (pipeline.c's memcpy), alone, us
  * MODEL is a shape-only GGUF (mksynth --shape tests/shapes/X.shape).
  */
 #include <pthread.h>
@@ -155,6 +157,38 @@ static double sampler_ns(int n_vocab)
 	return best;
 }
 
+/* One row of @n_vocab logits copied, ns (best of 3 x 50). */
+static double logits_ns(int n_vocab)
+{
+	size_t bytes = sizeof(float) * (size_t)n_vocab;
+	char *a = malloc(bytes), *b = malloc(bytes);
+	double best = 0;
+	int i, r;
+
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return 0;
+	}
+	memset(a, 1, bytes);
+	memset(b, 2, bytes);
+	for (r = 0; r < 3; r++) {
+		int64_t t0 = cpu_ns();
+		double x;
+
+		for (i = 0; i < 50; i++) {
+			memcpy(i & 1 ? a : b, i & 1 ? b : a, bytes);
+			__asm__ volatile("" : : "r"(a), "r"(b) : "memory");
+		}
+		x = (double)(cpu_ns() - t0) / 50;
+		if (!r || x < best)
+			best = x;
+	}
+	free(a);
+	free(b);
+	return best;
+}
+
 /* Submit @S requests and wait for them; -1 on failure (printed). */
 static int run(struct engine *e, const struct tokenizer *tk, int S, int n_gen)
 {
@@ -264,6 +298,7 @@ int main(int argc, char **argv)
 	printf("BENCH hostov_%s_card_us %.1f\n", tag, card / 1e3);
 	printf("BENCH hostov_%s_pct %.2f\n", tag, card > 0 ? 100 * (rt + io * drv) / card : 0);
 	printf("BENCH hostov_%s_sampler_us %.1f\n", tag, sampler_ns((int)m.n_vocab) / 1e3);
+	printf("BENCH hostov_%s_logits_us %.1f\n", tag, logits_ns((int)m.n_vocab) / 1e3);
 	mock_rk_free();
 	tok_free(tk);
 	llm_model_free(&m);
