@@ -272,9 +272,9 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 	$(archive)
 # The server over the scripted test engine: host tests of the HTTP layer.
 # It takes from the runtime only what the server calls besides the
-# engine: --cards (cardspec.c), the chat templates and the JSON-schema
-# compiler (libchat).
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
+# engine: --cards (cardspec.c), --parallel, --ctx and --bucket
+# (engine_opts.c), the chat templates and the JSON-schema compiler (libchat).
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c userspace/engine/engine_opts.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -319,8 +319,9 @@ $(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tes
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The agent check's unit test: libserver's agent.c and, for its listener, the engine.
-$(B)/tests/test_agent: $(B)/obj/tests/unit/test_agent.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
+# The agent check's and the route table's unit tests: libserver (the route table's
+# handlers reach the engine, the agent's listener too) and the engine.
+$(B)/tests/test_agent $(B)/tests/test_http_route: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
 		       $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
@@ -603,8 +604,9 @@ check: deps
 	@$(SUBMAKE) all synth-models
 	tests/run-all
 
-# Refit the card profile's fitted values on the vendor's single-card
-# figures (userspace/doc/timing.rst) and print the residuals.
+# Refit the card profile's eight timing parameters, all at once, on the
+# vendor's single-card figures and the published multi-card ones
+# (userspace/doc/timing.rst) and print the residuals.
 fit-profile: $(B)/tests/fit_profile
 	$(B)/tests/fit_profile --write
 

@@ -33,6 +33,7 @@
 #include "cardspec.h"
 #include "cli.h"
 #include "engine.h"
+#include "engine_opts.h"
 #include "gguf.h"
 #include "model.h"
 #include "planner.h"
@@ -176,6 +177,18 @@ static int parse_u32_in(const char *s, const char *opt, uint32_t min, uint32_t m
 static int parse_u32(const char *s, const char *opt, uint32_t min, uint32_t *out)
 {
 	return parse_u32_in(s, opt, min, 0x7fffffff, out);
+}
+
+/* --parallel, --ctx or --bucket (engine_opts.h, serve's too): 0, or -1 with the message printed. */
+static int engine_opt(enum engine_opt opt, const char *arg, uint32_t *out)
+{
+	char err[128];
+
+	if (engine_opt_parse(opt, arg, out, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	return 0;
 }
 
 /* A number (strtof() syntax, the whole string) for option @opt. */
@@ -589,7 +602,7 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		}
 		return 0;
 	case O_PARALLEL:
-		return parse_u32_in(arg, "--parallel", 1, ENGINE_MAX_SLOTS, &a->parallel);
+		return engine_opt(ENGINE_OPT_PARALLEL, arg, &a->parallel);
 	}
 	return OPT_NOT_MINE;
 }
@@ -639,12 +652,12 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 	case O_NOTHINK: a->thinking = CHAT_THINK_OFF; return 0;
 	case O_CARDS: a->cards = arg; return 0;
 	case O_BUCKET:
-		if (parse_u32(arg, "--bucket", 1, &a->bucket))
+		if (engine_opt(ENGINE_OPT_BUCKET, arg, &a->bucket))
 			return -1;
 		a->bucket_set = true;
 		return 0;
 	case O_CTX:
-		return parse_u32(arg, "--ctx", 1, &a->n_ctx) ? -1 : 0;
+		return engine_opt(ENGINE_OPT_CTX, arg, &a->n_ctx);
 	case O_NOBOS: a->no_bos = true; return 0;
 	case O_DUMP: a->dump_logits = arg; return 0;
 	case O_JSONSCHEMA: a->json_schema = arg; return 0;

@@ -12,7 +12,7 @@
 #include "gguf.h"
 #include "model.h"
 #include "rk1828.h"
-#include "server.h"
+#include "load.h"
 #include "tokenizer.h"
 
 /**

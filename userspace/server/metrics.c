@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
+#include "metrics.h"
 #include "smi.h"
 #include "smi_format.h"
 

@@ -22,7 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "engine_opts.h"
+#include "http.h"
 #include "http_guard.h"
+#include "load.h"
 #include "server.h"
 
 #define EXIT_RUNTIME	1
@@ -107,6 +111,18 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* --parallel, --ctx or --bucket (engine_opts.h, the CLI's too): 0, or -1 with the message printed. */
+static int engine_opt(enum engine_opt opt, const char *arg, uint32_t *out)
+{
+	char err[128];
+
+	if (engine_opt_parse(opt, arg, out, err, sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -257,6 +273,7 @@ static int read_template(const char *path, struct srv_opts *o)
 /* One option @c with @arg into @o: 0, or -1 with the message printed (-h exits 0). */
 static int parse_opt(int c, const char *arg, struct srv_opts *o)
 {
+	uint32_t u;
 	long v;
 
 	if (c >= O_ALLOWED_HOST && c <= O_BODY_TIMEOUT)
@@ -272,20 +289,14 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		break;
 	case O_CARDS: o->cards = arg; break;
 	case O_PARALLEL:
-		if (parse_int(arg, "--parallel", 1, 64, &v))
+		if (engine_opt(ENGINE_OPT_PARALLEL, arg, &u))
 			return -1;
-		o->n_slots = (int)v;
+		o->n_slots = (int)u;
 		break;
 	case O_CTX:
-		if (parse_int(arg, "--ctx", 1, 1 << 24, &v))
-			return -1;
-		o->n_ctx = (uint32_t)v;
-		break;
+		return engine_opt(ENGINE_OPT_CTX, arg, &o->n_ctx);
 	case O_BUCKET:
-		if (parse_int(arg, "--bucket", 1, 1 << 16, &v))
-			return -1;
-		o->bucket = (uint32_t)v;
-		break;
+		return engine_opt(ENGINE_OPT_BUCKET, arg, &o->bucket);
 	case O_KEY:
 		if (!*arg) {
 			fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
@@ -422,14 +433,6 @@ static void free_srv(struct srv *s)
 	free(s->o.chat_template);
 	free(s->o.api_key_buf);
 	free(s);
-}
-
-void srv_set_progress(struct srv *s, int permille, const char *what)
-{
-	pthread_mutex_lock(&s->lock);
-	snprintf(s->load_what, sizeof(s->load_what), "%s", what);
-	pthread_mutex_unlock(&s->lock);
-	atomic_store(&s->load_permille, permille);
 }
 
 struct loader {

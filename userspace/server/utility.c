@@ -24,7 +24,8 @@
 
 #include "api.h"
 #include "gguf.h"
-#include "server.h"
+#include "prompt.h"
+#include "utility.h"
 #include "tokenizer.h"
 #include "utf8.h"
 

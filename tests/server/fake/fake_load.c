@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gguf.h"
+#include "load.h"
 #include "server.h"
 #include "tokenizer.h"
 
