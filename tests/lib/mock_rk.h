@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "cost.h"
 #include "rk1828.h"
 
 #define MOCK_CARDS	4
@@ -89,6 +90,16 @@ struct mock_cost {
  * measures is card time, exactly, and the same in every run.
  */
 void mock_rk_clock(const struct mock_cost *c);
+
+/**
+ * mock_rk_clock_link() - with mock_rk_clock() and mock_rk_timing() on, the
+ * cards' COPY jobs as the emulator's timing mode runs them: on a queue of
+ * their own beside the EXEC queue (each in submission order), a host<->card
+ * COPY taking cost_link_ns() of its bytes over @link, a card-internal one
+ * cost_card_copy_ns(), instead of mock_cost.copy_ns on the one queue;
+ * mock_rk_clock() turns it off
+ */
+void mock_rk_clock_link(enum cost_link link);
 
 /**
  * struct mock_rk_calls - calls since the last reset that are system calls
