@@ -15,7 +15,8 @@
  * which mock_rk_self_ns() counts and the figure leaves out. SESSIONS
  * requests of a 32-token prompt decode N_GEN tokens each (default 64) at
  * once; the window runs from the moment every session has its first
- * token to the last token. Per generated token it prints, as "BENCH
+ * token to the last token; of ROUNDS such rounds on one engine the least
+ * host time is reported (another load on a shared host only adds). Per generated token it prints, as "BENCH
  * hostov_TAG_KEY value" lines:
  *   runtime_us  process CPU time minus the mock's (engine thread and any
  *               other), us
@@ -50,6 +51,10 @@
 
 #define PROMPT	32
 #define MAX_S	8
+#define ROUNDS	3	/* measured rounds; the least is reported */
+
+/* Whether each session of the round has its first token (on_event()'s @user). */
+static bool first[MAX_S];
 
 /* The window's marks, taken on the engine thread. */
 static struct {
@@ -192,7 +197,6 @@ static double logits_ns(int n_vocab)
 /* Submit @S requests and wait for them; -1 on failure (printed). */
 static int run(struct engine *e, const struct tokenizer *tk, int S, int n_gen)
 {
-	static bool first[MAX_S];
 	struct engine_req *q[MAX_S] = { 0 };
 	int32_t toks[PROMPT + 8];
 	char text[PROMPT + 8], err[512];
@@ -246,7 +250,8 @@ int main(int argc, char **argv)
 	const char *tag = argc > 2 ? argv[2] : "";
 	int C = argc > 3 ? atoi(argv[3]) : 0, S = argc > 4 ? atoi(argv[4]) : 0, i;
 	int n_gen = argc > 5 ? atoi(argv[5]) : 64;
-	double drv = argc > 6 ? atof(argv[6]) : 0, tok, rt, io, card;
+	double drv = argc > 6 ? atof(argv[6]) : 0, tok, rt, io, card, mock = 0;
+	int r;
 	char err[4096];
 
 	if (argc < 5 || C < 1 || C > MOCK_CARDS || S < 1 || S > MAX_S || n_gen < 8) {
@@ -280,19 +285,32 @@ int main(int argc, char **argv)
 		fprintf(stderr, "host_overhead: %s\n", err);
 		return 1;
 	}
-	if (run(e, tk, S, n_gen))
-		return 1;
+	/* The least of ROUNDS rounds: the other load of a shared host only adds. */
+	for (r = 0, rt = 0, io = 0, tok = 0; r < ROUNDS; r++) {
+		double t, x;
+
+		W.n_first = W.n_done = 0;
+		W.toks = W.toks0 = 0;
+		memset(first, 0, sizeof(first));
+		if (run(e, tk, S, n_gen))
+			return 1;
+		t = (double)(W.toks - W.toks0);
+		x = (double)((W.cpu1 - W.cpu0) - (W.self1 - W.self0)) / t;
+		if (!r || x < rt) {
+			rt = x;
+			tok = t;
+			io = (double)(n_calls(&W.c1) - n_calls(&W.c0)) / t;
+			mock = (double)(W.self1 - W.self0) / t;
+		}
+	}
 	engine_destroy(e);
-	tok = (double)(W.toks - W.toks0);
-	rt = (double)((W.cpu1 - W.cpu0) - (W.self1 - W.self0)) / tok;
-	io = (double)(n_calls(&W.c1) - n_calls(&W.c0)) / tok;
 	card = card_ns(&m, &plan, &sz, &prof, S);
 	printf("# %s: %d cards, %d sessions, %.0f tokens in the window, plan ", tag, C, S, tok);
 	for (i = 0; i < plan.n_segs; i++)
 		printf("%s%d", i ? " | " : "", plan.seg[i].count);
 	printf(", vocab %u, dim %u, %u blocks\n", m.n_vocab, m.dim, m.n_layers);
 	printf("BENCH hostov_%s_runtime_us %.1f\n", tag, rt / 1e3);
-	printf("BENCH hostov_%s_mock_us %.1f\n", tag, (double)(W.self1 - W.self0) / tok / 1e3);
+	printf("BENCH hostov_%s_mock_us %.1f\n", tag, mock / 1e3);
 	printf("BENCH hostov_%s_ioctls %.2f\n", tag, io);
 	printf("BENCH hostov_%s_driver_us %.1f\n", tag, io * drv / 1e3);
 	printf("BENCH hostov_%s_card_us %.1f\n", tag, card / 1e3);
