@@ -273,8 +273,9 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 # The server over the scripted test engine: host tests of the HTTP layer.
 # It takes from the runtime only what the server calls besides the
 # engine: --cards (cardspec.c), --parallel, --ctx and --bucket
-# (engine_opts.c), the chat templates and the JSON-schema compiler (libchat).
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c userspace/engine/engine_opts.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
+# (engine_opts.c), the drafters' names (spec.c), the chat templates and the
+# JSON-schema compiler (libchat).
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c userspace/engine/engine_opts.c userspace/engine/spec.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -323,6 +324,15 @@ $(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tes
 # handlers reach the engine, the agent's listener too) and the engine.
 $(B)/tests/test_agent $(B)/tests/test_http_route: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
 		       $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+
+# /metrics of speculative decoding: libserver's metrics.c over the real
+# engine and the mock librk1828.
+$(B)/tests/test_metrics_spec: $(B)/obj/tests/unit/test_metrics_spec.o $(B)/libmock.a $(B)/libtest.a \
+			      $(B)/libserver.a $(B)/libsmi.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a \
+			      $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -378,7 +388,7 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libem
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
-# spec_bench and host_overhead run on the mock cards (host), so they link the mock librk1828 first.
+# host_overhead runs on the mock cards (host), so it links the mock librk1828 first.
 $(B)/bench/host_overhead: $(B)/obj/tests/bench/host_overhead.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
@@ -390,7 +400,8 @@ $(B)/bench/host_timing: $(B)/obj/tests/bench/host_timing.o $(B)/obj/userspace/cl
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
-$(B)/bench/spec_bench: $(B)/obj/tests/bench/spec_bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+# spec_bench and kv_bench run on the mock cards (host), so they link the mock librk1828 first.
+$(B)/bench/spec_bench $(B)/bench/kv_bench: $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)

@@ -2,7 +2,7 @@
 /*
  * host_overhead: the runtime's host work per generated token at native
  * speed, against the modelled card time (issue 22 part 4; `make bench`
- * section 11, userspace/doc/timing.rst "Host overhead at native speed").
+ * section 13, userspace/doc/timing.rst "Host overhead at native speed").
  *
  *   host_overhead MODEL TAG CARDS SESSIONS [N_GEN [DRIVER_NS]]
  *
@@ -113,7 +113,8 @@ static void on_event(const struct engine_event *ev, void *user)
 static double card_ns(const struct llm_model *m, const struct plan *plan,
 		      const struct plan_sizes *sz, const struct card_profile *prof, int S)
 {
-	struct predict_opts po = { prof, COST_LINK_PCIE, sz->bucket, sz->n_ctx, NULL, NULL };
+	struct predict_opts po = { .prof = prof, .link = COST_LINK_PCIE, .bucket = sz->bucket,
+				   .n_ctx = sz->n_ctx };
 	struct cost_layer *ly = calloc(m->n_layers, sizeof(*ly));
 	struct cost_head h;
 	struct psim *s;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * host_timing: rk1828-llm bench against plan --predict on timing-only
- * cards without a guest (issue 22 part 5; `make bench` section 13,
+ * cards without a guest (issue 22 part 5; `make bench` section 14,
  * userspace/doc/timing.rst "Bench against the prediction").
  *
  *   host_timing MODEL CARDS [HOST_STEP_US [HOST_TOK_US_S [PROMPT [N_GEN [SESSIONS]]]]]
@@ -16,7 +16,7 @@
  * with the host taking no time, and the prediction is plan --predict's
  * simulation of the same plan: their difference is the prediction's
  * error about the runtime. The native host time (host_overhead.c, section
- * 12) is then added: HOST_STEP_US per decode step to tgN (serial: each
+ * 13) is then added: HOST_STEP_US per decode step to tgN (serial: each
  * step waits for its logits), HOST_TOK_US_S per token (host_overhead's
  * figure with SESSIONS sessions) SESSIONS times to a step of tgN xS, and
  * HOST_STEP_US once to ppN (the host queues bucket i+1 while the cards

@@ -77,10 +77,11 @@ static json_t *model_json(struct srv *s, const char *id)
 	snprintf(buf, sizeof(buf), "%s", s->cards_desc);
 	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
 		json_array_append_new(cards, json_string(t));
-	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:i, s:i, s:i}", "id", id ? id : s->model_id,
+	return json_pack("{s:s, s:s, s:I, s:s, s:o, s:s, s:i, s:i, s:i, s:s}",
+			 "id", id ? id : s->model_id,
 			 "object", "model", "created", (json_int_t)s->t_start, "owned_by", "rk1828",
 			 "cards", cards, "plan", s->plan, "ctx", (int)s->n_ctx, "queue", s->o.queue_max,
-			 "parallel", s->n_slots);
+			 "parallel", s->n_slots, "kv_type", quant_kv_type_name(s->kv_type));
 }
 
 enum MHD_Result ep_models(struct srv *s, struct MHD_Connection *c, struct hreq *h)

@@ -43,6 +43,7 @@ struct agent;
  * @n_slots: --parallel, 0 = engine default (4)
  * @n_ctx: --ctx per slot, 0 = min(model context, 4096)
  * @bucket: --bucket, 0 = default (128)
+ * @kv_type: --kv-type, QUANT_TYPE_* or PLAN_KV_AUTO (0: f32)
  * @queue_max: --queue, requests waiting beyond the slots (default 16)
  * @api_key: --api-key or --api-key-file; NULL = no authentication
  * @api_key_buf: --api-key-file's key (owned; @api_key points to it)
@@ -66,8 +67,10 @@ struct srv_opts {
 	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
+	int kv_type;
 	int spec, draft_max, draft_min;	/* --spec (enum spec_kind), --draft-max, --draft-min */
 	int split;	/* --split: enum plan_split (bytes, the default, or time) */
+	const char *draft_model;	/* --draft-model FILE */
 	bool no_ui;
 	size_t body_limit;
 	int header_timeout, body_timeout, per_ip_limit;
@@ -93,7 +96,8 @@ enum srv_state { SRV_LOADING, SRV_READY, SRV_DRAINING, SRV_STOPPING };
  * @model_id: the id in the API (alias or file name)
  * @plan, @cards_desc: the segment plan and "card0,card1" for /v1/models
  * @card_ids: the device index of each card of the plan, in pipeline order
- * @n_cards, @n_ctx, @n_slots: what the engine runs with
+ * @n_cards, @n_ctx, @n_slots, @kv_type: what the engine runs with (the
+ *	K/V cache type for /props and /v1/models: "f32", "f16", "q8_0", "q4_0")
  * @ct: the model's chat template (chat.h; plain when it has none)
  * @add_bos: prepend BOS to every prompt
  * @lock: protects @gens, @by_status, @load_what
@@ -123,6 +127,7 @@ struct srv {
 	int card_ids[ENGINE_MAX_CARDS];
 	int n_cards, n_slots;
 	uint32_t n_ctx;
+	int kv_type;
 	struct chat_template ct;
 	bool add_bos;
 	pthread_mutex_t lock;
