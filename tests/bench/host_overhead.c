@@ -16,8 +16,8 @@
  * requests of a 32-token prompt decode N_GEN tokens each (default 64) at
  * once; the window runs from the moment every session has its first
  * token to the last token; of ROUNDS such rounds on one engine the least
- * host time is reported (another load on a shared host only adds). Per generated token it prints, as "BENCH
- * hostov_TAG_KEY value" lines:
+ * host time is reported (another load on a shared host only adds). Per
+ * generated token it prints, as "BENCH hostov_TAG_KEY value" lines:
  *   runtime_us  process CPU time minus the mock's (engine thread and any
  *               other), us
  *   ioctls      librk1828 calls that are system calls on a real card
@@ -234,6 +234,36 @@ static int run(struct engine *e, const struct tokenizer *tk, int S, int n_gen)
 	return 0;
 }
 
+/*
+ * ROUNDS rounds of run() on @e; of the round with the least host time per
+ * token, that time (*@rt), its ioctls (*@io) and the mock's time (*@mock)
+ * per token, ns, and its tokens (*@tok). Return: 0, or -1 (printed).
+ */
+static int measure(struct engine *e, const struct tokenizer *tk, int S, int n_gen,
+		   double *rt, double *io, double *mock, double *tok)
+{
+	int r;
+
+	for (r = 0; r < ROUNDS; r++) {
+		double t, x;
+
+		W.n_first = W.n_done = 0;
+		W.toks = W.toks0 = 0;
+		memset(first, 0, sizeof(first));
+		if (run(e, tk, S, n_gen))
+			return -1;
+		t = (double)(W.toks - W.toks0);
+		x = (double)((W.cpu1 - W.cpu0) - (W.self1 - W.self0)) / t;
+		if (!r || x < *rt) {
+			*rt = x;
+			*tok = t;
+			*io = (double)(n_calls(&W.c1) - n_calls(&W.c0)) / t;
+			*mock = (double)(W.self1 - W.self0) / t;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct rk_card cards[MOCK_CARDS];
@@ -251,8 +281,7 @@ int main(int argc, char **argv)
 	const char *tag = argc > 2 ? argv[2] : "";
 	int C = argc > 3 ? atoi(argv[3]) : 0, S = argc > 4 ? atoi(argv[4]) : 0, i;
 	int n_gen = argc > 5 ? atoi(argv[5]) : 64;
-	double drv = argc > 6 ? atof(argv[6]) : 0, tok, rt, io, card, mock = 0;
-	int r;
+	double drv = argc > 6 ? atof(argv[6]) : 0, tok, rt, io, card, mock;
 	char err[4096];
 
 	if (argc < 5 || C < 1 || C > MOCK_CARDS || S < 1 || S > MAX_S || n_gen < 8) {
@@ -286,24 +315,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "host_overhead: %s\n", err);
 		return 1;
 	}
-	/* The least of ROUNDS rounds: the other load of a shared host only adds. */
-	for (r = 0, rt = 0, io = 0, tok = 0; r < ROUNDS; r++) {
-		double t, x;
-
-		W.n_first = W.n_done = 0;
-		W.toks = W.toks0 = 0;
-		memset(first, 0, sizeof(first));
-		if (run(e, tk, S, n_gen))
-			return 1;
-		t = (double)(W.toks - W.toks0);
-		x = (double)((W.cpu1 - W.cpu0) - (W.self1 - W.self0)) / t;
-		if (!r || x < rt) {
-			rt = x;
-			tok = t;
-			io = (double)(n_calls(&W.c1) - n_calls(&W.c0)) / t;
-			mock = (double)(W.self1 - W.self0) / t;
-		}
-	}
+	if (measure(e, tk, S, n_gen, &rt, &io, &mock, &tok))
+		return 1;
 	engine_destroy(e);
 	card = card_ns(&m, &plan, &sz, &prof, S);
 	printf("# %s: %d cards, %d sessions, %.0f tokens in the window, plan ", tag, C, S, tok);

@@ -77,6 +77,28 @@ static double with_host(const char *test, double ms, double step_us, double tok_
 	return ms + step_us / 1e3;
 }
 
+/* The BENCH lines of bench's table @buf (@len bytes) of @C cards. */
+static void residuals(char *buf, size_t len, int C, double host_us, double tok_us, int S)
+{
+	FILE *mem = fmemopen(buf, len, "r");
+	char line[512];
+
+	while (mem && fgets(line, sizeof(line), mem)) {
+		char test[64];
+		double ms, pred, h;
+
+		if (parse_row(line, test, sizeof(test), &ms, &pred) || pred <= 0)
+			continue;
+		h = with_host(test, ms, host_us, tok_us, S);
+		printf("BENCH hosttiming_%dc_%s_meas_ms %.3f\n", C, test, ms);
+		printf("BENCH hosttiming_%dc_%s_pred_ms %.3f\n", C, test, pred);
+		printf("BENCH hosttiming_%dc_%s_host_ms %.3f\n", C, test, h);
+		printf("BENCH hosttiming_%dc_%s_resid_pct %.2f\n", C, test, 100 * (pred / h - 1));
+	}
+	if (mem)
+		fclose(mem);
+}
+
 int main(int argc, char **argv)
 {
 	static struct rk_card cards[MOCK_CARDS];
@@ -93,7 +115,7 @@ int main(int argc, char **argv)
 	uint64_t free_b[MOCK_CARDS];
 	int idx[MOCK_CARDS], C = argc > 2 ? atoi(argv[2]) : 0, i;
 	double host_us = argc > 3 ? atof(argv[3]) : 0, tok_us = argc > 4 ? atof(argv[4]) : 0;
-	char err[4096], *buf = NULL, line[512];
+	char err[4096], *buf = NULL;
 	size_t len = 0;
 	FILE *mem;
 
@@ -140,21 +162,7 @@ int main(int argc, char **argv)
 	}
 	fclose(mem);
 	fputs(buf, stdout);
-	mem = fmemopen(buf, len, "r");
-	while (mem && fgets(line, sizeof(line), mem)) {
-		char test[64];
-		double ms, pred, h;
-
-		if (parse_row(line, test, sizeof(test), &ms, &pred) || pred <= 0)
-			continue;
-		h = with_host(test, ms, host_us, tok_us, bo.sessions);
-		printf("BENCH hosttiming_%dc_%s_meas_ms %.3f\n", C, test, ms);
-		printf("BENCH hosttiming_%dc_%s_pred_ms %.3f\n", C, test, pred);
-		printf("BENCH hosttiming_%dc_%s_host_ms %.3f\n", C, test, h);
-		printf("BENCH hosttiming_%dc_%s_resid_pct %.2f\n", C, test, 100 * (pred / h - 1));
-	}
-	if (mem)
-		fclose(mem);
+	residuals(buf, len, C, host_us, tok_us, bo.sessions);
 	free(buf);
 	mock_rk_free();
 	tok_free(tk);
