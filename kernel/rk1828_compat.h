@@ -166,4 +166,14 @@ static inline u64 rk1828_file_client_id(const struct drm_file *file)
 #endif
 }
 
+/*
+ * MODULE_IMPORT_NS() takes a string literal from 6.13 on, a bare token
+ * before.
+ */
+#ifdef RK1828_HAVE_IMPORT_NS_STRING
+#define RK1828_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define RK1828_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
 #endif /* __RK1828_COMPAT_H__ */
