@@ -277,8 +277,10 @@ enum drm_rk1828_job_type {
  * with no fence or timeline point not yet submitted; -ENOENT for a BO or
  * syncobj handle this file does not own; -EFAULT for bad user pointers;
  * -ENOMEM; -ECANCELED once this file's context is banned (three of its
- * jobs timed out, driver 1.1); -ENODEV once the card is gone. Nothing is
- * queued when the ioctl fails.
+ * jobs timed out, driver 1.1); -ENODEV once the card is gone, or for a
+ * COPY on a %DRM_RK1828_BO_PEER BO whose exporting card is gone (driver
+ * 1.2); -EOPNOTSUPP for a peer BO on a card that cannot use it. Nothing
+ * is queued when the ioctl fails.
  *
  * A job that does not run signals its fence with the reason: -ECANCELED
  * when its file was closed (or its process exited) before the job started
