@@ -10,7 +10,9 @@
  * kernel without CONFIG_PCI_P2PDMA, such as Debian's 6.12), the same BO
  * on the exporting card itself, and where the query says P2P_OK a peer
  * BO that a COPY on the importing card writes straight into the
- * exporter's memory.
+ * exporter's memory; last, unbinding a PCIe card from the driver while a
+ * dma-buf of its window is open revokes it cleanly (the dma-buf outlives
+ * the card, the card's files get -ENODEV) and the card binds again.
  *
  * Runs as root in the guest with at least two cards (tools/vm-run);
  * without PCIe cards the export tests skip.
@@ -265,6 +267,64 @@ TEST_F(p2p, import_follows_the_query)
 	}
 	close(dfd);
 	rkt_gem_close(self->fd[w], &bo);
+}
+
+/* Write @val to the sysfs file @path; 0 or -errno. */
+static int rkt_sysfs_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The accel nodes that exist; waits up to @ms for @want of them. */
+static int rkt_wait_cards(int want, int ms)
+{
+	int idx[RKT_MAX_CARDS], n = 0;
+
+	while (ms > 0 && (n = rkt_card_indices(idx)) < want) {
+		rkt_sleep_ms(100);
+		ms -= 100;
+	}
+	return n;
+}
+
+TEST_F_TIMEOUT(p2p, unbind_with_live_export_revokes, 180)
+{
+	int w = rkt_window_card(self), dfd, n_before, ret, idx[RKT_MAX_CARDS];
+	char link[64], dev[PATH_MAX], *pci;
+	struct rkt_bo bo;
+	uint32_t h;
+	uint64_t v;
+
+	if (w < 0)
+		SKIP(return, "no card with a peer window (PCIe)");
+	snprintf(link, sizeof(link), "/sys/class/accel/accel%d/device", self->minor[w]);
+	ASSERT_NE(NULL, realpath(link, dev));
+	pci = basename(dev);
+	n_before = rkt_card_indices(idx);
+	ASSERT_EQ(0, rkt_bo_create(self->fd[w], 64 << 10,
+				   DRM_RK1828_BO_CARD | DRM_RK1828_BO_P2P, &bo));
+	ASSERT_EQ(0, drmPrimeHandleToFD(self->fd[w], bo.handle,
+					DRM_CLOEXEC | DRM_RDWR, &dfd));
+
+	/* Removal with the export alive: revoked under its reservation lock. */
+	ASSERT_EQ(0, rkt_sysfs_write("/sys/bus/pci/drivers/rk1828/unbind", pci));
+	EXPECT_EQ(-ENODEV, rkt_get_param(self->fd[w], DRM_RK1828_PARAM_P2P_WINDOW, &v));
+	/* The dma-buf outlives the card; no other card can import it. */
+	ret = drmPrimeFDToHandle(self->fd[w == 0 ? 1 : 0], dfd, &h) ? -errno : 0;
+	EXPECT_NE(0, ret);
+	close(dfd);
+	close(self->fd[w]);
+	self->fd[w] = open("/dev/null", O_RDONLY);	/* teardown closes it */
+
+	ASSERT_EQ(0, rkt_sysfs_write("/sys/bus/pci/drivers/rk1828/bind", pci));
+	EXPECT_EQ(n_before, rkt_wait_cards(n_before, 60000));
 }
 
 TEST_HARNESS_MAIN
