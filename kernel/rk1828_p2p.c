@@ -70,6 +70,11 @@ void rk1828_p2p_set_window(struct rk1828_device *rdev, struct pci_dev *pdev,
 
 	if (!size || !(pci_resource_flags(pdev, bar) & IORESOURCE_MEM))
 		return;
+	if (pci_resource_flags(pdev, bar) & IORESOURCE_UNSET) {
+		pci_warn(pdev, "peer window BAR%d has no address: host path only\n",
+			 bar);
+		return;
+	}
 	if (IS_ENABLED(CONFIG_PCI_P2PDMA)) {
 		ret = pci_p2pdma_add_resource(pdev, bar, 0, 0);
 		if (ret) {
