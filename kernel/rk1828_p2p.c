@@ -210,6 +210,7 @@ err_free:
 static void rk1828_p2p_unmap(struct dma_buf_attachment *attach,
 			     struct sg_table *sgt, enum dma_data_direction dir)
 {
+	dma_resv_assert_held(attach->dmabuf->resv);
 	dma_unmap_resource(attach->dev, sg_dma_address(sgt->sgl),
 			   sg_dma_len(sgt->sgl), dir, DMA_ATTR_SKIP_CPU_SYNC);
 	sg_free_table(sgt);
