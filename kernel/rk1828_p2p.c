@@ -29,6 +29,7 @@
 #include <drm/drm_print.h>
 #include <drm/rk1828_accel.h>
 
+#include "rk1828_compat.h"
 #include "rk1828_drv.h"
 #include "rk1828_gem.h"
 #include "rk1828_p2p.h"
@@ -311,7 +312,7 @@ void rk1828_p2p_revoke_all(struct rk1828_device *rdev)
 	list_for_each_entry(bo, &p2p->exports, export_node) {
 		dma_resv_lock(bo->base.resv, NULL);
 		bo->revoked = true;
-		dma_buf_move_notify(bo->dmabuf);
+		rk1828_dma_buf_invalidate(bo->dmabuf);
 		dma_resv_unlock(bo->base.resv);
 	}
 	mutex_unlock(&p2p->lock);

@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 #include <drm/drm_prime.h>
 
+#include "rk1828_compat.h"
 #include "rk1828_drv.h"
 #include "rk1828_peer.h"
 
@@ -51,7 +52,7 @@ static void rk1828_peer_move_notify(struct dma_buf_attachment *attach)
 
 static const struct dma_buf_attach_ops rk1828_peer_attach_ops = {
 	.allow_peer2peer = true,
-	.move_notify = rk1828_peer_move_notify,
+	.RK1828_DMABUF_INVALIDATE_OP = rk1828_peer_move_notify,
 };
 
 static void rk1828_peer_bo_free(struct drm_gem_object *obj)
