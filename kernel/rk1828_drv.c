@@ -292,6 +292,10 @@ static int rk1828_ioctl_get_param(struct drm_device *drm, void *data,
 		args->value = rk1828_is_dead(rdev) ? DRM_RK1828_CARD_DEAD :
 			      DRM_RK1828_CARD_OK;
 		break;
+	case DRM_RK1828_PARAM_BO_ALIGN:
+		/* Host BOs round to PAGE_SIZE, card BOs to this: the larger. */
+		args->value = RK1828_CARD_BO_ALIGN;
+		break;
 	default:
 		ret = -EINVAL;
 		break;
@@ -318,9 +322,10 @@ static const struct drm_ioctl_desc rk1828_ioctls[] = {
  * 1.1 - GET_PARAM CARD_STATE (dead card); SUBMIT -ECANCELED for a banned
  *       context; jobs of a closed file and jobs whose dependency failed
  *       are cancelled; legacy and master core ioctls refused (-EACCES)
+ * 1.2 - GET_PARAM BO_ALIGN (the BO size granularity, PAGE_SIZE or 4 KiB)
  */
 #define RK1828_DRIVER_MAJOR	1
-#define RK1828_DRIVER_MINOR	1
+#define RK1828_DRIVER_MINOR	2
 
 static const struct drm_driver rk1828_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
