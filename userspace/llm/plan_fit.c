@@ -27,6 +27,7 @@ void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
 	sz->n_seq = n;
 	sz->n_snap = n * o->snaps_per_seq;
 	sz->max_rows = o->rows_per_seq > 1 ? n * o->rows_per_seq : 0;
+	sz->bo_align = o->bo_align;
 }
 
 /* What plan_fit() lowered, into @note (NULL: nothing said). */

@@ -137,6 +137,9 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  *	per sequence (speculative decoding verifies several positions of a
  *	sequence); 0: one per sequence. Capped at @bucket
  *	(struct pipe_opts.max_rows)
+ * @bo_align: granularity in bytes (a power of two >= 4096) the kernel
+ *	rounds every card BO size up to, rk_card_bo_align() of the cards
+ *	(64 KiB on a 64K-page arm64 kernel); 0: plan_host_bo_align()
  */
 struct plan_sizes {
 	uint32_t n_ctx;
@@ -145,6 +148,7 @@ struct plan_sizes {
 	uint32_t n_seq;
 	uint32_t n_snap;
 	uint32_t max_rows;
+	uint32_t bo_align;
 };
 
 /**
@@ -155,8 +159,24 @@ struct plan_sizes {
  */
 uint32_t plan_slots(int n_stages);
 
-/** plan_align() - round @x up to the card BO granularity (4 KiB). */
-uint64_t plan_align(uint64_t x);
+/**
+ * plan_host_bo_align() - the BO granularity when no card says it: the
+ * larger of 4 KiB and this host's page size (sysconf(_SC_PAGESIZE)),
+ * bytes; what the kernel uses on the host the planner runs on
+ */
+uint32_t plan_host_bo_align(void);
+
+/**
+ * plan_bo_align() - @s->bo_align, or plan_host_bo_align() when it is 0:
+ * the card BO granularity the plan at @s counts with, bytes
+ */
+uint64_t plan_bo_align(const struct plan_sizes *s);
+
+/**
+ * plan_align() - round @x up to the card BO granularity of @s
+ * (plan_bo_align()); UINT64_MAX when that overflows
+ */
+uint64_t plan_align(uint64_t x, const struct plan_sizes *s);
 
 /* Alignment of each tensor inside a segment's weights BO, bytes. */
 #define PLAN_TENSOR_ALIGN 64
@@ -183,7 +203,7 @@ uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s);
  * plan_card_overhead() - per-card activations: @s->slots slots of input
  * and output hidden states (F32 [bucket][dim]), program headers and token
  * tables (bucket struct rk1828_prog_token), plus
- * slack for the 4 KiB rounding of the card BOs
+ * slack for the rounding of the card BOs: one plan_bo_align() per BO
  */
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s);
 
@@ -251,6 +271,7 @@ void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, in
  *	(speculative decoding's verify pass: 1 + drafts); 0 or 1: one a
  *	sequence (plan_sizes.max_rows = n_seq * @rows_per_seq, capped to the
  *	bucket by the planner)
+ * @bo_align: the cards' BO granularity (plan_sizes.bo_align; 0: the host's)
  * @strict_seq: fail rather than lower @n_seq
  */
 struct plan_fit_opts {
@@ -260,6 +281,7 @@ struct plan_fit_opts {
 	uint32_t max_seq;
 	uint32_t snaps_per_seq;
 	uint32_t rows_per_seq;
+	uint32_t bo_align;
 	bool strict_seq;
 };
 
