@@ -160,7 +160,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps deps-base check-build-deps lib install install-lib install-dev \
 	install-tools install-server install-dkms install-paths deb check-packages check-fresh examples module userspace tests selftests selftests-install check \
-	check-debug check-kernels demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
+	check-debug check-kernels check-arm64 demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
@@ -175,6 +175,8 @@ help:
 	@echo "make check      run every test (host + guest)"
 	@echo "make check-debug  the guest tests on a KASAN/lockdep/kmemleak kernel"
 	@echo "make check-kernels  build on Debian's newer kernels, guest tests on the newest"
+	@echo "make check-arm64  the arm64 guest (TCG): kselftests, the demo, the server"
+	@echo "make ARCH=arm64   cross-build everything for arm64 into build/arm64/"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make module     only rk1828.ko (KVER=... for another kernel)"
@@ -407,6 +409,14 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libs
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 
+# rk1828-llm's main over the mock cards (tests/tools/host_story.c): the
+# demo's greedy text on this host without a driver (tests/arm64/run).
+$(B)/tests/host_story: $(B)/obj/tests/tools/host_story.o $(call obj,$(CLI_SRC)) $(LLM_SERVER) $(RUNTIME_LIBS) \
+		      $(B)/libmock.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+
 # Benchmark helpers (tests/run-bench): build/bench/{mkmodel,latency,cpucal,engine_bench}.
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
@@ -619,14 +629,28 @@ SUBMAKE = $(MAKE) --no-print-directory
 
 # The model file is checked before booting; the prompt is printed first
 # (rk1828-llm prints only the continuation) so the story reads whole.
+# With ARCH=arm64 the guest is the arm64 one (tools/vm-run --arch arm64:
+# TCG, Debian's arm64 kernel, the root of tools/mk-arm64-root) running
+# the arm64 build; the emulators are this host's own build.
 demo: deps-base
 	@test -r "$(MODEL)" || { echo "demo: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
 	@test -f "$(MODEL)" || { echo "demo: model '$(MODEL)' is not a regular file (MODEL=...)"; exit 1; }
+	$(if $(CROSS),@tools/install-deps --$(ARCH))
 	@echo "building rk1828 (userspace, emulator, module)..."
 	@$(SUBMAKE) -s userspace module
-	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
+	$(if $(CROSS),@$(SUBMAKE) -s ARCH= CROSS= build/rk1828-emu)
+	@echo "booting a$(if $(CROSS),n $(ARCH)) guest with $(CARDS) emulated RK1828 cards..."
 	@printf '%s' "$(PROMPT)"
-	@exec tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+	@exec tools/vm-run $(if $(CROSS),--arch $(ARCH)) --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+
+# The arm64 checks in one arm64 guest (tests/arm64/run): the demo's story
+# against this host's x86_64 one, the server through a forwarded port,
+# the kselftests. Not part of make check.
+check-arm64: deps-base
+	@tools/install-deps --arm64
+	@$(SUBMAKE) ARCH=arm64 userspace module selftests
+	@$(SUBMAKE) ARCH= CROSS= build/rk1828-emu build/tests/host_story
+	tests/arm64/run
 
 # The server in a guest with $(CARDS) cards, reachable from the host's
 # loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C (tools/vm-serve).
