@@ -103,9 +103,12 @@ report(read("run.json").count("\n") == 1 and str(run.get("prompt_ids")) == read(
        "run --json: one object; prompt_ids = tokenize --ids; 12 ids = generated_tokens",
        "run.json", "run.err", "ids.txt")
 report(sorted(st) == sorted(["prompt_tokens", "generated_tokens", "finish", "ttft_ms", "tpot_ms",
-                             "prefill_tok_s", "decode_tok_s", "plan"])
-       and st.get("prompt_tokens") == len(run.get("prompt_ids", [])),
-       "run --json: stats has prompt_tokens, generated_tokens, finish, TTFT/TPOT, rates, plan",
+                             "prefill_tok_s", "decode_tok_s", "plan", "draft_n",
+                             "draft_n_accepted"])
+       and st.get("prompt_tokens") == len(run.get("prompt_ids", []))
+       and st.get("draft_n") == 0 and st.get("draft_n_accepted") == 0,
+       "run --json: stats has prompt_tokens, generated_tokens, finish, TTFT/TPOT, rates, plan, "
+       "no drafts without --spec",
        "run.json")
 text = run.get("text")
 report(text is not None and read("chat1.txt") == text + "\n",
