@@ -578,7 +578,7 @@ TEST_F(rk, param_rejects)
 {
 	struct drm_rk1828_get_param gp = { 0 };
 
-	gp.param = DRM_RK1828_PARAM_CARD_STATE + 1;
+	gp.param = DRM_RK1828_PARAM_BO_ALIGN + 1;	/* the first unknown one */
 	EXPECT_EQ(-EINVAL, rkt_ioctl(self->fd, DRM_IOCTL_RK1828_GET_PARAM, &gp));
 	gp.param = 0xffffffff;
 	EXPECT_EQ(-EINVAL, rkt_ioctl(self->fd, DRM_IOCTL_RK1828_GET_PARAM, &gp));
