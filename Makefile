@@ -645,11 +645,12 @@ demo: deps-base
 
 # The arm64 checks in one arm64 guest (tests/arm64/run): the demo's story
 # against this host's x86_64 one, the server through a forwarded port,
-# the kselftests. Not part of make check.
+# the kselftests; then the arm64 unit tests under qemu-user against this
+# host's (tests/arm64/unit). Not part of make check.
 check-arm64: deps-base
 	@tools/install-deps --arm64
-	@$(SUBMAKE) ARCH=arm64 userspace module selftests
-	@$(SUBMAKE) ARCH= CROSS= build/rk1828-emu build/tests/host_story
+	@$(SUBMAKE) ARCH=arm64 userspace module tests
+	@$(SUBMAKE) ARCH= CROSS= userspace tests build/tests/host_story
 	tests/arm64/run
 
 # The server in a guest with $(CARDS) cards, reachable from the host's
