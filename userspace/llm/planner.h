@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "quant.h"
 
 #define PLAN_MAX_CARDS	64
 
@@ -140,6 +141,8 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  * @bo_align: granularity in bytes (a power of two >= 4096) the kernel
  *	rounds every card BO size up to, rk_card_bo_align() of the cards
  *	(64 KiB on a 64K-page arm64 kernel); 0: plan_host_bo_align()
+ * @kv_type: QUANT_TYPE_* of the K/V cache rows (F32 0, F16, Q8_0, Q4_0;
+ *	struct pipe_opts.kv_type, struct rk1828_program.kv_type)
  */
 struct plan_sizes {
 	uint32_t n_ctx;
@@ -149,6 +152,7 @@ struct plan_sizes {
 	uint32_t n_snap;
 	uint32_t max_rows;
 	uint32_t bo_align;
+	int kv_type;
 };
 
 /**
@@ -185,8 +189,8 @@ uint64_t plan_align(uint64_t x, const struct plan_sizes *s);
  * plan_block_bytes() - card bytes of block @l: its tensors laid out at
  * PLAN_TENSOR_ALIGN (norms and biases as F32, matrices in their GGUF
  * types), its per-sequence state and its entry in each slot's program.
- * The state of an attention block is its K and V caches (F32
- * [n_seq][n_ctx][n_kv_heads * head_dim] each), that of a DeltaNet block
+ * The state of an attention block is its K and V caches ([n_seq][n_ctx]
+ * rows of n_kv_heads * head_dim values in @s->kv_type each), that of a DeltaNet block
  * its conv and recurrent states for n_seq sequences and n_snap snapshots
  * (llm_state_bytes(), independent of n_ctx).
  */
@@ -273,6 +277,11 @@ void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, in
  *	bucket by the planner)
  * @bo_align: the cards' BO granularity (plan_sizes.bo_align; 0: the host's)
  * @strict_seq: fail rather than lower @n_seq
+ * @kv_type: K/V cache type (plan_sizes.kv_type): QUANT_TYPE_F32 (0),
+ *	_F16, _Q8_0, _Q4_0, or %PLAN_KV_AUTO: the widest of these the model
+ *	can store (llm_kv_type_ok()) at which @n_seq sequences of @n_ctx fit
+ *	without lowering either (the bucket may still be halved); when none
+ *	does, the narrowest, lowering as usual
  */
 struct plan_fit_opts {
 	uint32_t n_ctx;
@@ -283,7 +292,14 @@ struct plan_fit_opts {
 	uint32_t rows_per_seq;
 	uint32_t bo_align;
 	bool strict_seq;
+	int kv_type;
 };
+
+/*
+ * plan_fit_opts.kv_type: choose the K/V type that fits (--kv-type auto;
+ * quant_kv_type_parse() and quant_kv_type_name() of userspace/common).
+ */
+#define PLAN_KV_AUTO	QUANT_KV_AUTO
 
 /**
  * plan_fit_sizes() - the sizes plan_fit() starts from: @o's with the
