@@ -436,6 +436,18 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libem
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
+# host_overhead runs on the mock cards (host), so it links the mock librk1828 first.
+$(B)/bench/host_overhead: $(B)/obj/tests/bench/host_overhead.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
+
+# host_timing runs bench_run() (the CLI's bench.c) over the mock cards.
+$(B)/bench/host_timing: $(B)/obj/tests/bench/host_timing.o $(B)/obj/userspace/cli/bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
+
 # spec_bench and kv_bench run on the mock cards (host), so they link the mock librk1828 first.
 $(B)/bench/spec_bench $(B)/bench/kv_bench: $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)

@@ -2,7 +2,10 @@
 /*
  * rk1828-llm bench (bench.h): the pp/tg tests on a pipeline with a job
  * trace, the multi-session test on the engine, the prediction of each on
- * the card profile, the table, and the Chrome trace-event file.
+ * the card profile, the table, and the Chrome trace-event file. Times are
+ * read from librk1828's clock (rk_now_ns(), CLOCK_MONOTONIC on real and
+ * emulated cards), so bench over the mock library's modelled clock
+ * (tests/bench/host_timing.c) measures modelled card time.
  */
 #include <errno.h>
 #include <math.h>
@@ -362,7 +365,7 @@ static void sess_event(const struct engine_event *ev, void *user)
 {
 	struct sess_arg *a = user;
 	struct sess_run *r = a->run;
-	int64_t now = util_now_ns();
+	int64_t now = rk_now_ns();
 
 	pthread_mutex_lock(&r->mu);
 	if (ev->n_ids) {
@@ -508,11 +511,11 @@ static int pp_test(struct ctx *c, uint32_t n, char *err, size_t errlen)
 	fill_tokens(c->toks, n, o->m->n_vocab);
 	touch_embeddings(o->m, c->toks, n, c->logits);
 	for (r = 0; r < o->reps; r++) {
-		int64_t t0 = util_now_ns(), t1;
+		int64_t t0 = rk_now_ns(), t1;
 
 		if (pipe_forward(c->p, c->toks, (int)n, 0, c->logits, err, errlen))
 			return -1;
-		t1 = util_now_ns();
+		t1 = rk_now_ns();
 		/* Read this test's fence timestamps now (the trace's records). */
 		if (pipe_account(c->p, err, errlen) < 0)
 			return -1;
@@ -559,16 +562,16 @@ static int tg_test(struct ctx *c, char *err, size_t errlen)
 		if (pipe_forward(c->p, &tok, 1, 0, c->logits, err, errlen))
 			return -1;
 		pipe_get_stats(c->p, &a);
-		t0 = util_now_ns();
+		t0 = rk_now_ns();
 		for (i = 0; i < n; i++) {
-			int64_t s0 = util_now_ns();
+			int64_t s0 = rk_now_ns();
 
 			tok = (int32_t)util_argmax(c->logits, o->m->n_vocab);
-			arg += util_now_ns() - s0;
+			arg += rk_now_ns() - s0;
 			if (pipe_forward(c->p, &tok, 1, 1 + i, c->logits, err, errlen))
 				return -1;
 		}
-		t1 = util_now_ns();
+		t1 = rk_now_ns();
 		pipe_get_stats(c->p, &b);
 		if (pipe_account(c->p, err, errlen) < 0)
 			return -1;

@@ -7,7 +7,7 @@
  *   rk1828-llm tokenize -m MODEL -p TEXT           print the tokens (cmd_tokenize.c)
  *   rk1828-llm info                                list the cards
  *   rk1828-llm plan -m MODEL [--cards ...] [--ctx N] [--bucket B]
- *                   [--predict] [--link usb|pcie] [--json]
+ *                   [--predict] [--link usb|pcie] [--json] [--split bytes|time]
  *                                                  print the segment plan
  *                                                  and predict its speed
  *   rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [--sessions S]
@@ -37,7 +37,9 @@
 #include "gguf.h"
 #include "model.h"
 #include "planner.h"
+#include "plan_time.h"
 #include "predict.h"
+#include "predict_split.h"
 #include "profile.h"
 #include "rk1828.h"
 #include "server.h"
@@ -58,6 +60,7 @@ static void usage(FILE *f)
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
 		"                      [--spec none|ngram|draft] [--draft-max K] [--draft-min K]\n"
 		"                      [--draft-model FILE] [--kv-type f32|f16|q8_0|q4_0|auto]\n"
+		"                      [--split bytes|time]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                       [--repeat-last-n N] [--presence-penalty A]\n"
@@ -66,6 +69,7 @@ static void usage(FILE *f)
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
 		"                       [--spec none|ngram|draft] [--draft-max K] [--draft-min K]\n"
 		"                       [--draft-model FILE] [--kv-type f32|f16|q8_0|q4_0|auto]\n"
+		"                       [--split bytes|time]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm --version\n"
@@ -73,10 +77,12 @@ static void usage(FILE *f)
 		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
 		"                       [--kv-type f32|f16|q8_0|q4_0|auto] [--spec K [--accept A]]\n"
+		"                       [--split bytes|time]\n"
 		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
 		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
 		"                        [--link usb|pcie] [--profile FILE] [--kv-type T]\n"
 		"                        [--spec ngram|draft] [--draft-max K] [--draft-model FILE]\n"
+		"                        [--split bytes|time]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [--agent-port P] [-v]\n"
@@ -142,6 +148,11 @@ static void usage(FILE *f)
 		"  --accept A       plan --spec: the drafts' acceptance rate, 0..1 (default 0.7)\n"
 		"  --link L         plan --predict, bench: the link predicted, usb or pcie\n"
 		"                   (default: plan pcie, bench the link of the cards used)\n"
+		"  --split S        run, chat, plan, bench, serve: what the plan balances:\n"
+		"                   bytes (default: weights, KV cache and buffers per card) or\n"
+		"                   time (each card's predicted prefill time, LM head\n"
+		"                   included, on --profile and --link); plan --predict\n"
+		"                   prints the other split's prediction next to it\n"
 		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
 		"  --json           plan: print one JSON object (the plan, and the prediction)\n"
 		"  --parallel S     plan: for S concurrent sessions' KV caches, as\n"
@@ -221,7 +232,8 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_KVTYPE, O_ACCEPT, O_DRAFTMODEL };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_KVTYPE, O_ACCEPT, O_DRAFTMODEL,
+       O_SPLIT };
 
 /* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
 #define O_SERVE		1024
@@ -268,6 +280,7 @@ static const struct option cli_opts[] = {
 	{ "accept", required_argument, NULL, O_ACCEPT },
 	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "trace", required_argument, NULL, O_TRACE },
+	{ "split", required_argument, NULL, O_SPLIT },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -331,17 +344,17 @@ static const struct {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
-		 " spec draft-max draft-min draft-model kv-type verbose " },
+		 " spec draft-max draft-min draft-model kv-type verbose split " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
 		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min draft-model kv-type"
-		  " verbose " },
+		  " verbose split " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
 	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel kv-type"
-		  " spec accept " },
+		  " spec accept split " },
 	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile"
-		   " kv-type spec draft-max draft-model " },
+		   " kv-type spec draft-max draft-model split " },
 	{ "serve", NULL },	/* srv_options() */
 };
 
@@ -576,7 +589,7 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 	return set_sampling(opt, arg, r, &t, a);
 }
 
-/* plan: --card-mem, --predict, --link, --profile, --parallel. */
+/* plan: --card-mem, --predict, --link, --profile, --parallel; --split. */
 static int parse_plan_opt(int c, const char *arg, struct args *a)
 {
 	switch (c) {
@@ -596,6 +609,12 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		a->link_set = true;
 		return 0;
 	case O_PROFILE: a->profile = arg; return 0;
+	case O_SPLIT:
+		if (plan_split_parse(arg, &a->split)) {
+			fprintf(stderr, "rk1828-llm: --split: bad value \"%s\" (bytes or time)\n", arg);
+			return -1;
+		}
+		return 0;
 	case O_ACCEPT: {
 		char *end;
 		double v;
@@ -903,6 +922,24 @@ void session_close(struct session *S)
 }
 
 /*
+ * cli_timing() - the cards a time split is balanced for: --profile (or
+ * the built-in profile) over --link. The profile was loaded once before
+ * (load_profile() refused a bad one), so a failure here keeps the
+ * built-in one.
+ */
+static const struct plan_timing *cli_timing(const struct args *a)
+{
+	static struct card_profile prof;
+	static struct plan_timing t;
+	char err[512];
+
+	t.link = a->link;
+	t.prof = a->profile && !card_profile_load(&prof, a->profile, err, sizeof(err)) ?
+		 &prof : NULL;
+	return &t;
+}
+
+/*
  * What the commands ask of the engine: one session (plan: --parallel S),
  * never fewer (a plan is for what was asked), --ctx and --bucket (0: the
  * planner's defaults).
@@ -920,6 +957,8 @@ static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 		.spec = (enum spec_kind)a->spec,
 		.draft_max = a->draft_max,
 		.draft_min = a->draft_min, .draft_model = a->draft_model,
+		.split = a->split,
+		.timing = a->split == PLAN_SPLIT_TIME ? cli_timing(a) : NULL,
 	};
 }
 
@@ -1193,21 +1232,42 @@ static void print_plan(const struct args *a, const struct session *S)
 	}
 }
 
+/*
+ * plan --predict: the plan's split and the other one at the same sizes
+ * on the same cards (predict_split.h), into @run and @other; -1 printed.
+ */
+static int plan_splits(const struct args *a, const struct session *S,
+		       const struct card_profile *prof, const struct predict_opts *po,
+		       struct predict_split *run, struct predict_split *other)
+{
+	struct plan_timing t = { prof, a->link };
+	enum plan_split alt = a->split == PLAN_SPLIT_TIME ? PLAN_SPLIT_BYTES : PLAN_SPLIT_TIME;
+	char err[SESSION_ERR_LEN];
+
+	if (predict_split_run(&S->m, &S->sizes, &S->plan, a->split, &t, po, run, err,
+			      sizeof(err)) ||
+	    predict_split_run(&S->m, &S->sizes, &S->plan, alt, &t, po, other, err,
+			      sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* The plan as JSON and/or the prediction; 0 or an exit status. */
 static int plan_report(const struct args *a, const struct session *S,
 		       const struct card_profile *prof)
 {
 	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL,
 				  (uint32_t)a->spec_k, a->spec_accept };
-	struct prediction pr;
-	char err[256], *js;
+	static struct predict_split run, other;
+	struct prediction *pr = &run.pr;
+	char *js;
 
-	if (a->predict && predict_run(&S->m, &S->plan, &po, &pr, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
+	if (a->predict && plan_splits(a, S, prof, &po, &run, &other))
 		return EXIT_RUNTIME;
-	}
 	if (a->json) {
-		js = predict_json(&S->plan, a->predict ? &pr : NULL);
+		js = a->predict ? predict_split_json(&run, &other) : predict_json(&S->plan, NULL);
 		if (!js) {
 			fprintf(stderr, "rk1828-llm: out of memory\n");
 			return EXIT_RUNTIME;
@@ -1217,8 +1277,10 @@ static int plan_report(const struct args *a, const struct session *S,
 		return 0;
 	}
 	print_plan(a, S);
-	if (a->predict)
-		predict_print(stdout, &S->plan, &pr, &po);
+	if (a->predict) {
+		predict_print(stdout, &S->plan, pr, &po);
+		predict_split_print(stdout, &run, &other);
+	}
 	return 0;
 }
 

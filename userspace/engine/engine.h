@@ -109,6 +109,10 @@ struct engine_trace;
  *	of planning again (@n_slots, @n_ctx and @bucket are then
  *	@sizes'); its segments' cards are indices into engine_create()'s
  *	@cards. Both or neither
+ * @split: what the plan's segments balance (--split, &enum plan_split;
+ *	default bytes)
+ * @timing: profile and link of a time split (plan_time.h), or NULL for
+ *	the built-in profile over PCIe
  */
 struct engine_opts {
 	int n_slots;
@@ -129,6 +133,8 @@ struct engine_opts {
 	const char *draft_model;
 	const struct plan *plan;
 	const struct plan_sizes *sizes;
+	enum plan_split split;
+	const struct plan_timing *timing;
 };
 
 /* Default --draft-max (llama-server's is 16). */

@@ -24,6 +24,8 @@ void engine_fit_opts(const struct llm_model *m, const struct engine_opts *o,
 		.snaps_per_seq = llm_model_hybrid(m) ? ENG_SNAPS + eng_spec_blocks(m, o) : 0,
 		.rows_per_seq = eng_spec_rows(o),
 		.strict_seq = o->strict_slots,
+		.split = o->split,
+		.timing = o->timing,
 		.kv_type = o->kv_type,
 	};
 }

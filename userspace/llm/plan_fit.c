@@ -7,6 +7,7 @@
  * so every command prints the plan that runs.
  */
 #include "planner.h"
+#include "plan_time.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -92,7 +93,8 @@ static int fit_one(const struct llm_model *m, const struct plan_fit_opts *o, int
 	*sz = sz0;
 	for (;;) {
 		/* The refusal reported is the last: what the smallest sizes need. */
-		ret = plan_model(m, sz, n_cards, card_free, card_ids, p, err, errlen);
+		ret = plan_model_split(m, sz, o->split, o->timing, n_cards, card_free, card_ids,
+				       p, err, errlen);
 		if (ret != PLAN_NOFIT)
 			break;
 		if (sz->n_seq > 1 && !o->strict_seq) {

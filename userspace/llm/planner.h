@@ -257,6 +257,20 @@ int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, int max_cards,
 		       uint64_t card_free, char *buf, size_t size, char *hint, size_t hint_size);
 
+/**
+ * enum plan_split - what the segments balance (--split)
+ * @PLAN_SPLIT_BYTES: card bytes (weights, state, buffers): the vendor's
+ *	rule above, the default
+ * @PLAN_SPLIT_TIME: each card's predicted prefill time, LM head included,
+ *	within every card's free memory (plan_time.h)
+ */
+enum plan_split {
+	PLAN_SPLIT_BYTES,
+	PLAN_SPLIT_TIME,
+};
+
+struct plan_timing;
+
 /* Defaults of a plan's sizes (--ctx, --bucket): their one home. */
 #define PLAN_DEFAULT_CTX	4096
 #define PLAN_DEFAULT_BUCKET	128
@@ -277,6 +291,9 @@ void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, in
  *	bucket by the planner)
  * @bo_align: the cards' BO granularity (plan_sizes.bo_align; 0: the host's)
  * @strict_seq: fail rather than lower @n_seq
+ * @split: what the segments balance (&enum plan_split)
+ * @timing: profile and link of a PLAN_SPLIT_TIME split (plan_time.h), or
+ *	NULL for the built-in profile over PCIe
  * @kv_type: K/V cache type (plan_sizes.kv_type): QUANT_TYPE_F32 (0),
  *	_F16, _Q8_0, _Q4_0, or %PLAN_KV_AUTO: the widest of these the model
  *	can store (llm_kv_type_ok()) at which @n_seq sequences of @n_ctx fit
@@ -292,6 +309,8 @@ struct plan_fit_opts {
 	uint32_t rows_per_seq;
 	uint32_t bo_align;
 	bool strict_seq;
+	enum plan_split split;
+	const struct plan_timing *timing;
 	int kv_type;
 };
 
@@ -310,7 +329,8 @@ void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
 
 /**
  * plan_fit() - the one fitting policy of the runtime (rk1828-llm plan,
- *	run, chat and the engine that serve creates): plan_model() at
+ *	run, chat and the engine that serve creates): plan_model_split() of
+ *	@o->split at
  *	plan_fit_sizes(); while it does not fit, first lower the sequences
  *	(unless @o->strict_seq) down to 1, then halve an implicit bucket
  * @m: the model

@@ -544,6 +544,18 @@ void http_cancel_all(struct srv *s)
 	}
 }
 
+int http_running(struct srv *s)
+{
+	struct gen *g;
+	int n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (g = s->gens; g; g = g->next)
+		n += g->refs > 0;	/* refs 0: answered, on the reap list */
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
 int http_wait_idle(struct srv *s, int timeout_ms)
 {
 	int64_t end = util_now_ns() + timeout_ms * 1000000LL;

@@ -29,6 +29,13 @@ void http_cancel_all(struct srv *s);
  */
 int http_wait_idle(struct srv *s, int timeout_ms);
 
+/**
+ * http_running() - the generations in flight: those not yet answered,
+ * without the answered ones that wait to be reaped (which http_wait_idle()
+ * still counts until the monitor frees them). Takes @s->lock.
+ */
+int http_running(struct srv *s);
+
 /** http_stop() - stop the daemon and the monitor, free the store (idempotent). */
 void http_stop(struct srv *s);
 

@@ -40,6 +40,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 		.kv_type = s->o.kv_type,
 		.spec = (enum spec_kind)s->o.spec, .draft_max = s->o.draft_max,
 		.draft_min = s->o.draft_min, .draft_model = s->o.draft_model,
+		.split = (enum plan_split)s->o.split,
 		.queue_max = s->o.queue_max ? s->o.queue_max : -1, .verbose = s->o.verbose,
 		.progress = on_progress, .progress_user = s,
 	};

@@ -55,7 +55,7 @@ static void usage(FILE *f)
 		"                        [--no-ui] [-v]\n"
 		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
 		"                        [--header-timeout S] [--body-timeout S]\n"
-		"                        [--chat-template-file FILE] [--agent-port P]\n"
+		"                        [--chat-template-file FILE] [--agent-port P] [--split bytes|time]\n"
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
@@ -71,6 +71,8 @@ static void usage(FILE *f)
 		"                 per request: speculative.n_max / speculative.n_min\n"
 		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K  fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --split S      bytes (default): balance the cards' bytes; time: balance\n"
+		"                 their predicted prefill time (built-in profile, PCIe)\n"
 		"  --draft-model FILE  --spec draft: the draft model (same vocabulary), run on\n"
 		"                 the host CPU\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
@@ -121,7 +123,7 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
        O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT, O_KVTYPE,
-       O_DRAFTMODEL };
+       O_DRAFTMODEL, O_SPLIT };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -148,6 +150,7 @@ static const struct option srv_long_opts[] = {
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
 	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "agent-port", required_argument, NULL, O_AGENT_PORT },
+	{ "split", required_argument, NULL, O_SPLIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -330,6 +333,14 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 			return -1;
 		o->draft_max = (int)v;
 		break;
+	case O_SPLIT:
+		/* plan_split_parse()'s names; serve-fake links no planner. */
+		if (strcmp(arg, "bytes") && strcmp(arg, "time")) {
+			fprintf(stderr, "rk1828-llm: --split %s: bytes or time\n", arg);
+			return -1;
+		}
+		o->split = strcmp(arg, "time") ? PLAN_SPLIT_BYTES : PLAN_SPLIT_TIME;
+		break;
 	case O_DRAFTMODEL:
 		o->draft_model = arg;
 		break;
@@ -493,9 +504,12 @@ static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
 
 	if (sig == SIGUSR1)
 		fprintf(stderr, "rk1828-llm: drained: stopping\n");
-	else
+	else {
+		int n = http_running(s);
+
 		fprintf(stderr, "rk1828-llm: %s: stopping (no new connections, cancelling %d running request%s)\n",
-			strsignal(sig), s->n_gens, s->n_gens == 1 ? "" : "s");
+			strsignal(sig), n, n == 1 ? "" : "s");
+	}
 	atomic_store(&s->state, SRV_STOPPING);
 	agent_stop(s);
 	http_quiesce(s);
@@ -539,9 +553,7 @@ static int serve_until_signal(struct srv *s, const sigset_t *set)
 			return sig;
 		if (atomic_load(&s->state) != SRV_READY)
 			continue;
-		pthread_mutex_lock(&s->lock);
-		n = s->n_gens;
-		pthread_mutex_unlock(&s->lock);
+		n = http_running(s);
 		atomic_store(&s->state, SRV_DRAINING);
 		fprintf(stderr, "rk1828-llm: User defined signal 1: draining (new requests get 503, %d running request%s finish%s, then exit)\n",
 			n, n == 1 ? "" : "s", n == 1 ? "es" : "");

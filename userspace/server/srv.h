@@ -69,6 +69,7 @@ struct srv_opts {
 	uint32_t n_ctx, bucket;
 	int kv_type;
 	int spec, draft_max, draft_min;	/* --spec (enum spec_kind), --draft-max, --draft-min */
+	int split;	/* --split: enum plan_split (bytes, the default, or time) */
 	const char *draft_model;	/* --draft-model FILE */
 	bool no_ui;
 	size_t body_limit;
