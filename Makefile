@@ -14,13 +14,45 @@
 # headers have DRM accel, else the running kernel. `make module KVER=7.3`
 # builds for a Debian kernel that is not installed (tools/prepare-kernel).
 # (Read when first used, as the pkg-config flags are.)
-KVER_DEFAULT = $(eval KVER_DEFAULT := $$(shell tools/prepare-kernel --default))$(KVER_DEFAULT)
+KVER_DEFAULT = $(eval KVER_DEFAULT := $$(shell tools/prepare-kernel $(PREPARE_ARCH) --default))$(KVER_DEFAULT)
 KVER ?= $(KVER_DEFAULT)
 KDIR ?= /lib/modules/$(KVER)/build
 MODEL ?= ../shared/models/stories260K.gguf
 CARDS ?= 2
 PROMPT ?= Once upon a time
 B := build
+# ARCH=arm64 on a host that is not arm64 cross-builds everything (the
+# userspace, the tests, the module) with CROSS=aarch64-linux-gnu- into
+# build/arm64/: Debian's gcc-aarch64-linux-gnu and the arm64 multiarch
+# -dev packages (tools/install-deps --arm64); pkg-config then reads the
+# arm64 .pc files only. CROSS=aarch64-linux-gnu- alone does the same. The
+# module is built for Debian's arm64 kernel of the host's newest release
+# (6.12.117+deb12-amd64 -> 6.12.117+deb12-arm64; tools/prepare-kernel
+# --arch arm64 prepares it). Arch-neutral inputs (the unpacked kernel
+# tools in build/linux-src) stay in build/.
+HOST_ARCH := $(patsubst aarch64,arm64,$(shell uname -m))
+ifneq ($(filter arm64 aarch64,$(ARCH)),)
+override ARCH := arm64
+ifneq ($(HOST_ARCH),arm64)
+CROSS ?= aarch64-linux-gnu-
+endif
+endif
+ifneq ($(CROSS),)
+ifeq ($(filter aarch64-%,$(CROSS)),)
+$(error CROSS=$(CROSS): only aarch64-linux-gnu- (ARCH=arm64) is supported)
+endif
+override ARCH := arm64
+TRIPLET := $(patsubst %-,%,$(CROSS))
+B := build/$(ARCH)
+ifeq ($(origin CC),default)
+CC := $(CROSS)gcc
+endif
+AR := $(CROSS)ar
+export PKG_CONFIG_LIBDIR := /usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig
+KMOD_CROSS := ARCH=$(ARCH) CROSS_COMPILE=$(CROSS)
+PREPARE_ARCH := --arch $(ARCH)
+endif
+LINUX_SRC := build/linux-src
 # One version for the module (DKMS), the library and the packages: the
 # newest entry of debian/changelog.
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
@@ -44,7 +76,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP \
 # Canned recipe: a static library of the objects among the prerequisites.
 define archive
 $(quiet) AR $@
-@mkdir -p $(dir $@); rm -f $@; ar rcs $@ $(filter %.o,$^)
+@mkdir -p $(dir $@); rm -f $@; $(AR) rcs $@ $(filter %.o,$^)
 endef
 
 # $(eval $(call pkgconf,VAR,ARGS)): VAR is `pkg-config ARGS`, run when VAR
@@ -128,7 +160,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 
 .PHONY: all help deps deps-base check-build-deps lib install install-lib install-dev \
 	install-tools install-server install-dkms install-paths deb check-packages check-fresh examples module userspace tests selftests selftests-install check \
-	check-debug check-kernels demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
+	check-debug check-kernels check-arm64 demo serve bench checkpatch clean dkms-install dkms-uninstall udev-install \
 	fit-profile synth-models
 # Keep intermediate objects (no relink of every test on the next build).
 .SECONDARY:
@@ -143,6 +175,8 @@ help:
 	@echo "make check      run every test (host + guest)"
 	@echo "make check-debug  the guest tests on a KASAN/lockdep/kmemleak kernel"
 	@echo "make check-kernels  build on Debian's newer kernels, guest tests on the newest"
+	@echo "make check-arm64  the arm64 guest (TCG): kselftests, the demo, the server"
+	@echo "make ARCH=arm64   cross-build everything for arm64 into build/arm64/"
 	@echo "make bench      benchmarks (ratios measured side by side)"
 	@echo "make fit-profile  refit emulator/profiles/rk1828.conf on the vendor figures"
 	@echo "make module     only rk1828.ko (KVER=... for another kernel)"
@@ -164,7 +198,7 @@ deps-base:
 
 deps: deps-base
 	@tools/install-deps
-	@tools/unpack-kernel-tools $(B)/linux-src
+	@tools/unpack-kernel-tools $(LINUX_SRC)
 	@if [ -x tools/fetch-vocab ]; then tools/fetch-vocab $(B)/vocab; fi
 	@tools/npm-deps $(B)/node
 	@tools/build-qemu >/dev/null
@@ -192,12 +226,13 @@ $(B)/obj/%.o: %.c $(B)/flags.stamp | check-build-deps
 # the Debian packages to install (a fresh machine: `make deps` first).
 check-build-deps:
 	@missing=; command -v pkg-config >/dev/null || missing=pkg-config; \
+	$(if $(CROSS),command -v $(CC) >/dev/null || missing="$$missing gcc-$(TRIPLET)";) \
 	for p in $(BUILD_PKGS); do \
-		pkg-config --exists $${p%%:*} 2>/dev/null || missing="$$missing $${p#*:}"; \
+		pkg-config --exists $${p%%:*} 2>/dev/null || missing="$$missing $${p#*:}$(if $(CROSS),:$(ARCH))"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "make: missing build packages:$$missing"; \
-		echo "make: run 'make deps' (or tools/install-deps) first"; exit 1; \
+		echo "make: run $(if $(CROSS),'tools/install-deps --$(ARCH)','make deps' (or tools/install-deps)) first"; exit 1; \
 	fi
 
 $(B)/libcommon.a: $(call obj,$(COMMON_SRC))
@@ -243,7 +278,7 @@ $(B)/examples/card-copy: examples/card-copy.c examples/Makefile $(STAGE)/.stamp
 	$(quiet) CC '$@ (pkg-config rk1828)'
 	@mkdir -p $(dir $@)
 	$(Q)+PKG_CONFIG_PATH=$(CURDIR)/$(STAGE)/lib/pkgconfig $(MAKE) -s -C examples \
-		O=$(CURDIR)/$(B)/examples CFLAGS="-O2 -g -Wall -Wextra -Werror"
+		O=$(CURDIR)/$(B)/examples CC="$(CC)" CFLAGS="-O2 -g -Wall -Wextra -Werror"
 examples: $(B)/examples/card-copy
 # The programs link librk1828 statically (the tests swap in the mock
 # library, tests/lib/mock_rk.c); LINK_LIBRK1828=shared links the shared
@@ -279,6 +314,11 @@ $(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c userspace
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+# gcc 12's aarch64 vectorizer stops with an internal compiler error on
+# the tests' max-error loops (a double fmax() reduction over float
+# differences: vect_transform_reduction, Debian 12's gcc 12.2, in
+# test_emu_quant_types and nnbench); test code needs no vectorizing.
+$(B)/obj/tests/%.o: CFLAGS += $(if $(filter arm64,$(ARCH) $(HOST_ARCH)),-fno-tree-vectorize)
 $(B)/libtest.a: $(call obj,$(TESTLIB_SRC)) Makefile
 	$(archive)
 
@@ -339,12 +379,12 @@ $(B)/tests/test_metrics_spec: $(B)/obj/tests/unit/test_metrics_spec.o $(B)/libmo
 
 # Guest (kselftest) tests: tests/selftests is a kselftest directory on
 # lib.mk (tools/testing/selftests/drivers/accel/rk1828 in a kernel tree),
-# built here with the kselftest files unpacked into $(B)/linux-src and our
+# built here with the kselftest files unpacked into $(LINUX_SRC) and our
 # own uapi and program headers. It uses libdrm only (no librk1828).
-KSFT_DIR := $(CURDIR)/$(B)/linux-src/tools/testing/selftests
+KSFT_DIR := $(CURDIR)/$(LINUX_SRC)/tools/testing/selftests
 SELFTEST_HDRS := $(CURDIR)/uapi/drm/rk1828_accel.h $(CURDIR)/uapi/drm/rk1828_netlink.h \
 	$(wildcard $(CURDIR)/include/rk1828/*.h)
-SELFTEST_MAKE = $(MAKE) -C tests/selftests KSFT_DIR=$(KSFT_DIR) \
+SELFTEST_MAKE = $(MAKE) -C tests/selftests KSFT_DIR=$(KSFT_DIR) $(if $(CROSS),CROSS_COMPILE=$(CROSS)) \
 	OUTPUT=$(CURDIR)/$(B)/tests RK1828_HDRS="$(SELFTEST_HDRS)" \
 	RK1828_INCLUDES="-I$(CURDIR)/uapi -I$(CURDIR)/include"
 selftests: $(KSFT_DIR)/lib.mk
@@ -369,13 +409,21 @@ selftests-install:
 	cp include/rk1828/*.h $(KSFT_RK1828)/rk1828/
 	cp uapi/drm/rk1828_accel.h uapi/drm/rk1828_netlink.h $(KTREE)/include/uapi/drm/
 
-$(B)/linux-src/.stamp $(KSFT_DIR)/lib.mk:
-	@tools/unpack-kernel-tools $(B)/linux-src
+$(LINUX_SRC)/.stamp $(KSFT_DIR)/lib.mk:
+	@tools/unpack-kernel-tools $(LINUX_SRC)
 
 # Test tools: one binary per tests/tools/*.c (e.g. the reference logits check).
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(patsubst tests/tools/%.c,$(B)/tests/%,$(TOOL_SRC))
 $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+
+# rk1828-llm's main over the mock cards (tests/tools/host_story.c): the
+# demo's greedy text on this host without a driver (tests/arm64/run).
+$(B)/tests/host_story: $(B)/obj/tests/tools/host_story.o $(call obj,$(CLI_SRC)) $(LLM_SERVER) $(RUNTIME_LIBS) \
+		      $(B)/libmock.a $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -431,12 +479,14 @@ synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf
 # $(B)/kmod/RELEASE/, so the trees' objects never mix, and lands in
 # $(B)/kmod/RELEASE/rk1828.ko. A kernel without DRM accel is refused with
 # one line.
-KMOD_ARGS = CONFIG_DRM_ACCEL_RK1828=m W=1 KCPPFLAGS="-I$(CURDIR)/uapi" modules
+# A cross build (ARCH=arm64) always takes the second way, its default
+# kernel's module copied to $(B)/rk1828.ko too (build/arm64/rk1828.ko).
+KMOD_ARGS = $(KMOD_CROSS) CONFIG_DRM_ACCEL_RK1828=m W=1 KCPPFLAGS="-I$(CURDIR)/uapi" modules
 KMOD_SAY = $(if $(findstring s,$(firstword -$(MAKEFLAGS))),:,echo)
 module:
-	@set -e; kdir=$$(tools/prepare-kernel $(if $(wildcard $(KDIR)/.),$(abspath $(KDIR)),$(KVER))); \
+	@set -e; kdir=$$(tools/prepare-kernel $(PREPARE_ARCH) $(if $(wildcard $(KDIR)/.),$(abspath $(KDIR)),$(KVER))); \
 	rel=$$(cat "$$kdir/include/config/kernel.release"); \
-	if [ "$$rel" = "$(KVER_DEFAULT)" ]; then \
+	if [ "$$rel" = "$(KVER_DEFAULT)" ] && [ -z "$(CROSS)" ]; then \
 		$(KMOD_SAY) "$(MAKE) -C $$kdir M=$(CURDIR)/kernel $(KMOD_ARGS)"; \
 		$(MAKE) -C "$$kdir" M=$(CURDIR)/kernel $(KMOD_ARGS); \
 		mkdir -p $(B); cp kernel/rk1828.ko $(B)/rk1828.ko; \
@@ -447,10 +497,11 @@ module:
 		$(KMOD_SAY) "$(MAKE) -C $$kdir M=$$out/kernel $(KMOD_ARGS)"; \
 		$(MAKE) -C "$$kdir" M="$$out/kernel" $(KMOD_ARGS); \
 		cp "$$out/kernel/rk1828.ko" "$$out/rk1828.ko"; \
+		if [ -n "$(CROSS)" ] && [ "$$rel" = "$(KVER_DEFAULT)" ]; then cp "$$out/rk1828.ko" $(B)/rk1828.ko; fi; \
 	fi
 
-CHECKPATCH := perl $(B)/linux-src/scripts/checkpatch.pl --no-tree --strict --terse
-checkpatch: $(B)/linux-src/.stamp
+CHECKPATCH := perl $(LINUX_SRC)/scripts/checkpatch.pl --no-tree --strict --terse
+checkpatch: $(LINUX_SRC)/.stamp
 	$(CHECKPATCH) -f $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h uapi/drm/*.h))
 
 # Installing (what the Debian packages of `make deb` hold, and what
@@ -601,14 +652,29 @@ SUBMAKE = $(MAKE) --no-print-directory
 
 # The model file is checked before booting; the prompt is printed first
 # (rk1828-llm prints only the continuation) so the story reads whole.
+# With ARCH=arm64 the guest is the arm64 one (tools/vm-run --arch arm64:
+# TCG, Debian's arm64 kernel, the root of tools/mk-arm64-root) running
+# the arm64 build; the emulators are this host's own build.
 demo: deps-base
 	@test -r "$(MODEL)" || { echo "demo: model '$(MODEL)' not found (MODEL=...)"; exit 1; }
 	@test -f "$(MODEL)" || { echo "demo: model '$(MODEL)' is not a regular file (MODEL=...)"; exit 1; }
+	$(if $(CROSS),@tools/install-deps --$(ARCH))
 	@echo "building rk1828 (userspace, emulator, module)..."
 	@$(SUBMAKE) -s userspace module
-	@echo "booting a guest with $(CARDS) emulated RK1828 cards..."
+	$(if $(CROSS),@$(SUBMAKE) -s ARCH= CROSS= build/rk1828-emu)
+	@echo "booting a$(if $(CROSS),n $(ARCH)) guest with $(CARDS) emulated RK1828 cards..."
 	@printf '%s' "$(PROMPT)"
-	@exec tools/vm-run --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+	@exec tools/vm-run $(if $(CROSS),--arch $(ARCH)) --cards $(CARDS) -- $(B)/rk1828-llm run -m $(MODEL) -p "$(PROMPT)" -n 200 --temp 0
+
+# The arm64 checks in one arm64 guest (tests/arm64/run): the demo's story
+# against this host's x86_64 one, the server through a forwarded port,
+# the kselftests; then the arm64 unit tests under qemu-user against this
+# host's (tests/arm64/unit). Not part of make check.
+check-arm64: deps-base
+	@tools/install-deps --arm64
+	@$(SUBMAKE) ARCH=arm64 userspace module tests
+	@$(SUBMAKE) ARCH= CROSS= userspace tests build/tests/host_story
+	tests/arm64/run
 
 # The server in a guest with $(CARDS) cards, reachable from the host's
 # loopback at http://127.0.0.1:$(PORT)/ until Ctrl-C (tools/vm-serve).

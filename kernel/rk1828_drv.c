@@ -297,6 +297,10 @@ static int rk1828_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_RK1828_PARAM_P2P_WINDOW:
 		args->value = rdev->p2p.size;
 		break;
+	case DRM_RK1828_PARAM_BO_ALIGN:
+		/* Host BOs round to PAGE_SIZE, card BOs to this: the larger. */
+		args->value = RK1828_CARD_BO_ALIGN;
+		break;
 	default:
 		ret = -EINVAL;
 		break;
@@ -326,7 +330,8 @@ static const struct drm_ioctl_desc rk1828_ioctls[] = {
  *       are cancelled; legacy and master core ioctls refused (-EACCES)
  * 1.2 - card-to-card P2P: GET_PARAM P2P_WINDOW, CAP_P2P, BO_CREATE
  *       BO_P2P (exportable peer-window card BOs), BO_INFO BO_PEER,
- *       P2P_QUERY
+ *       P2P_QUERY,
+ *       GET_PARAM BO_ALIGN (the BO size granularity, PAGE_SIZE or 4 KiB)
  */
 #define RK1828_DRIVER_MAJOR	1
 #define RK1828_DRIVER_MINOR	2

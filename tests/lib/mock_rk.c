@@ -177,6 +177,12 @@ int rk_card_refresh(struct rk_card *card)
 	return 0;
 }
 
+/* Mock cards take BOs at the card's own 4 KiB granule. */
+uint64_t rk_card_bo_align(const struct rk_card *card)
+{
+	return 4096;
+}
+
 int64_t rk_now_ns(void)
 {
 	return clk_on ? __atomic_load_n(&clk_now, __ATOMIC_ACQUIRE) : util_now_ns();

@@ -533,6 +533,26 @@ TEST_F(rk, param_values)
 	EXPECT_EQ(DRM_RK1828_CARD_OK, v);
 }
 
+/*
+ * BO_ALIGN (driver 1.2): the larger of 4 KiB and the page size, and what
+ * BO_CREATE really rounds a 1-byte card BO and a 1-byte host BO up to.
+ */
+TEST_F(rk, param_bo_align)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t want = page > 4096 ? (uint64_t)page : 4096, v;
+	struct rkt_bo card, host;
+
+	ASSERT_EQ(0, rkt_get_param(self->fd, DRM_RK1828_PARAM_BO_ALIGN, &v));
+	EXPECT_EQ(want, v);
+	ASSERT_EQ(0, rkt_bo_create(self->fd, 1, DRM_RK1828_BO_CARD, &card));
+	EXPECT_EQ(v, card.size);
+	ASSERT_EQ(0, rkt_bo_create(self->fd, v + 1, DRM_RK1828_BO_HOST, &host));
+	EXPECT_EQ(2 * v, host.size);
+	EXPECT_EQ(0, rkt_gem_close(self->fd, &card));
+	EXPECT_EQ(0, rkt_gem_close(self->fd, &host));
+}
+
 TEST_F(rk, param_context_ids_differ)
 {
 	uint64_t a, b;
@@ -559,7 +579,7 @@ TEST_F(rk, param_rejects)
 {
 	struct drm_rk1828_get_param gp = { 0 };
 
-	gp.param = DRM_RK1828_PARAM_P2P_WINDOW + 1;
+	gp.param = DRM_RK1828_PARAM_BO_ALIGN + 1;	/* the first unknown one */
 	EXPECT_EQ(-EINVAL, rkt_ioctl(self->fd, DRM_IOCTL_RK1828_GET_PARAM, &gp));
 	gp.param = 0xffffffff;
 	EXPECT_EQ(-EINVAL, rkt_ioctl(self->fd, DRM_IOCTL_RK1828_GET_PARAM, &gp));

@@ -14,12 +14,12 @@
 #include "nn.h"
 #include "quant.h"
 #include "threadpool.h"
+#include "tap.h"
+#include "rk1828/util.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include "tap.h"
-#include "rk1828/util.h"
 #define HAVE_X86 1
 #else
 #define HAVE_X86 0
@@ -80,7 +80,7 @@ static void test_fp16(void)
 		{ 0x1.ff8p-15f, 0x03ff }, { 0x1.ffcp-15f, 0x0400 }, { 1.0f + 0x1p-11f, 0x3c00 },
 		{ 1.0f + 0x3p-11f, 0x3c02 }, { 0.333333343f, 0x3555 },
 	};
-	int h, bad = 0, bad_hw = 0, bad_nan = 0, i;
+	int h, bad = 0, bad_nan = 0, i;
 
 	for (i = 0; i < (int)(sizeof(known) / sizeof(known[0])); i++) {
 		uint16_t got = quant_fp32_to_fp16(known[i].f);
@@ -112,6 +112,8 @@ static void test_fp16(void)
 
 #if HAVE_X86
 	if (nn_isa_supported(NN_ISA_AVX2)) {
+		int bad_hw = 0;
+
 		hw_compare(&bad, &bad_hw);
 		tap_ok(bad == 0 && bad_hw == 0,
 		   "fp16 conversions agree with F16C (%d, %d mismatches)", bad, bad_hw);

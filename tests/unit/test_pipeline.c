@@ -259,7 +259,7 @@ static void test_plan_seqs(const struct llm_model *m)
 	       3 * llm_kv_bytes(m, 64, QUANT_TYPE_F32),
 	       "planner: 4 sessions cost each block 3 more KV caches");
 	tap_ok(plan_head_bytes(m, &four) - plan_head_bytes(m, &one) ==
-	       3 * (plan_align(4ULL * m->n_vocab * 4) - plan_align((uint64_t)m->n_vocab * 4)),
+	       3 * (plan_align(4ULL * m->n_vocab * 4, &one) - plan_align((uint64_t)m->n_vocab * 4, &one)),
 	       "planner: the last card keeps 4 logits rows per slot for 4 sessions");
 	/* Cards that hold 1 session but not 64. */
 	ret = plan_model(m, &one, 2, fr, NULL, &plan, err, sizeof(err));

@@ -4,14 +4,19 @@
  * one card, more cards than blocks, uneven block sizes, a model that does
  * not fit (every short card named), the vendor rule (equal blocks + a
  * large LM head: the last card gets fewer blocks), the plan string, and
- * sizes over 2^64 bytes refused instead of wrapped.
+ * sizes over 2^64 bytes refused instead of wrapped, and the BO rounding
+ * counted at the cards' granularity (4 KiB, or 64 KiB on a 64K-page
+ * arm64 kernel) rather than a fixed 4 KiB.
  * Prints TAP.
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model.h"
 #include "planner.h"
+#include "rk1828.h"
+#include "rk1828/program.h"
 
 #include "tap.h"
 
@@ -307,6 +312,65 @@ static void test_overflow(void)
 	       ret ? ": " : "", err);
 }
 
+/* @x rounded up to @a, a power of two (the test's own arithmetic). */
+static uint64_t up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+/*
+ * The BO granularity: plan_align() and the per-card overhead follow
+ * plan_sizes.bo_align (the kernel rounds every BO to PAGE_SIZE: 64 KiB on
+ * a 64K-page arm64 kernel), the host's page size when it is 0, and
+ * rk_card_bo_align() of a card that cannot answer is the host's too.
+ */
+static void test_bo_align(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t host = page > 4096 ? (uint64_t)page : 4096;
+	uint64_t prog = sizeof(struct rk1828_program) + 16 * sizeof(struct rk1828_prog_token);
+	struct plan_sizes s4 = { .n_ctx = 64, .bucket = 16, .slots = 3, .bo_align = 4096 };
+	struct plan_sizes s64 = s4, s0 = s4;
+	struct plan_fit_opts fo = { .n_ctx = 64, .bucket = 16, .bo_align = 65536 };
+	struct rk_card none = { .fd = -1 };
+	struct llm_layer layers[1];
+	struct llm_model m;
+	uint64_t o4, o64;
+
+	s64.bo_align = 65536;
+	s0.bo_align = 0;
+	tap_ok(plan_align(1, &s64) == 65536 && plan_align(65536, &s64) == 65536 &&
+	       plan_align(65537, &s64) == 131072 && plan_align(1, &s4) == 4096 &&
+	       plan_align(4097, &s4) == 8192 && plan_align(UINT64_MAX - 100, &s64) == UINT64_MAX,
+	       "plan_align() rounds to 4 KiB or 64 KiB as plan_sizes.bo_align says, saturating");
+	tap_ok(plan_host_bo_align() == host && plan_bo_align(&s0) == host &&
+	       plan_align(1, &s0) == host,
+	       "bo_align 0: the host's page size, at least 4 KiB (%llu)", (unsigned long long)host);
+	tap_ok(rk_card_bo_align(&none) == host,
+	       "rk_card_bo_align() of a card that cannot answer: the host's page size");
+
+	memset(layers, 0, sizeof(layers));
+	memset(&m, 0, sizeof(m));
+	m.n_layers = 1;
+	m.layers = layers;
+	m.dim = 256;
+	m.n_vocab = 1000;
+	o4 = plan_card_overhead(&m, &s4);
+	o64 = plan_card_overhead(&m, &s64);
+	/* 3 slots of in + out ([16][256] F32, 16 KiB), 3 programs, 2 * 3 + 2 BOs' slack. */
+	tap_ok(o4 == 6 * 16384 + up(3 * prog, 4096) + 8 * 4096,
+	       "4 KiB BOs: per-card overhead %llu = 6 x 16 KiB + programs + 8 x 4 KiB",
+	       (unsigned long long)o4);
+	tap_ok(o64 == 6 * 65536 + up(3 * prog, 65536) + 8 * 65536,
+	       "64 KiB BOs: every activation BO and the slack count 64 KiB (%llu, was %llu)",
+	       (unsigned long long)o64, (unsigned long long)o4);
+	tap_ok(plan_head_bytes(&m, &s64) - plan_head_bytes(&m, &s4) ==
+	       3 * (up(1000 * 4, 65536) - up(1000 * 4, 4096)),
+	       "64 KiB BOs: each slot's logits buffer rounds to 64 KiB");
+	plan_fit_sizes(&m, &fo, &s0);
+	tap_ok(s0.bo_align == 65536, "plan_fit_sizes() carries plan_fit_opts.bo_align");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -320,5 +384,6 @@ int main(void)
 	test_bad_input();
 	test_format_limits();
 	test_overflow();
+	test_bo_align();
 	return tap_done();
 }

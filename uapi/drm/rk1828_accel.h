@@ -81,6 +81,12 @@ extern "C" {
  *	peer window, a PCIe BAR), where %DRM_RK1828_BO_P2P card BOs live; 0
  *	when it has none (USB cards, PCIe cards without the window). Driver
  *	1.2.
+ * %DRM_RK1828_PARAM_BO_ALIGN:
+ *	Granularity in bytes (a power of two) that &DRM_IOCTL_RK1828_BO_CREATE
+ *	rounds the size of every BO up to: the larger of 4 KiB and the
+ *	kernel's page size (16 KiB or 64 KiB on such arm64 kernels), for card
+ *	and host BOs alike (driver 1.2; older drivers answer -EINVAL, and
+ *	userspace then takes the larger of 4 KiB and its own page size).
  */
 #define DRM_RK1828_PARAM_PROTOCOL_VERSION	0
 #define DRM_RK1828_PARAM_CARD_MEM_SIZE		1
@@ -93,6 +99,7 @@ extern "C" {
 #define DRM_RK1828_PARAM_CONTEXT_ID		8
 #define DRM_RK1828_PARAM_CARD_STATE		9
 #define DRM_RK1828_PARAM_P2P_WINDOW		10
+#define DRM_RK1828_PARAM_BO_ALIGN		11
 
 /**
  * enum drm_rk1828_card_state - %DRM_RK1828_PARAM_CARD_STATE values

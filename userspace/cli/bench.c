@@ -681,6 +681,8 @@ static void sessions_plan(const struct bench_opts *o, struct plan *out)
 			break;
 		free_b[i] = cd->mem_free;
 		ids[i] = cd->index;
+		if (rk_card_bo_align(cd) > sz.bo_align)
+			sz.bo_align = (uint32_t)rk_card_bo_align(cd);
 	}
 	if (i < o->n_cards ||
 	    plan_model(o->m, &sz, o->n_cards, free_b, ids, out, msg, sizeof(msg)))

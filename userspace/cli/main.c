@@ -1050,6 +1050,9 @@ static int session_cards(struct session *S, const struct args *a, bool simulate,
 		}
 		free_b[i] = c->mem_free;
 		ids[i] = S->sel[i];
+		/* The plan counts BO rounding at the coarsest card's granularity. */
+		if (rk_card_bo_align(c) > S->fit.bo_align)
+			S->fit.bo_align = (uint32_t)rk_card_bo_align(c);
 	}
 	return 0;
 }

@@ -112,6 +112,13 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 			ids[i] = c->index;
 		}
 		engine_fit_opts(e->m, &e->o, &fo);
+		/* BO rounding at the coarsest card's granularity (64K-page kernels). */
+		for (i = 0; i < n_cards; i++) {
+			uint64_t a = rk_card_bo_align(&cards[idx ? idx[i] : i]);
+
+			if (a > fo.bo_align)
+				fo.bo_align = (uint32_t)a;
+		}
 		ret = plan_fit(e->m, &fo, n_cards, free_b, ids, &sz, &e->plan, e->info.note,
 			       sizeof(e->info.note), msg, sizeof(msg));
 		if (ret)

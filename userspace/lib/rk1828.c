@@ -113,6 +113,17 @@ int rk_card_refresh(struct rk_card *card)
 	return rk_get_param(card, DRM_RK1828_PARAM_CARD_MEM_FREE, &card->mem_free);
 }
 
+uint64_t rk_card_bo_align(const struct rk_card *card)
+{
+	struct drm_rk1828_get_param gp = { .param = DRM_RK1828_PARAM_BO_ALIGN };
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (card && card->fd >= 0 && !drmIoctl(card->fd, DRM_IOCTL_RK1828_GET_PARAM, &gp) &&
+	    gp.value >= 4096 && !(gp.value & (gp.value - 1)))
+		return gp.value;
+	return page > 4096 ? (uint64_t)page : 4096;
+}
+
 /* rk_open(); *@foreign is set when the node belongs to another driver. */
 static int open_card(const char *node, struct rk_card *card, bool *foreign)
 {

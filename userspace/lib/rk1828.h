@@ -210,6 +210,17 @@ void rk_close_all(struct rk_card *cards, int n_cards);
 int rk_card_refresh(struct rk_card *card);
 
 /**
+ * rk_card_bo_align() - the granularity, in bytes, that the kernel rounds
+ * every BO size of @card up to (DRM_RK1828_PARAM_BO_ALIGN: the larger of
+ * 4 KiB and the kernel's page size, 16 KiB or 64 KiB on such arm64
+ * kernels). A driver older than 1.2, which does not know the parameter,
+ * gets the larger of 4 KiB and this process's page size
+ * (sysconf(_SC_PAGESIZE)), the same value on the same kernel.
+ * Return: a power of two >= 4096; never fails (librk1828 1.1).
+ */
+uint64_t rk_card_bo_align(const struct rk_card *card);
+
+/**
  * rk_bo_create() - create a BO
  * @card: the card
  * @size: bytes (> 0)

@@ -46,6 +46,7 @@ void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
 	sz->n_seq = n;
 	sz->n_snap = n * o->snaps_per_seq;
 	sz->max_rows = o->rows_per_seq > 1 ? n * o->rows_per_seq : 0;
+	sz->bo_align = o->bo_align;
 	sz->kv_type = o->kv_type == PLAN_KV_AUTO ? QUANT_TYPE_F32 : o->kv_type;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rk1828/program.h"
 #include "planner.h"
@@ -282,9 +283,23 @@ int plan_format(const struct plan *p, char *buf, size_t size)
 }
 
 /* Sizes saturate at UINT64_MAX (util_mul_u64()): so does their alignment. */
-uint64_t plan_align(uint64_t x)
+uint32_t plan_host_bo_align(void)
 {
-	return x > UINT64_MAX - 4095 ? UINT64_MAX : (x + 4095) & ~4095ULL;
+	long page = sysconf(_SC_PAGESIZE);
+
+	return page > 4096 && page <= (1L << 30) ? (uint32_t)page : 4096;
+}
+
+uint64_t plan_bo_align(const struct plan_sizes *s)
+{
+	return s && s->bo_align ? s->bo_align : plan_host_bo_align();
+}
+
+uint64_t plan_align(uint64_t x, const struct plan_sizes *s)
+{
+	uint64_t a = plan_bo_align(s);
+
+	return x > UINT64_MAX - (a - 1) ? UINT64_MAX : (x + a - 1) & ~(a - 1);
 }
 
 static uint64_t talign(uint64_t x)
@@ -373,18 +388,18 @@ uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s)
 
 	return sadd(sadd(talign(llm_tensor_card_bytes(m->output_norm, true)),
 			 talign(llm_tensor_card_bytes(m->output, false))),
-		    smul(slots_of(s), plan_align(rows)));
+		    smul(slots_of(s), plan_align(rows, s)));
 }
 
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s)
 {
-	uint64_t act = plan_align(smul(smul(s->bucket, m->dim), sizeof(float)));
+	uint64_t act = plan_align(smul(smul(s->bucket, m->dim), sizeof(float)), s);
 	uint64_t prog = sadd(sizeof(struct rk1828_program),
 			     smul(s->bucket, sizeof(struct rk1828_prog_token)));
 
 	/* In and out per slot, program headers and token tables, BO rounding slack. */
-	return sadd(sadd(smul(2ULL * slots_of(s), act), plan_align(smul(slots_of(s), prog))),
-		    (2ULL * slots_of(s) + 2) * 4096);
+	return sadd(sadd(smul(2ULL * slots_of(s), act), plan_align(smul(slots_of(s), prog), s)),
+		    smul(2ULL * slots_of(s) + 2, plan_bo_align(s)));
 }
 
 uint64_t plan_seg_need(const struct llm_model *m, const struct plan_seg *seg, int n_segs,

@@ -138,6 +138,9 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  *	per sequence (speculative decoding verifies several positions of a
  *	sequence); 0: one per sequence. Capped at @bucket
  *	(struct pipe_opts.max_rows)
+ * @bo_align: granularity in bytes (a power of two >= 4096) the kernel
+ *	rounds every card BO size up to, rk_card_bo_align() of the cards
+ *	(64 KiB on a 64K-page arm64 kernel); 0: plan_host_bo_align()
  * @kv_type: QUANT_TYPE_* of the K/V cache rows (F32 0, F16, Q8_0, Q4_0;
  *	struct pipe_opts.kv_type, struct rk1828_program.kv_type)
  */
@@ -148,6 +151,7 @@ struct plan_sizes {
 	uint32_t n_seq;
 	uint32_t n_snap;
 	uint32_t max_rows;
+	uint32_t bo_align;
 	int kv_type;
 };
 
@@ -159,8 +163,24 @@ struct plan_sizes {
  */
 uint32_t plan_slots(int n_stages);
 
-/** plan_align() - round @x up to the card BO granularity (4 KiB). */
-uint64_t plan_align(uint64_t x);
+/**
+ * plan_host_bo_align() - the BO granularity when no card says it: the
+ * larger of 4 KiB and this host's page size (sysconf(_SC_PAGESIZE)),
+ * bytes; what the kernel uses on the host the planner runs on
+ */
+uint32_t plan_host_bo_align(void);
+
+/**
+ * plan_bo_align() - @s->bo_align, or plan_host_bo_align() when it is 0:
+ * the card BO granularity the plan at @s counts with, bytes
+ */
+uint64_t plan_bo_align(const struct plan_sizes *s);
+
+/**
+ * plan_align() - round @x up to the card BO granularity of @s
+ * (plan_bo_align()); UINT64_MAX when that overflows
+ */
+uint64_t plan_align(uint64_t x, const struct plan_sizes *s);
 
 /* Alignment of each tensor inside a segment's weights BO, bytes. */
 #define PLAN_TENSOR_ALIGN 64
@@ -187,7 +207,7 @@ uint64_t plan_head_bytes(const struct llm_model *m, const struct plan_sizes *s);
  * plan_card_overhead() - per-card activations: @s->slots slots of input
  * and output hidden states (F32 [bucket][dim]), program headers and token
  * tables (bucket struct rk1828_prog_token), plus
- * slack for the 4 KiB rounding of the card BOs
+ * slack for the rounding of the card BOs: one plan_bo_align() per BO
  */
 uint64_t plan_card_overhead(const struct llm_model *m, const struct plan_sizes *s);
 
@@ -269,6 +289,7 @@ struct plan_timing;
  *	(speculative decoding's verify pass: 1 + drafts); 0 or 1: one a
  *	sequence (plan_sizes.max_rows = n_seq * @rows_per_seq, capped to the
  *	bucket by the planner)
+ * @bo_align: the cards' BO granularity (plan_sizes.bo_align; 0: the host's)
  * @strict_seq: fail rather than lower @n_seq
  * @split: what the segments balance (&enum plan_split)
  * @timing: profile and link of a PLAN_SPLIT_TIME split (plan_time.h), or
@@ -286,6 +307,7 @@ struct plan_fit_opts {
 	uint32_t max_seq;
 	uint32_t snaps_per_seq;
 	uint32_t rows_per_seq;
+	uint32_t bo_align;
 	bool strict_seq;
 	enum plan_split split;
 	const struct plan_timing *timing;
