@@ -42,6 +42,9 @@ typedef void (*dot4x2_fn)(const float *const *rows, const float *x0, const float
 			  size_t k, float *out0, float *out1);
 typedef float (*dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
+/* nn_int.h nn_q4_rows_avx2(): @nr rows of Q4_0 / Q4_K times one token, block-factored. */
+typedef void (*q4_rows_fn)(int type, const uint8_t *const *w, int nr, const float *x,
+			   const float *xs, size_t k, float *out);
 /* nn_int.h nn_dec_rows_avx2(): NN_DEC_ROWS rows of @type weights times one token. */
 typedef bool (*dec_rows_fn)(int type, const uint8_t *const *w, const float *x, size_t k,
 			    float *out);
@@ -62,6 +65,7 @@ struct nn_impl {
 	tile4_fn tile4;		/* NULL: prefill dequantizes whole rows */
 	dot_fn dot;
 	axpy_fn axpy;
+	q4_rows_fn q4_rows;
 };
 
 /* ---------------------------------------------------------------- scalar */
@@ -104,11 +108,21 @@ static void axpy_scalar(float *y, float s, const float *x, size_t n)
 		y[i] += s * x[i];
 }
 
+static void q4_rows_scalar(int type, const uint8_t *const *w, int nr, const float *x,
+			   const float *xs, size_t k, float *out)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		out[i] = nn_q4_row_scalar(type, w[i], x, xs, k);
+}
+
 static const struct nn_impl ops_scalar = {
 	.dequant = dequant_scalar,
 	.dotn = dotn_scalar,
 	.dot = dot_scalar,
 	.axpy = axpy_scalar,
+	.q4_rows = q4_rows_scalar,
 };
 
 /* ------------------------------------------------------------------ AVX2 */
@@ -600,6 +614,7 @@ static const struct nn_impl ops_avx2 = {
 	.tile4 = tile4_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
+	.q4_rows = nn_q4_rows_avx2,
 };
 #endif /* NN_HAVE_X86 */
 
@@ -673,6 +688,7 @@ struct mm_job {
 	size_t row_bytes;
 	const float *x;
 	const float *xp;	/* prefill: x by chunks, [k / MM_KC][n_tok][MM_KC], or NULL */
+	float *xs;		/* Q4_0 / Q4_K: nn_q4_xsums() per token, [n_tok][k / 32] */
 	float *y;
 	size_t n_rows, k, n_tok;
 	volatile int failed;
@@ -754,6 +770,36 @@ static float *mm_scratch(struct mm_job *j, int tid, size_t bytes, int slot, floa
 	return *own;
 }
 
+/*
+ * Q4_0 / Q4_K rows [@r0, @r1) (nn_q4.c's block-factored kernels): panels
+ * of MM_PANEL rows, each token through the panel's tiles of NN_DEC_ROWS
+ * rows (the token's activations reused from L1 by the panel, its weights
+ * from L2 by the tokens), the last rows of the range one at a time. Every
+ * output is the same kernel's per-row computation, so decode and prefill
+ * give the same bits.
+ */
+static void mm_q4_worker(struct mm_job *j, size_t r0, size_t r1)
+{
+	const uint8_t *src[MM_PANEL];
+	size_t r, np, i, t;
+
+	for (r = r0; r < r1; r += np) {
+		np = r1 - r < MM_PANEL ? r1 - r : MM_PANEL;
+		for (i = 0; i < np; i++)
+			src[i] = j->w + (r + i) * j->row_bytes;
+		for (t = 0; t < j->n_tok; t++) {
+			const float *x = j->x + t * j->k, *xs = j->xs + t * (j->k / 32);
+			float *y = j->y + t * j->n_rows + r;
+
+			for (i = 0; i < np; i += NN_DEC_ROWS) {
+				int nr = np - i < NN_DEC_ROWS ? (int)(np - i) : NN_DEC_ROWS;
+
+				j->o->q4_rows(j->wtype, src + i, nr, x, xs, j->k, y + i);
+			}
+		}
+	}
+}
+
 static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 {
 	struct mm_job *j = arg;
@@ -763,6 +809,10 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 	float out[MM_TILE];
 	size_t r = r0, i, t;
 
+	if (j->xs) {
+		mm_q4_worker(j, r0, r1);
+		return;
+	}
 	if (j->wtype != QUANT_TYPE_F32) {
 		size_t n = MM_TILE * j->k > MM_PANEL * MM_KC ? MM_TILE * j->k : MM_PANEL * MM_KC;
 
@@ -868,10 +918,20 @@ int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		return -1;
 	if (n_rows == 0 || n_tok == 0)
 		return 0;
-	if (j.o->tile4 && n_tok > 2 && k % 8 == 0)
+	if (nn_q4_type(wtype)) {
+		size_t t;
+
+		j.xs = malloc(n_tok * (k / 32) * sizeof(float));
+		if (!j.xs)
+			return -1;
+		for (t = 0; t < n_tok; t++)
+			nn_q4_xsums(x + t * k, k, j.xs + t * (k / 32));
+	} else if (j.o->tile4 && n_tok > 2 && k % 8 == 0) {
 		j.xp = mm_pack_x(x, k, n_tok);
+	}
 	tp_parallel_for(pool, n_rows, MM_TILE, mm_worker, &j);
 	free((void *)j.xp);
+	free(j.xs);
 	return j.failed ? -1 : 0;
 }
 

@@ -24,6 +24,34 @@
  */
 #define NN_DEC_ROWS 4
 
+/**
+ * nn_q4_type() - whether @type runs the block-factored kernels of
+ *	nn_q4.c (Q4_0, Q4_K) in decode and prefill alike
+ */
+bool nn_q4_type(int type);
+
+/**
+ * nn_q4_xsums() - the activation sum of every 32-element block of @x:
+ *	xs[b] = H(v), v_l = ((x[32b + l] + x[32b + 8 + l]) + x[32b + 16 + l])
+ *	+ x[32b + 24 + l], H the order of nn_hsum_avx2()
+ * @x: one token's activations, F32 [@k]
+ * @k: a multiple of 32
+ * @xs: [@k / 32] output (Q4_K's min terms; nn_q4.c)
+ */
+void nn_q4_xsums(const float *x, size_t k, float *xs);
+
+/**
+ * nn_q4_row_scalar() - dot(row @w, @x) in nn_q4.c's block-factored order,
+ *	portable C (fmaf): the same bits as nn_q4_rows_avx2()
+ * @type: QUANT_TYPE_Q4_0 or QUANT_TYPE_Q4_K
+ * @w: one row of quant_row_size(@type, @k) bytes, any alignment
+ * @x: activations, F32 [@k]
+ * @xs: nn_q4_xsums() of @x (read for Q4_K only)
+ * @k: row length, a multiple of the block size
+ * Return: the dot product.
+ */
+float nn_q4_row_scalar(int type, const uint8_t *w, const float *x, const float *xs, size_t k);
+
 #if NN_HAVE_X86
 #include <immintrin.h>
 
@@ -67,6 +95,19 @@ static NN_AVX2 inline float nn_hsum_avx2(__m256 v)
  */
 bool nn_dec_rows_avx2(int type, const uint8_t *const *w, const float *x, size_t k,
 		      float *out);
+/**
+ * nn_q4_rows_avx2() - nn_q4_row_scalar() of @nr rows (1..NN_DEC_ROWS;
+ *	NN_DEC_ROWS at a time are the fast case), AVX2 + FMA, same bits
+ * @type: QUANT_TYPE_Q4_0 or QUANT_TYPE_Q4_K
+ * @w: @nr row pointers, any alignment
+ * @nr: rows
+ * @x: activations, F32 [@k]
+ * @xs: nn_q4_xsums() of @x (Q4_K)
+ * @k: row length, a multiple of the block size
+ * @out: [@nr] dot products
+ */
+void nn_q4_rows_avx2(int type, const uint8_t *const *w, int nr, const float *x,
+		     const float *xs, size_t k, float *out);
 #endif
 
 #endif
