@@ -42,9 +42,6 @@ typedef void (*dot4x2_fn)(const float *const *rows, const float *x0, const float
 			  size_t k, float *out0, float *out1);
 typedef float (*dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*axpy_fn)(float *y, float s, const float *x, size_t n);
-/* nn_int.h nn_q4_rows_avx2(): @nr rows of Q4_0 / Q4_K times one token, block-factored. */
-typedef void (*q4_rows_fn)(int type, const uint8_t *const *w, int nr, const float *x,
-			   const float *xs, size_t k, float *out);
 /* nn_int.h nn_dec_rows_avx2(): NN_DEC_ROWS rows of @type weights times one token. */
 typedef bool (*dec_rows_fn)(int type, const uint8_t *const *w, const float *x, size_t k,
 			    float *out);
@@ -65,7 +62,7 @@ struct nn_impl {
 	tile4_fn tile4;		/* NULL: prefill dequantizes whole rows */
 	dot_fn dot;
 	axpy_fn axpy;
-	q4_rows_fn q4_rows;
+	bool q4_avx2;		/* nn_q4.c's AVX2 kernels */
 };
 
 /* ---------------------------------------------------------------- scalar */
@@ -108,21 +105,11 @@ static void axpy_scalar(float *y, float s, const float *x, size_t n)
 		y[i] += s * x[i];
 }
 
-static void q4_rows_scalar(int type, const uint8_t *const *w, int nr, const float *x,
-			   const float *xs, size_t k, float *out)
-{
-	int i;
-
-	for (i = 0; i < nr; i++)
-		out[i] = nn_q4_row_scalar(type, w[i], x, xs, k);
-}
-
 static const struct nn_impl ops_scalar = {
 	.dequant = dequant_scalar,
 	.dotn = dotn_scalar,
 	.dot = dot_scalar,
 	.axpy = axpy_scalar,
-	.q4_rows = q4_rows_scalar,
 };
 
 /* ------------------------------------------------------------------ AVX2 */
@@ -614,7 +601,7 @@ static const struct nn_impl ops_avx2 = {
 	.tile4 = tile4_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
-	.q4_rows = nn_q4_rows_avx2,
+	.q4_avx2 = true,
 };
 #endif /* NN_HAVE_X86 */
 
@@ -688,7 +675,7 @@ struct mm_job {
 	size_t row_bytes;
 	const float *x;
 	const float *xp;	/* prefill: x by chunks, [k / MM_KC][n_tok][MM_KC], or NULL */
-	float *xs;		/* Q4_0 / Q4_K: nn_q4_xsums() per token, [n_tok][k / 32] */
+	struct nn_q4_job q4;	/* Q4_0 / Q4_K when q4.xp (nn_q4.c) */
 	float *y;
 	size_t n_rows, k, n_tok;
 	volatile int failed;
@@ -770,34 +757,20 @@ static float *mm_scratch(struct mm_job *j, int tid, size_t bytes, int slot, floa
 	return *own;
 }
 
-/*
- * Q4_0 / Q4_K rows [@r0, @r1) (nn_q4.c's block-factored kernels): panels
- * of MM_PANEL rows, each token through the panel's tiles of NN_DEC_ROWS
- * rows (the token's activations reused from L1 by the panel, its weights
- * from L2 by the tokens), the last rows of the range one at a time. Every
- * output is the same kernel's per-row computation, so decode and prefill
- * give the same bits.
- */
-static void mm_q4_worker(struct mm_job *j, size_t r0, size_t r1)
+/* Q4_0 / Q4_K rows [@r0, @r1): nn_q4_rows() with this worker's scratch. */
+static void mm_q4_worker(struct mm_job *j, size_t r0, size_t r1, int tid)
 {
-	const uint8_t *src[MM_PANEL];
-	size_t r, np, i, t;
+	float *sc_own = NULL, *acc_own = NULL;
+	struct nn_q4_chunk *sc = (struct nn_q4_chunk *)mm_scratch(
+		j, tid, NN_Q4_PANEL * sizeof(struct nn_q4_chunk), 0, &sc_own);
+	float *acc = mm_scratch(j, tid, NN_Q4_PANEL * j->n_tok * 16 * sizeof(float), 1, &acc_own);
 
-	for (r = r0; r < r1; r += np) {
-		np = r1 - r < MM_PANEL ? r1 - r : MM_PANEL;
-		for (i = 0; i < np; i++)
-			src[i] = j->w + (r + i) * j->row_bytes;
-		for (t = 0; t < j->n_tok; t++) {
-			const float *x = j->x + t * j->k, *xs = j->xs + t * (j->k / 32);
-			float *y = j->y + t * j->n_rows + r;
-
-			for (i = 0; i < np; i += NN_DEC_ROWS) {
-				int nr = np - i < NN_DEC_ROWS ? (int)(np - i) : NN_DEC_ROWS;
-
-				j->o->q4_rows(j->wtype, src + i, nr, x, xs, j->k, y + i);
-			}
-		}
-	}
+	if (sc && acc)
+		nn_q4_rows(&j->q4, r0, r1, sc, acc);
+	else
+		j->failed = 1;
+	free(sc_own);
+	free(acc_own);
 }
 
 static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
@@ -809,8 +782,8 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 	float out[MM_TILE];
 	size_t r = r0, i, t;
 
-	if (j->xs) {
-		mm_q4_worker(j, r0, r1);
+	if (j->q4.xp) {
+		mm_q4_worker(j, r0, r1, tid);
 		return;
 	}
 	if (j->wtype != QUANT_TYPE_F32) {
@@ -898,6 +871,28 @@ static float *mm_pack_x(const float *x, size_t k, size_t n_tok)
 	return xp;
 }
 
+/* Q4_0 / Q4_K: the tokens' activations in nn_q4.c's order. 0, or -1 (out of memory). */
+static int mm_q4_prep(struct mm_job *j)
+{
+	size_t nxs = nn_q4_xs_floats(j->k), t;
+	float *xp = malloc(j->n_tok * j->k * sizeof(float));
+	float *xs = malloc(j->n_tok * nxs * sizeof(float));
+
+	if (!xp || !xs) {
+		free(xp);
+		free(xs);
+		return -1;
+	}
+	for (t = 0; t < j->n_tok; t++)
+		nn_q4_prep_x(j->wtype, j->x + t * j->k, j->k, xp + t * j->k, xs + t * nxs);
+	j->q4 = (struct nn_q4_job){
+		.type = j->wtype, .w = j->w, .row_bytes = j->row_bytes, .xp = xp, .xs = xs,
+		.y = j->y, .n_rows = j->n_rows, .k = j->k, .n_tok = j->n_tok,
+		.avx2 = j->o->q4_avx2,
+	};
+	return 0;
+}
+
 int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		float *y, size_t n_rows, size_t k, size_t n_tok)
 {
@@ -918,20 +913,16 @@ int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		return -1;
 	if (n_rows == 0 || n_tok == 0)
 		return 0;
-	if (nn_q4_type(wtype)) {
-		size_t t;
-
-		j.xs = malloc(n_tok * (k / 32) * sizeof(float));
-		if (!j.xs)
+	if (nn_q4_type(wtype, k)) {
+		if (mm_q4_prep(&j))
 			return -1;
-		for (t = 0; t < n_tok; t++)
-			nn_q4_xsums(x + t * k, k, j.xs + t * (k / 32));
 	} else if (j.o->tile4 && n_tok > 2 && k % 8 == 0) {
 		j.xp = mm_pack_x(x, k, n_tok);
 	}
 	tp_parallel_for(pool, n_rows, MM_TILE, mm_worker, &j);
 	free((void *)j.xp);
-	free(j.xs);
+	free((void *)j.q4.xp);
+	free((void *)j.q4.xs);
 	return j.failed ? -1 : 0;
 }
 

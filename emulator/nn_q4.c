@@ -1,31 +1,52 @@
 // SPDX-License-Identifier: MIT
 /*
- * Q4_0 and Q4_K matmul kernels in the block-factored order (nn_int.h
- * nn_q4_*): the quants of a 32-weight block are multiplied with the
- * activations first and the block's scale applied once to that partial
- * sum, instead of every weight being dequantized to a float and then
- * multiplied (nn.c's order for the other types). That halves the
- * floating-point work per weight (a convert and one multiply-add instead
- * of a convert and two), which is what bounds the decode kernels.
+ * Q4_0 and Q4_K matmul in the block-factored order (nn_int.h nn_q4_*):
+ * the driver, the order's definition and its portable implementation. The
+ * AVX2 kernels (nn_q4_avx2.c) do the same operations in the same order.
  *
- * The order, per output y = dot(row, x) (k a multiple of the block),
- * with 8 lanes l = 0..7 and a block's element 8j + l (j = 0..3) in lane l:
+ * Instead of dequantizing every weight to a float and multiplying (nn.c's
+ * order for the other types: a convert and two multiply-adds per weight),
+ * the quants of a block are multiplied with the activations first and the
+ * block's scale applied once to that partial sum; the offsets (Q4_0's -8,
+ * Q4_K's mins) are applied once per block against the activations' block
+ * sum. And the quants are taken from the weights as they lie: 8 nibbles a
+ * 32-bit lane, nibble n masked in place (q << 4n, exact as a float), the
+ * activations permuted and scaled by 2^-4n to match, once per token for
+ * every row (nn_q4_prep_x()). A weight then costs a mask, a convert and
+ * one multiply-add, no shuffle.
  *
- *   Q4_0 block b (scale d, quants q in 0..15):
- *     S_l = (q_{0,l} - 8) * x_{0,l}; S_l = fma(q_{j,l} - 8, x_{j,l}, S_l)
- *     for j = 1, 2, 3; A_l = fma(d, S_l, A_l).  y = H(A).
- *   Q4_K super-block s, sub-block c (dd = d * scale_c, mm = dmin * min_c,
- *   both exact in float): S_l as above with q unsigned (no offset);
- *     A_l = fma(dd, S_l, A_l); and B_c = fma(mm, X_{s,c}, B_c), X_{s,c}
- *     the sub-block's activation sum (nn_q4_xsums()).  y = H(A) - H(B).
+ * The order. A row is cut into chunks of 256 elements (8 blocks of 32; the
+ * last chunk of a Q4_0 row may hold 2, 4 or 6 blocks). A chunk is G groups
+ * of V vectors of 8 lanes (Q4_K: a sub-block c is a group, G = 8, V = 4;
+ * Q4_0: a pair of blocks is a group, G = 4, V = 8), vector v of group g
+ * holding, in lane l, the quant at element e(g, v, l) scaled by 2^(4n),
+ * n(g, v) the nibble (below), and the activations xp the same way scaled
+ * by 2^-4n (n = 7: both unscaled). Per output, 8-lane accumulators A and B
+ * start at +0 and for each chunk in turn:
  *
- * H is nn_hsum_avx2()'s order ((l0 + l4) + (l2 + l6)) + ((l1 + l5) +
- * (l3 + l7)); A and B start at zero. Every step is one IEEE operation
- * (fmaf in the portable code), so the AVX2 kernels, the portable ones,
- * decode (one row tile, one token) and prefill (the same kernel for each
- * token of the tile) give the same bits. Against dequantize-then-dot the
- * result differs only by float rounding (tests/unit/test_emu_nn.c: within
- * 1e-5 of sum |w x|).
+ *   B_l = fma(m_l, X_l, B_l): m_l the offset of block l of the chunk
+ *         (Q4_K: dmin * min_l; Q4_0: 8 d_l; 0 past the row), X_l that
+ *         block's activation sum (nn_q4_xsums());
+ *   for g = 0..G-1:  S = qf_{g,0} * xp_{g,0} (lane-wise, one rounding);
+ *         S = fma(qf_{g,v}, xp_{g,v}, S) for v = 1..V-1;
+ *         A = fma(s_g, S, A), s_g lane l the scale of the block lane l
+ *         holds (Q4_K: d * scale_c in every lane; Q4_0: d of block 2g in
+ *         lanes 0-3, of block 2g + 1 in lanes 4-7).
+ *
+ * and y = H(A) - H(B), H nn_hsum_avx2()'s order. Each step is one IEEE
+ * operation, every product of scales exact, so this file's code (fmaf),
+ * the AVX2 decode kernels and the AVX2 prefill tiles give the same bits:
+ * decode and prefill, any thread count, any ISA. Against dequantize-then-
+ * dot the result differs by float rounding only (within 1e-5 of sum |w x|,
+ * tests/unit/test_emu_nn.c); an activation below 2^-98 in magnitude may
+ * lose bits to the 2^-28 scaling (denormal), far inside that.
+ *
+ * Elements: Q4_K group c, vector j, lane l: element 32c + 4l + j of the
+ * chunk, nibble n = 2j + (c & 1) of the 32-bit word at qs + 32 (c / 2) +
+ * 4l (byte 4l + j: low nibble for c even, high for odd). Q4_0 group g,
+ * vector n, lane l: block 2g + l / 4, l' = l % 4, element 4l' + n / 2
+ * (n even) or 16 + 4l' + n / 2 (odd) of the block, nibble n of its word
+ * at qs + 4l'.
  */
 #include "nn_int.h"
 
@@ -40,215 +61,188 @@ static float hsum8(const float *v)
 	return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
 }
 
-bool nn_q4_type(int type)
+/* 2^-4n, or 1 for n = 7 (the top nibble is shifted down, not masked). */
+static const float nib_scale[8] = {
+	1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.0f,
+};
+
+/* Quant @q of nibble @n as the kernels convert it: q << 4n, or q for n = 7. */
+static float nib_value(int q, int n)
 {
-	return type == QUANT_TYPE_Q4_0 || type == QUANT_TYPE_Q4_K;
+	return (float)(n < 7 ? q << (4 * n) : q);
 }
 
-void nn_q4_xsums(const float *x, size_t k, float *xs)
+bool nn_q4_type(int type, size_t k)
 {
-	size_t b;
-	int l;
+	return (type == QUANT_TYPE_Q4_K && k % QUANT_QK_K == 0) ||
+	       (type == QUANT_TYPE_Q4_0 && k % 64 == 0);
+}
 
-	for (b = 0; b < k / 32; b++) {
-		const float *p = x + 32 * b;
-		float v[8];
-
-		for (l = 0; l < 8; l++)
-			v[l] = ((p[l] + p[8 + l]) + p[16 + l]) + p[24 + l];
-		xs[b] = hsum8(v);
+/* Element index in the chunk and nibble of (g, v, l). */
+static int q4_elem(int type, int g, int v, int l, int *n)
+{
+	if (type == QUANT_TYPE_Q4_K) {
+		*n = 2 * v + (g & 1);
+		return 32 * g + 4 * l + v;
 	}
+	*n = v;
+	return 32 * (2 * g + l / 4) + (v & 1 ? 16 : 0) + 4 * (l % 4) + v / 2;
 }
 
-/* Quant j * 8 + l (0..31) of a 32-weight nibble block @qs (low nibbles first). */
-static int nib(const uint8_t *qs, int e)
+void nn_q4_prep_x(int type, const float *x, size_t k, float *xp, float *xs)
 {
-	return e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
-}
+	int ng = type == QUANT_TYPE_Q4_K ? 8 : 4, nv = 32 / ng, g, v, l, n, b;
+	size_t c;
 
-/* The partial sums S_l of one 32-weight block: @q[e] the quants (offset applied). */
-static void block_s(const int *q, const float *x, float *s)
-{
-	int l, j;
+	memset(xs, 0, nn_q4_xs_floats(k) * sizeof(float));
+	for (c = 0; c < k; c += NN_Q4_CHUNK) {
+		size_t len = k - c < NN_Q4_CHUNK ? k - c : NN_Q4_CHUNK;
 
-	for (l = 0; l < 8; l++) {
-		s[l] = (float)q[l] * x[l];
-		for (j = 1; j < 4; j++)
-			s[l] = fmaf((float)q[8 * j + l], x[8 * j + l], s[l]);
-	}
-}
+		for (g = 0; g < ng && (size_t)(g * (NN_Q4_CHUNK / ng)) < len; g++)
+			for (v = 0; v < nv; v++)
+				for (l = 0; l < 8; l++) {
+					int e = q4_elem(type, g, v, l, &n);
 
-float nn_q4_row_scalar(int type, const uint8_t *w, const float *x, const float *xs, size_t k)
-{
-	float a[8] = { 0 }, bm[8] = { 0 }, s[8];
-	int q[32], l, e, c, sc, mn;
-	size_t i;
+					xp[c + (size_t)(8 * (nv * g + v) + l)] = x[c + e] * nib_scale[n];
+				}
+		for (b = 0; (size_t)(32 * b) < len; b++) {
+			const float *p = x + c + 32 * b;
+			float s[8];
 
-	if (type == QUANT_TYPE_Q4_0) {
-		for (i = 0; i < k; i += 32, w += QUANT_Q4_0_BLOCK_BYTES) {
-			float d = quant_fp16_to_fp32(quant_load_le16(w));
-
-			for (e = 0; e < 32; e++)
-				q[e] = nib(w + 2, e) - 8;
-			block_s(q, x + i, s);
 			for (l = 0; l < 8; l++)
-				a[l] = fmaf(d, s[l], a[l]);
-		}
-		return hsum8(a);
-	}
-	for (i = 0; i < k; i += QUANT_QK_K, w += QUANT_Q4_K_BLOCK_BYTES) {
-		float d = quant_fp16_to_fp32(quant_load_le16(w));
-		float dmin = quant_fp16_to_fp32(quant_load_le16(w + 2));
-
-		for (c = 0; c < 8; c++) {
-			const uint8_t *qs = w + 16 + 32 * (c / 2);
-
-			quant_k_scale_min(c, w + 4, &sc, &mn);
-			for (e = 0; e < 32; e++)
-				q[e] = c & 1 ? qs[e] >> 4 : qs[e] & 15;
-			block_s(q, x + i + 32 * c, s);
-			for (l = 0; l < 8; l++)
-				a[l] = fmaf(d * (float)sc, s[l], a[l]);
-			bm[c] = fmaf(dmin * (float)mn, xs[i / 32 + c], bm[c]);
+				s[l] = ((p[l] + p[8 + l]) + p[16 + l]) + p[24 + l];
+			xs[c / 32 + (size_t)b] = hsum8(s);
 		}
 	}
-	return hsum8(a) - hsum8(bm);
 }
 
-#if NN_HAVE_X86
-
-#define INL inline __attribute__((always_inline))
-
-static NN_AVX2 INL float f16_at(const uint8_t *p)
+size_t nn_q4_xs_floats(size_t k)
 {
-	uint16_t h;
-
-	memcpy(&h, p, 2);
-	return _cvtsh_ss(h);
+	return (k + NN_Q4_CHUNK - 1) / NN_Q4_CHUNK * 8;
 }
 
-/* 8 bytes at @p widened to 32-bit lanes: their low (@hi false) or high nibbles, as floats. */
-static NN_AVX2 INL __m256i nib8(const uint8_t *p, bool hi)
+void nn_q4_convert(int type, const uint8_t *w, size_t c, size_t k, struct nn_q4_chunk *ch)
 {
-	__m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+	int nv = type == QUANT_TYPE_Q4_K ? 4 : 8, g, v, l, n;
+	size_t len = k - c < NN_Q4_CHUNK ? k - c : NN_Q4_CHUNK;
 
-	return hi ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, _mm256_set1_epi32(15));
-}
+	memset(ch, 0, sizeof(*ch));
+	if (type == QUANT_TYPE_Q4_K) {
+		const uint8_t *p = w + c / QUANT_QK_K * QUANT_Q4_K_BLOCK_BYTES;
+		float d = quant_fp16_to_fp32(quant_load_le16(p));
+		float dmin = quant_fp16_to_fp32(quant_load_le16(p + 2));
+		int sc, mn;
 
-/* @nr Q4_0 rows: A per row into @acc. */
-static NN_AVX2 INL void rows_q40(const uint8_t *const *w, int nr, const float *x, size_t k,
-				 __m256 *acc)
-{
-	const __m256i eight = _mm256_set1_epi32(8);
-	size_t i, off;
-	int r, j;
+		ch->ng = 8;
+		ch->nv = 4;
+		for (g = 0; g < 8; g++) {
+			quant_k_scale_min(g, p + 4, &sc, &mn);
+			ch->m[g] = dmin * (float)mn;
+			for (l = 0; l < 8; l++)
+				ch->s[g][l] = d * (float)sc;
+			for (v = 0; v < nv; v++)
+				for (l = 0; l < 8; l++) {
+					const uint8_t *qs = p + 16 + 32 * (g / 2);
+					int q = g & 1 ? qs[4 * l + v] >> 4 : qs[4 * l + v] & 15;
 
-	for (i = 0, off = 0; i < k; i += 32, off += QUANT_Q4_0_BLOCK_BYTES) {
-#pragma GCC unroll 4
-		for (r = 0; r < nr; r++) {
-			const uint8_t *p = w[r] + off;
-			__m256 s = _mm256_setzero_ps();
+					(void)q4_elem(type, g, v, l, &n);
+					ch->q[8 * (nv * g + v) + l] = nib_value(q, n);
+				}
+		}
+		return;
+	}
+	ch->ng = (int)(len / 64);
+	ch->nv = 8;
+	for (g = 0; g < ch->ng; g++)
+		for (l = 0; l < 8; l++) {
+			const uint8_t *p = w + (c / 32 + (size_t)(2 * g + l / 4)) * QUANT_Q4_0_BLOCK_BYTES;
+			float d = quant_fp16_to_fp32(quant_load_le16(p));
 
-#pragma GCC unroll 4
-			for (j = 0; j < 4; j++) {
-				__m256 q = _mm256_cvtepi32_ps(_mm256_sub_epi32(
-					nib8(p + 2 + 8 * (j & 1), j >= 2), eight));
-				__m256 xv = _mm256_loadu_ps(x + i + 8 * j);
-
-				s = j ? _mm256_fmadd_ps(q, xv, s) : _mm256_mul_ps(q, xv);
+			ch->s[g][l] = d;
+			ch->m[2 * g + l / 4] = 8.0f * d;
+			for (v = 0; v < nv; v++) {
+				(void)q4_elem(type, g, v, l, &n);
+				ch->q[8 * (nv * g + v) + l] = nib_value(
+					(p[2 + 4 * (l % 4) + v / 2] >> (4 * (v & 1))) & 15, n);
 			}
-			acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(f16_at(p)), s, acc[r]);
+		}
+}
+
+void nn_q4_tile_scalar(const struct nn_q4_chunk *ch, const float *xp, const float *xs,
+		       float *acc)
+{
+	float *a = acc, *b = acc + 8, s[8];
+	int nv = ch->nv, g, v, l;
+
+	for (l = 0; l < 8; l++)
+		b[l] = fmaf(ch->m[l], xs[l], b[l]);
+	for (g = 0; g < ch->ng; g++) {
+		const float *q = ch->q + 8 * nv * g, *x = xp + 8 * nv * g;
+
+		for (l = 0; l < 8; l++) {
+			s[l] = q[l] * x[l];
+			for (v = 1; v < nv; v++)
+				s[l] = fmaf(q[8 * v + l], x[8 * v + l], s[l]);
+			a[l] = fmaf(ch->s[g][l], s[l], a[l]);
 		}
 	}
+}
+
+float nn_q4_finish(const float *acc)
+{
+	return hsum8(acc) - hsum8(acc + 8);
 }
 
 /*
- * The 8 scales (d * scale_c) and mins (dmin * min_c) of the Q4_K
- * super-block at @p as two vectors (quant_k_scale_min()'s unpacking, 8 at
- * a time from the 12 bytes as 32-bit words).
+ * Rows [@r0, @r1) of @j in panels of NN_Q4_PANEL rows: each chunk of the
+ * panel's rows converted once (nn_q4_convert()) into @sc, then every token
+ * through it, the accumulators of (row, token) in @acc between chunks.
+ * Decode (one or two tokens) with AVX2 converts in registers instead
+ * (nn_q4_dec_avx2()): the same operations, so the same bits.
  */
-static NN_AVX2 INL void q4k_scales(const uint8_t *p, __m256 *dd, __m256 *mm)
+void nn_q4_rows(const struct nn_q4_job *j, size_t r0, size_t r1, struct nn_q4_chunk *sc,
+		float *acc)
 {
-	uint32_t a, b, c;
-	uint64_t sc, mn;
+	size_t nxs = nn_q4_xs_floats(j->k), r, np, i, t, c;
 
-	memcpy(&a, p + 4, 4);
-	memcpy(&b, p + 8, 4);
-	memcpy(&c, p + 12, 4);
-	sc = (a & 0x3f3f3f3fu) | (uint64_t)((c & 0x0f0f0f0fu) | ((a >> 2) & 0x30303030u)) << 32;
-	mn = (b & 0x3f3f3f3fu) | (uint64_t)(((c >> 4) & 0x0f0f0f0fu) | ((b >> 2) & 0x30303030u)) << 32;
-	*dd = _mm256_mul_ps(_mm256_set1_ps(f16_at(p)), _mm256_cvtepi32_ps(
-		_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)sc))));
-	*mm = _mm256_mul_ps(_mm256_set1_ps(f16_at(p + 2)), _mm256_cvtepi32_ps(
-		_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)mn))));
-}
+	for (r = r0; r < r1; r += np) {
+		const uint8_t *src[NN_Q4_PANEL];
 
-/* @nr Q4_K rows: A per row into @acc, B into @accm. */
-static NN_AVX2 INL void rows_q4k(const uint8_t *const *w, int nr, const float *x,
-				 const float *xs, size_t k, __m256 *acc, __m256 *accm)
-{
-	float dd[NN_DEC_ROWS][8];
-	size_t i, off;
-	int r, c, j;
+		np = r1 - r < NN_Q4_PANEL ? r1 - r : NN_Q4_PANEL;
+		for (i = 0; i < np; i++)
+			src[i] = j->w + (r + i) * j->row_bytes;
+#if NN_HAVE_X86
+		if (j->avx2 && j->n_tok <= 2) {
+			for (t = 0; t < j->n_tok; t++)
+				for (i = 0; i < np; i += NN_DEC_ROWS) {
+					int nr = np - i < NN_DEC_ROWS ? (int)(np - i) : NN_DEC_ROWS;
 
-	for (i = 0, off = 0; i < k; i += QUANT_QK_K, off += QUANT_Q4_K_BLOCK_BYTES) {
-		__m256 xsum = _mm256_loadu_ps(xs + i / 32);
-
-		for (r = 0; r < nr; r++) {
-			__m256 d, m;
-
-			q4k_scales(w[r] + off, &d, &m);
-			_mm256_storeu_ps(dd[r], d);
-			accm[r] = _mm256_fmadd_ps(m, xsum, accm[r]);
-		}
-#pragma GCC unroll 8
-		for (c = 0; c < 8; c++) {
-#pragma GCC unroll 4
-			for (r = 0; r < nr; r++) {
-				const uint8_t *qs = w[r] + off + 16 + 32 * (c / 2);
-				__m256 s = _mm256_setzero_ps();
-
-#pragma GCC unroll 4
-				for (j = 0; j < 4; j++) {
-					__m256 q = _mm256_cvtepi32_ps(nib8(qs + 8 * j, c & 1));
-					__m256 xv = _mm256_loadu_ps(x + i + 32 * c + 8 * j);
-
-					s = j ? _mm256_fmadd_ps(q, xv, s) : _mm256_mul_ps(q, xv);
+					nn_q4_dec_avx2(j->type, src + i, nr, j->xp + t * j->k,
+						       j->xs + t * nxs, j->k,
+						       j->y + t * j->n_rows + r + i);
 				}
-				acc[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(&dd[r][c]), s, acc[r]);
-			}
+			continue;
 		}
+#endif
+		memset(acc, 0, np * j->n_tok * 16 * sizeof(float));
+		for (c = 0; c < j->k; c += NN_Q4_CHUNK) {
+			for (i = 0; i < np; i++)
+				nn_q4_convert(j->type, src[i], c, j->k, sc + i);
+#if NN_HAVE_X86
+			if (j->avx2) {
+				nn_q4_tiles_avx2(sc, np, j->xp + c, j->k, j->xs + c / 32, nxs,
+						 j->n_tok, acc);
+				continue;
+			}
+#endif
+			for (i = 0; i < np; i++)
+				for (t = 0; t < j->n_tok; t++)
+					nn_q4_tile_scalar(sc + i, j->xp + t * j->k + c,
+							  j->xs + t * nxs + c / 32,
+							  acc + (i * j->n_tok + t) * 16);
+		}
+		for (i = 0; i < np; i++)
+			for (t = 0; t < j->n_tok; t++)
+				j->y[t * j->n_rows + r + i] = nn_q4_finish(acc + (i * j->n_tok + t) * 16);
 	}
 }
-
-static NN_AVX2 INL void q4_rows(int type, const uint8_t *const *w, int nr, const float *x,
-				const float *xs, size_t k, float *out)
-{
-	__m256 acc[NN_DEC_ROWS], accm[NN_DEC_ROWS];
-	int r;
-
-	for (r = 0; r < nr; r++) {
-		acc[r] = _mm256_setzero_ps();
-		accm[r] = _mm256_setzero_ps();
-	}
-	if (type == QUANT_TYPE_Q4_0) {
-		rows_q40(w, nr, x, k, acc);
-		for (r = 0; r < nr; r++)
-			out[r] = nn_hsum_avx2(acc[r]);
-		return;
-	}
-	rows_q4k(w, nr, x, xs, k, acc, accm);
-	for (r = 0; r < nr; r++)
-		out[r] = nn_hsum_avx2(acc[r]) - nn_hsum_avx2(accm[r]);
-}
-
-NN_AVX2 void nn_q4_rows_avx2(int type, const uint8_t *const *w, int nr, const float *x,
-			     const float *xs, size_t k, float *out)
-{
-	if (nr == NN_DEC_ROWS)
-		q4_rows(type, w, NN_DEC_ROWS, x, xs, k, out);
-	else
-		for (; nr > 0; nr--, w++, out++)
-			q4_rows(type, w, 1, x, xs, k, out);
-}
-#endif /* NN_HAVE_X86 */
