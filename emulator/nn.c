@@ -875,7 +875,8 @@ static float *mm_pack_x(const float *x, size_t k, size_t n_tok)
 static int mm_q4_prep(struct mm_job *j)
 {
 	size_t nxs = nn_q4_xs_floats(j->k), t;
-	float *xp = malloc(j->n_tok * j->k * sizeof(float));
+	size_t kp = (j->k + NN_Q4_CHUNK - 1) / NN_Q4_CHUNK * NN_Q4_CHUNK;	/* chunks whole */
+	float *xp = malloc(j->n_tok * kp * sizeof(float));
 	float *xs = malloc(j->n_tok * nxs * sizeof(float));
 
 	if (!xp || !xs) {
@@ -884,7 +885,12 @@ static int mm_q4_prep(struct mm_job *j)
 		return -1;
 	}
 	for (t = 0; t < j->n_tok; t++)
-		nn_q4_prep_x(j->wtype, j->x + t * j->k, j->k, xp + t * j->k, xs + t * nxs);
+		if (j->n_tok <= 2)	/* decode reads a token's row whole */
+			nn_q4_prep_x(j->wtype, j->x + t * j->k, j->k, xp + t * j->k, NN_Q4_CHUNK,
+				     xs + t * nxs);
+		else			/* prefill: by chunks, the tokens' chunk dense */
+			nn_q4_prep_x(j->wtype, j->x + t * j->k, j->k, xp + t * NN_Q4_CHUNK,
+				     NN_Q4_CHUNK * j->n_tok, xs + t * nxs);
 	j->q4 = (struct nn_q4_job){
 		.type = j->wtype, .w = j->w, .row_bytes = j->row_bytes, .xp = xp, .xs = xs,
 		.y = j->y, .n_rows = j->n_rows, .k = j->k, .n_tok = j->n_tok,

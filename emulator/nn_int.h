@@ -56,7 +56,8 @@ struct nn_q4_chunk {
  * @type: QUANT_TYPE_Q4_0 or QUANT_TYPE_Q4_K
  * @w: rows of @row_bytes, contiguous, any alignment
  * @row_bytes: quant_row_size(@type, @k)
- * @xp: nn_q4_prep_x() of each token, [@n_tok][@k]
+ * @xp: nn_q4_prep_x() of each token: [@n_tok][@k] for 1 or 2 tokens, else
+ *	by chunks [@k / NN_Q4_CHUNK][@n_tok][NN_Q4_CHUNK]
  * @xs: its block sums, [@n_tok][nn_q4_xs_floats(@k)]
  * @y: output [@n_tok][@n_rows]
  * @n_rows: rows; @k: row length; @n_tok: tokens
@@ -80,11 +81,13 @@ size_t nn_q4_xs_floats(size_t k);
  * @type: QUANT_TYPE_Q4_0 or QUANT_TYPE_Q4_K
  * @x: F32 [@k]
  * @k: as nn_q4_type() takes
- * @xp: [@k] output: permuted and scaled to the order's vectors
+ * @xp: output: permuted and scaled to the order's vectors, chunk i (of
+ *	NN_Q4_CHUNK floats) at @xp + i * @cs
+ * @cs: chunk stride in floats (NN_Q4_CHUNK: the token's row whole)
  * @xs: [nn_q4_xs_floats(@k)] output: block sums H(v), v_l = ((x[32b + l]
  *	+ x[32b + 8 + l]) + x[32b + 16 + l]) + x[32b + 24 + l], 0 past the row
  */
-void nn_q4_prep_x(int type, const float *x, size_t k, float *xp, float *xs);
+void nn_q4_prep_x(int type, const float *x, size_t k, float *xp, size_t cs, float *xs);
 
 /**
  * nn_q4_convert() - the chunk of row @w starting at element @c (a
@@ -164,6 +167,10 @@ bool nn_dec_rows_avx2(int type, const uint8_t *const *w, const float *x, size_t 
  */
 void nn_q4_dec_avx2(int type, const uint8_t *const *w, int nr, const float *xp,
 		    const float *xs, size_t k, float *out);
+
+/** nn_q4_convert_avx2() - nn_q4_convert() in AVX2, the same floats */
+void nn_q4_convert_avx2(int type, const uint8_t *w, size_t c, size_t k,
+			struct nn_q4_chunk *ch);
 
 /**
  * nn_q4_tiles_avx2() - one chunk of @np converted rows times @n_tok

@@ -17,8 +17,8 @@
  *
  * The order. A row is cut into chunks of 256 elements (8 blocks of 32; the
  * last chunk of a Q4_0 row may hold 2, 4 or 6 blocks). A chunk is G groups
- * of V vectors of 8 lanes (Q4_K: a sub-block c is a group, G = 8, V = 4;
- * Q4_0: a pair of blocks is a group, G = 4, V = 8), vector v of group g
+ * of V = 4 vectors of 8 lanes (Q4_K: a sub-block c is a group; Q4_0: the
+ * nibbles 0-3 or 4-7 of a pair of blocks, G = 8 both), vector v of group g
  * holding, in lane l, the quant at element e(g, v, l) scaled by 2^(4n),
  * n(g, v) the nibble (below), and the activations xp the same way scaled
  * by 2^-4n (n = 7: both unscaled). Per output, 8-lane accumulators A and B
@@ -30,8 +30,8 @@
  *   for g = 0..G-1:  S = qf_{g,0} * xp_{g,0} (lane-wise, one rounding);
  *         S = fma(qf_{g,v}, xp_{g,v}, S) for v = 1..V-1;
  *         A = fma(s_g, S, A), s_g lane l the scale of the block lane l
- *         holds (Q4_K: d * scale_c in every lane; Q4_0: d of block 2g in
- *         lanes 0-3, of block 2g + 1 in lanes 4-7).
+ *         holds (Q4_K: d * scale_c in every lane; Q4_0: d of block
+ *         2 (g / 2) in lanes 0-3, of the next block in lanes 4-7).
  *
  * and y = H(A) - H(B), H nn_hsum_avx2()'s order. Each step is one IEEE
  * operation, every product of scales exact, so this file's code (fmaf),
@@ -44,9 +44,9 @@
  * Elements: Q4_K group c, vector j, lane l: element 32c + 4l + j of the
  * chunk, nibble n = 2j + (c & 1) of the 32-bit word at qs + 32 (c / 2) +
  * 4l (byte 4l + j: low nibble for c even, high for odd). Q4_0 group g,
- * vector n, lane l: block 2g + l / 4, l' = l % 4, element 4l' + n / 2
- * (n even) or 16 + 4l' + n / 2 (odd) of the block, nibble n of its word
- * at qs + 4l'.
+ * vector v, lane l: n = 4 (g & 1) + v, block 2 (g / 2) + l / 4, l' = l %
+ * 4, element 4l' + n / 2 (n even) or 16 + 4l' + n / 2 (odd) of the
+ * block, nibble n of its word at qs + 4l'.
  */
 #include "nn_int.h"
 
@@ -85,13 +85,13 @@ static int q4_elem(int type, int g, int v, int l, int *n)
 		*n = 2 * v + (g & 1);
 		return 32 * g + 4 * l + v;
 	}
-	*n = v;
-	return 32 * (2 * g + l / 4) + (v & 1 ? 16 : 0) + 4 * (l % 4) + v / 2;
+	*n = 4 * (g & 1) + v;
+	return 32 * (g / 2 * 2 + l / 4) + (*n & 1 ? 16 : 0) + 4 * (l % 4) + *n / 2;
 }
 
-void nn_q4_prep_x(int type, const float *x, size_t k, float *xp, float *xs)
+void nn_q4_prep_x(int type, const float *x, size_t k, float *xp, size_t cs, float *xs)
 {
-	int ng = type == QUANT_TYPE_Q4_K ? 8 : 4, nv = 32 / ng, g, v, l, n, b;
+	int ng = 8, nv = 4, g, v, l, n, b;
 	size_t c;
 
 	memset(xs, 0, nn_q4_xs_floats(k) * sizeof(float));
@@ -103,7 +103,8 @@ void nn_q4_prep_x(int type, const float *x, size_t k, float *xp, float *xs)
 				for (l = 0; l < 8; l++) {
 					int e = q4_elem(type, g, v, l, &n);
 
-					xp[c + (size_t)(8 * (nv * g + v) + l)] = x[c + e] * nib_scale[n];
+					xp[c / NN_Q4_CHUNK * cs + (size_t)(8 * (nv * g + v) + l)] =
+						x[c + e] * nib_scale[n];
 				}
 		for (b = 0; (size_t)(32 * b) < len; b++) {
 			const float *p = x + c + 32 * b;
@@ -123,7 +124,7 @@ size_t nn_q4_xs_floats(size_t k)
 
 void nn_q4_convert(int type, const uint8_t *w, size_t c, size_t k, struct nn_q4_chunk *ch)
 {
-	int nv = type == QUANT_TYPE_Q4_K ? 4 : 8, g, v, l, n;
+	int nv = 4, g, v, l, n;
 	size_t len = k - c < NN_Q4_CHUNK ? k - c : NN_Q4_CHUNK;
 
 	memset(ch, 0, sizeof(*ch));
@@ -151,19 +152,20 @@ void nn_q4_convert(int type, const uint8_t *w, size_t c, size_t k, struct nn_q4_
 		}
 		return;
 	}
-	ch->ng = (int)(len / 64);
-	ch->nv = 8;
+	ch->ng = (int)(len / 32);
+	ch->nv = 4;
 	for (g = 0; g < ch->ng; g++)
 		for (l = 0; l < 8; l++) {
-			const uint8_t *p = w + (c / 32 + (size_t)(2 * g + l / 4)) * QUANT_Q4_0_BLOCK_BYTES;
+			const uint8_t *p = w + (c / 32 + (size_t)(g / 2 * 2 + l / 4)) *
+					       QUANT_Q4_0_BLOCK_BYTES;
 			float d = quant_fp16_to_fp32(quant_load_le16(p));
 
 			ch->s[g][l] = d;
-			ch->m[2 * g + l / 4] = 8.0f * d;
+			ch->m[g / 2 * 2 + l / 4] = 8.0f * d;
 			for (v = 0; v < nv; v++) {
 				(void)q4_elem(type, g, v, l, &n);
 				ch->q[8 * (nv * g + v) + l] = nib_value(
-					(p[2 + 4 * (l % 4) + v / 2] >> (4 * (v & 1))) & 15, n);
+					(p[2 + 4 * (l % 4) + n / 2] >> (4 * (n & 1))) & 15, n);
 			}
 		}
 }
@@ -226,18 +228,22 @@ void nn_q4_rows(const struct nn_q4_job *j, size_t r0, size_t r1, struct nn_q4_ch
 #endif
 		memset(acc, 0, np * j->n_tok * 16 * sizeof(float));
 		for (c = 0; c < j->k; c += NN_Q4_CHUNK) {
-			for (i = 0; i < np; i++)
-				nn_q4_convert(j->type, src[i], c, j->k, sc + i);
 #if NN_HAVE_X86
 			if (j->avx2) {
-				nn_q4_tiles_avx2(sc, np, j->xp + c, j->k, j->xs + c / 32, nxs,
+				for (i = 0; i < np; i++)
+					nn_q4_convert_avx2(j->type, src[i], c, j->k, sc + i);
+				nn_q4_tiles_avx2(sc, np, j->xp + c * j->n_tok, NN_Q4_CHUNK,
+						 j->xs + c / 32, nxs,
 						 j->n_tok, acc);
 				continue;
 			}
 #endif
 			for (i = 0; i < np; i++)
+				nn_q4_convert(j->type, src[i], c, j->k, sc + i);
+			for (i = 0; i < np; i++)
 				for (t = 0; t < j->n_tok; t++)
-					nn_q4_tile_scalar(sc + i, j->xp + t * j->k + c,
+					nn_q4_tile_scalar(sc + i, j->n_tok <= 2 ? j->xp + t * j->k + c :
+							  j->xp + c * j->n_tok + t * NN_Q4_CHUNK,
 							  j->xs + t * nxs + c / 32,
 							  acc + (i * j->n_tok + t) * 16);
 		}

@@ -16,6 +16,10 @@
 
 #define INL inline __attribute__((always_inline))
 
+#ifndef NN_Q4_PREFETCH
+#define NN_Q4_PREFETCH 1024	/* decode: bytes ahead in each row */
+#endif
+
 /* Nibble @n of every 32-bit lane of @v as a float: q << 4n (n < 7), q (n = 7). */
 static NN_AVX2 INL __m256 nib_ps(__m256i v, int n)
 {
@@ -67,6 +71,13 @@ static NN_AVX2 INL void dec_q4k(const uint8_t *const *w, int nr, const float *xp
 		for (r = 0; r < nr; r++) {
 			__m256 d, m;
 
+			/*
+			 * Streaming from memory the 4 rows' hardware prefetch
+			 * falls behind: fetch NN_Q4_PREFETCH bytes ahead.
+			 */
+			_mm_prefetch((const char *)w[r] + off + NN_Q4_PREFETCH, _MM_HINT_T0);
+			_mm_prefetch((const char *)w[r] + off + NN_Q4_PREFETCH + 64, _MM_HINT_T0);
+			_mm_prefetch((const char *)w[r] + off + NN_Q4_PREFETCH + 128, _MM_HINT_T0);
 			q4k_scales(w[r] + off, &d, &m);
 			_mm256_storeu_ps(dd[r], d);
 			b[r] = _mm256_fmadd_ps(m, xsv, b[r]);
@@ -129,7 +140,11 @@ static NN_AVX2 INL void dec_q40(const uint8_t *const *w, int nr, const float *xp
 
 		for (r = 0; r < nr; r++) {
 			const uint8_t *p = w[r] + i / 32 * bb;
-			__m256 dv = q40_scales(p, nb);
+			__m256 dv;
+
+			for (g = 0; g < 3; g++)	/* 144 bytes: as Q4_K's */
+				_mm_prefetch((const char *)p + NN_Q4_PREFETCH + 64 * g, _MM_HINT_T0);
+			dv = q40_scales(p, nb);
 			b[r] = _mm256_fmadd_ps(_mm256_mul_ps(dv, _mm256_set1_ps(8.0f)), xsv, b[r]);
 			for (g = 0; g < nb / 2; g++) {
 				const uint8_t *q = p + bb * (size_t)(2 * g) + 2;
@@ -137,13 +152,19 @@ static NN_AVX2 INL void dec_q40(const uint8_t *const *w, int nr, const float *xp
 							     _mm_loadu_si128((const __m128i *)q));
 				__m256i sel = _mm256_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1,
 								2 * g + 1, 2 * g + 1, 2 * g + 1);
-				const float *x = xp + i + 64 * g;
-				__m256 s = _mm256_mul_ps(nib_ps(v, 0), _mm256_loadu_ps(x));
+				int hh;
 
-#pragma GCC unroll 7
-				for (n = 1; n < 8; n++)
-					s = _mm256_fmadd_ps(nib_ps(v, n), _mm256_loadu_ps(x + 8 * n), s);
-				a[r] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(dv, sel), s, a[r]);
+#pragma GCC unroll 2
+				for (hh = 0; hh < 2; hh++) {
+					const float *x = xp + i + 64 * g + 32 * hh;
+					__m256 s = _mm256_mul_ps(nib_ps(v, 4 * hh), _mm256_loadu_ps(x));
+
+#pragma GCC unroll 3
+					for (n = 1; n < 4; n++)
+						s = _mm256_fmadd_ps(nib_ps(v, 4 * hh + n),
+								    _mm256_loadu_ps(x + 8 * n), s);
+					a[r] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(dv, sel), s, a[r]);
+				}
 			}
 		}
 	}
@@ -177,51 +198,98 @@ NN_AVX2 void nn_q4_dec_avx2(int type, const uint8_t *const *w, int nr, const flo
 			dec(type, w, 1, xp, xs, k, out);
 }
 
-/*
- * @nr (<= 2) converted rows times @nt (<= 2) tokens over one chunk:
- * nn_q4_tile_scalar() of each pair, S and A in registers.
- */
-static NN_AVX2 INL void tile(const struct nn_q4_chunk *const *ch, int nr, const float *const *xp,
-			     const float *const *xs, int nt, float *const *acc)
+/* B += m * X of one (row @ch, token @xs) pair, accumulators at @acc (A, then B). */
+static NN_AVX2 INL void tile_b(const struct nn_q4_chunk *ch, const float *xs, float *acc)
 {
-	int nv = ch[0]->nv, ng = ch[0]->ng, g, v, r, t;
-	__m256 a[2][2], s[2][2];
+	_mm256_storeu_ps(acc + 8, _mm256_fmadd_ps(_mm256_loadu_ps(ch->m), _mm256_loadu_ps(xs),
+						  _mm256_loadu_ps(acc + 8)));
+}
 
-	for (r = 0; r < nr; r++)
-		for (t = 0; t < nt; t++) {
-			float *c = acc[2 * r + t];
+/*
+ * 2 converted rows (@c0, @c1) times 2 tokens (@x0, @x1) over one chunk:
+ * nn_q4_tile_scalar() of each pair, S and A in registers. @a: the pairs'
+ * accumulators, (row 0, token 0), (0, 1), (1, 0), (1, 1).
+ */
+static NN_AVX2 void tile2x2(const struct nn_q4_chunk *c0, const struct nn_q4_chunk *c1,
+			    const float *x0, const float *x1, const float *s0, const float *s1,
+			    float *const *a)
+{
+	__m256 a00 = _mm256_loadu_ps(a[0]), a01 = _mm256_loadu_ps(a[1]);
+	__m256 a10 = _mm256_loadu_ps(a[2]), a11 = _mm256_loadu_ps(a[3]);
+	int g, v;
 
-			s[r][t] = _mm256_setzero_ps();
-			a[r][t] = _mm256_loadu_ps(c);
-			_mm256_storeu_ps(c + 8, _mm256_fmadd_ps(_mm256_loadu_ps(ch[r]->m),
-								_mm256_loadu_ps(xs[t]),
-								_mm256_loadu_ps(c + 8)));
+	tile_b(c0, s0, a[0]);
+	tile_b(c0, s1, a[1]);
+	tile_b(c1, s0, a[2]);
+	tile_b(c1, s1, a[3]);
+	/*
+	 * Two groups at a time: 8 independent S chains keep both FMA pipes
+	 * busy (4 chains of dependent FMAs measured half speed). ng is even.
+	 */
+	for (g = 0; g < c0->ng; g += 2) {
+		const float *q0 = c0->q + 32 * g, *q1 = c1->q + 32 * g;
+		const float *y0 = x0 + 32 * g, *y1 = x1 + 32 * g;
+		__m256 s[2][4], p, r, u, w, d0, d1;
+		int h;
+
+#pragma GCC unroll 2
+		for (h = 0; h < 2; h++) {
+			u = _mm256_loadu_ps(y0 + 32 * h);
+			w = _mm256_loadu_ps(y1 + 32 * h);
+			p = _mm256_loadu_ps(q0 + 32 * h);
+			r = _mm256_loadu_ps(q1 + 32 * h);
+			s[h][0] = _mm256_mul_ps(p, u);
+			s[h][1] = _mm256_mul_ps(p, w);
+			s[h][2] = _mm256_mul_ps(r, u);
+			s[h][3] = _mm256_mul_ps(r, w);
 		}
-	for (g = 0; g < ng; g++) {
-		for (v = 0; v < nv; v++) {
-			size_t o = (size_t)(8 * (nv * g + v));
-			__m256 x[2];
-
-			for (t = 0; t < nt; t++)
-				x[t] = _mm256_loadu_ps(xp[t] + o);
-			for (r = 0; r < nr; r++) {
-				__m256 q = _mm256_loadu_ps(ch[r]->q + o);
-
-				for (t = 0; t < nt; t++)
-					s[r][t] = v ? _mm256_fmadd_ps(q, x[t], s[r][t]) :
-						      _mm256_mul_ps(q, x[t]);
+#pragma GCC unroll 3
+		for (v = 1; v < 4; v++) {
+#pragma GCC unroll 2
+			for (h = 0; h < 2; h++) {
+				u = _mm256_loadu_ps(y0 + 32 * h + 8 * v);
+				w = _mm256_loadu_ps(y1 + 32 * h + 8 * v);
+				p = _mm256_loadu_ps(q0 + 32 * h + 8 * v);
+				r = _mm256_loadu_ps(q1 + 32 * h + 8 * v);
+				s[h][0] = _mm256_fmadd_ps(p, u, s[h][0]);
+				s[h][1] = _mm256_fmadd_ps(p, w, s[h][1]);
+				s[h][2] = _mm256_fmadd_ps(r, u, s[h][2]);
+				s[h][3] = _mm256_fmadd_ps(r, w, s[h][3]);
 			}
 		}
-		for (r = 0; r < nr; r++) {
-			__m256 sc = _mm256_loadu_ps(ch[r]->s[g]);
-
-			for (t = 0; t < nt; t++)
-				a[r][t] = _mm256_fmadd_ps(sc, s[r][t], a[r][t]);
+#pragma GCC unroll 2
+		for (h = 0; h < 2; h++) {
+			d0 = _mm256_loadu_ps(c0->s[g + h]);
+			d1 = _mm256_loadu_ps(c1->s[g + h]);
+			a00 = _mm256_fmadd_ps(d0, s[h][0], a00);
+			a01 = _mm256_fmadd_ps(d0, s[h][1], a01);
+			a10 = _mm256_fmadd_ps(d1, s[h][2], a10);
+			a11 = _mm256_fmadd_ps(d1, s[h][3], a11);
 		}
 	}
-	for (r = 0; r < nr; r++)
-		for (t = 0; t < nt; t++)
-			_mm256_storeu_ps(acc[2 * r + t], a[r][t]);
+	_mm256_storeu_ps(a[0], a00);
+	_mm256_storeu_ps(a[1], a01);
+	_mm256_storeu_ps(a[2], a10);
+	_mm256_storeu_ps(a[3], a11);
+}
+
+/* One converted row @ch times one token @x over one chunk (the tiles' edges). */
+static NN_AVX2 void tile1x1(const struct nn_q4_chunk *ch, const float *x, const float *xs,
+			    float *acc)
+{
+	__m256 a = _mm256_loadu_ps(acc);
+	int g, v;
+
+	tile_b(ch, xs, acc);
+	for (g = 0; g < ch->ng; g++) {
+		const float *q = ch->q + 32 * g, *y = x + 32 * g;
+		__m256 s = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(y));
+
+		for (v = 1; v < 4; v++)
+			s = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * v), _mm256_loadu_ps(y + 8 * v), s);
+		a = _mm256_fmadd_ps(_mm256_loadu_ps(ch->s[g]), s, a);
+	}
+	_mm256_storeu_ps(acc, a);
 }
 
 NN_AVX2 void nn_q4_tiles_avx2(const struct nn_q4_chunk *sc, size_t np, const float *xp,
@@ -230,28 +298,77 @@ NN_AVX2 void nn_q4_tiles_avx2(const struct nn_q4_chunk *sc, size_t np, const flo
 {
 	size_t i, t;
 
-	for (i = 0; i < np; i += 2) {
-		int nr = np - i >= 2 ? 2 : 1;
-		const struct nn_q4_chunk *ch[2] = { sc + i, sc + i + nr - 1 };
+	/* Tokens outside: the panel's chunks (16 KiB) and 2 tokens' stay in L1. */
+	for (t = 0; t < n_tok; t += 2) {
+		bool two = t + 1 < n_tok;
 
-		for (t = 0; t < n_tok; t += 2) {
-			int nt = n_tok - t >= 2 ? 2 : 1;
-			const float *x[2] = { xp + t * ldx, xp + (t + nt - 1) * ldx };
-			const float *s[2] = { xs + t * ldxs, xs + (t + nt - 1) * ldxs };
-			float *c[4] = {
-				acc + (i * n_tok + t) * 16, acc + (i * n_tok + t + nt - 1) * 16,
-				acc + ((i + nr - 1) * n_tok + t) * 16,
-				acc + ((i + nr - 1) * n_tok + t + nt - 1) * 16,
-			};
+		for (i = 0; i < np; i++) {
+			float *c0 = acc + (i * n_tok + t) * 16;
 
-			if (nr == 2 && nt == 2)
-				tile(ch, 2, x, s, 2, c);
-			else if (nr == 2)
-				tile(ch, 2, x, s, 1, c);
-			else if (nt == 2)
-				tile(ch, 1, x, s, 2, c);
-			else
-				tile(ch, 1, x, s, 1, c);
+			if (two && i + 1 < np) {
+				float *a[4] = { c0, c0 + 16, c0 + n_tok * 16, c0 + n_tok * 16 + 16 };
+
+				tile2x2(sc + i, sc + i + 1, xp + t * ldx, xp + (t + 1) * ldx,
+					xs + t * ldxs, xs + (t + 1) * ldxs, a);
+				i++;
+			} else {
+				tile1x1(sc + i, xp + t * ldx, xs + t * ldxs, c0);
+				if (two)
+					tile1x1(sc + i, xp + (t + 1) * ldx, xs + (t + 1) * ldxs,
+						c0 + 16);
+			}
+		}
+	}
+}
+
+NN_AVX2 void nn_q4_convert_avx2(int type, const uint8_t *w, size_t c, size_t k,
+				struct nn_q4_chunk *ch)
+{
+	int g, h, j;
+
+	ch->nv = 4;
+	if (type == QUANT_TYPE_Q4_K) {
+		const uint8_t *p = w + c / QUANT_QK_K * QUANT_Q4_K_BLOCK_BYTES;
+		__m256 dd, mm;
+		int cc;
+
+		q4k_scales(p, &dd, &mm);
+		_mm256_storeu_ps(ch->m, mm);
+		ch->ng = 8;
+		for (g = 0; g < 8; g++)
+			_mm256_storeu_ps(ch->s[g], _mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(g)));
+		for (cc = 0; cc < 4; cc++) {
+			__m256i v = _mm256_loadu_si256((const __m256i *)(p + 16 + 32 * cc));
+
+			for (h = 0; h < 2; h++)
+				for (j = 0; j < 4; j++)
+					_mm256_storeu_ps(ch->q + 8 * (4 * (2 * cc + h) + j),
+							 nib_ps(v, 2 * j + h));
+		}
+		return;
+	}
+	{
+		const size_t bb = QUANT_Q4_0_BLOCK_BYTES;
+		const uint8_t *p = w + c / 32 * bb;
+		int nb = k - c < NN_Q4_CHUNK ? (int)((k - c) / 32) : 8;
+		__m256 dv = q40_scales(p, nb);
+
+		_mm256_storeu_ps(ch->m, _mm256_mul_ps(dv, _mm256_set1_ps(8.0f)));
+		ch->ng = nb;
+		for (g = 0; g < nb / 2; g++) {
+			const uint8_t *q = p + bb * (size_t)(2 * g) + 2;
+			__m256i v = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(q + bb)),
+						     _mm_loadu_si128((const __m128i *)q));
+			__m256i sel = _mm256_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1,
+							2 * g + 1, 2 * g + 1, 2 * g + 1);
+			__m256 sv = _mm256_permutevar8x32_ps(dv, sel);
+
+			for (h = 0; h < 2; h++) {
+				_mm256_storeu_ps(ch->s[2 * g + h], sv);
+				for (j = 0; j < 4; j++)
+					_mm256_storeu_ps(ch->q + 8 * (4 * (2 * g + h) + j),
+							 nib_ps(v, 4 * h + j));
+			}
 		}
 	}
 }
