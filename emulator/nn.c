@@ -62,7 +62,6 @@ struct nn_impl {
 	tile4_fn tile4;		/* NULL: prefill dequantizes whole rows */
 	dot_fn dot;
 	axpy_fn axpy;
-	bool q4_avx2;		/* nn_q4.c's AVX2 kernels */
 };
 
 /* ---------------------------------------------------------------- scalar */
@@ -601,7 +600,6 @@ static const struct nn_impl ops_avx2 = {
 	.tile4 = tile4_avx2,
 	.dot = dot_avx2,
 	.axpy = axpy_avx2,
-	.q4_avx2 = true,
 };
 #endif /* NN_HAVE_X86 */
 
@@ -675,7 +673,6 @@ struct mm_job {
 	size_t row_bytes;
 	const float *x;
 	const float *xp;	/* prefill: x by chunks, [k / MM_KC][n_tok][MM_KC], or NULL */
-	struct nn_q4_job q4;	/* Q4_0 / Q4_K when q4.xp (nn_q4.c) */
 	float *y;
 	size_t n_rows, k, n_tok;
 	volatile int failed;
@@ -757,22 +754,6 @@ static float *mm_scratch(struct mm_job *j, int tid, size_t bytes, int slot, floa
 	return *own;
 }
 
-/* Q4_0 / Q4_K rows [@r0, @r1): nn_q4_rows() with this worker's scratch. */
-static void mm_q4_worker(struct mm_job *j, size_t r0, size_t r1, int tid)
-{
-	float *sc_own = NULL, *acc_own = NULL;
-	struct nn_q4_chunk *sc = (struct nn_q4_chunk *)mm_scratch(
-		j, tid, NN_Q4_PANEL * sizeof(struct nn_q4_chunk), 0, &sc_own);
-	float *acc = mm_scratch(j, tid, NN_Q4_PANEL * j->n_tok * 16 * sizeof(float), 1, &acc_own);
-
-	if (sc && acc)
-		nn_q4_rows(&j->q4, r0, r1, sc, acc);
-	else
-		j->failed = 1;
-	free(sc_own);
-	free(acc_own);
-}
-
 static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 {
 	struct mm_job *j = arg;
@@ -782,10 +763,6 @@ static void mm_worker(void *arg, size_t r0, size_t r1, int tid)
 	float out[MM_TILE];
 	size_t r = r0, i, t;
 
-	if (j->q4.xp) {
-		mm_q4_worker(j, r0, r1, tid);
-		return;
-	}
 	if (j->wtype != QUANT_TYPE_F32) {
 		size_t n = MM_TILE * j->k > MM_PANEL * MM_KC ? MM_TILE * j->k : MM_PANEL * MM_KC;
 
@@ -871,34 +848,6 @@ static float *mm_pack_x(const float *x, size_t k, size_t n_tok)
 	return xp;
 }
 
-/* Q4_0 / Q4_K: the tokens' activations in nn_q4.c's order. 0, or -1 (out of memory). */
-static int mm_q4_prep(struct mm_job *j)
-{
-	size_t nxs = nn_q4_xs_floats(j->k), t;
-	size_t kp = (j->k + NN_Q4_CHUNK - 1) / NN_Q4_CHUNK * NN_Q4_CHUNK;	/* chunks whole */
-	float *xp = malloc(j->n_tok * kp * sizeof(float));
-	float *xs = malloc(j->n_tok * nxs * sizeof(float));
-
-	if (!xp || !xs) {
-		free(xp);
-		free(xs);
-		return -1;
-	}
-	for (t = 0; t < j->n_tok; t++)
-		if (j->n_tok <= 2)	/* decode reads a token's row whole */
-			nn_q4_prep_x(j->wtype, j->x + t * j->k, j->k, xp + t * j->k, NN_Q4_CHUNK,
-				     xs + t * nxs);
-		else			/* prefill: by chunks, the tokens' chunk dense */
-			nn_q4_prep_x(j->wtype, j->x + t * j->k, j->k, xp + t * NN_Q4_CHUNK,
-				     NN_Q4_CHUNK * j->n_tok, xs + t * nxs);
-	j->q4 = (struct nn_q4_job){
-		.type = j->wtype, .w = j->w, .row_bytes = j->row_bytes, .xp = xp, .xs = xs,
-		.y = j->y, .n_rows = j->n_rows, .k = j->k, .n_tok = j->n_tok,
-		.avx2 = j->o->q4_avx2,
-	};
-	return 0;
-}
-
 int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		float *y, size_t n_rows, size_t k, size_t n_tok)
 {
@@ -919,16 +868,10 @@ int nn_matmul(struct tpool *pool, int wtype, const void *w, const float *x,
 		return -1;
 	if (n_rows == 0 || n_tok == 0)
 		return 0;
-	if (nn_q4_type(wtype, k)) {
-		if (mm_q4_prep(&j))
-			return -1;
-	} else if (j.o->tile4 && n_tok > 2 && k % 8 == 0) {
+	if (j.o->tile4 && n_tok > 2 && k % 8 == 0)
 		j.xp = mm_pack_x(x, k, n_tok);
-	}
 	tp_parallel_for(pool, n_rows, MM_TILE, mm_worker, &j);
 	free((void *)j.xp);
-	free((void *)j.q4.xp);
-	free((void *)j.q4.xs);
 	return j.failed ? -1 : 0;
 }
 
