@@ -272,9 +272,10 @@ $(B)/libserver.a: $(call obj,$(SERVER_SRC))
 	$(archive)
 # The server over the scripted test engine: host tests of the HTTP layer.
 # It takes from the runtime only what the server calls besides the
-# engine: --cards (cardspec.c), the chat templates and the JSON-schema
-# compiler (libchat).
-$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
+# engine: --cards (cardspec.c), --parallel, --ctx and --bucket
+# (engine_opts.c), the drafters' names (spec.c), the chat templates and the
+# JSON-schema compiler (libchat).
+$(B)/tests/serve-fake: $(call obj,$(FAKE_SRC) userspace/llm/cardspec.c userspace/engine/engine_opts.c userspace/engine/spec.c) $(B)/libserver.a $(B)/libchat.a $(B)/libcommon.a $(B)/libsmi.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -319,9 +320,19 @@ $(filter $(B)/tests/test_api% $(B)/tests/test_http_guard,$(UNIT_BINS)): $(B)/tes
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The agent check's unit test: libserver's agent.c and, for its listener, the engine.
-$(B)/tests/test_agent: $(B)/obj/tests/unit/test_agent.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
+# The agent check's and the route table's unit tests: libserver (the route table's
+# handlers reach the engine, the agent's listener too) and the engine.
+$(B)/tests/test_agent $(B)/tests/test_http_route: $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libsmi.a \
 		       $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
+
+# /metrics of speculative decoding: libserver's metrics.c over the real
+# engine and the mock librk1828.
+$(B)/tests/test_metrics_spec: $(B)/obj/tests/unit/test_metrics_spec.o $(B)/libmock.a $(B)/libtest.a \
+			      $(B)/libserver.a $(B)/libsmi.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a \
+			      $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
@@ -377,8 +388,20 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libem
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
-# spec_bench runs on the mock cards (host), so it links the mock librk1828 first.
-$(B)/bench/spec_bench: $(B)/obj/tests/bench/spec_bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+# host_overhead runs on the mock cards (host), so it links the mock librk1828 first.
+$(B)/bench/host_overhead: $(B)/obj/tests/bench/host_overhead.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
+
+# host_timing runs bench_run() (the CLI's bench.c) over the mock cards.
+$(B)/bench/host_timing: $(B)/obj/tests/bench/host_timing.o $(B)/obj/userspace/cli/bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
+
+# spec_bench and kv_bench run on the mock cards (host), so they link the mock librk1828 first.
+$(B)/bench/spec_bench $(B)/bench/kv_bench: $(B)/bench/%: $(B)/obj/tests/bench/%.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
@@ -598,8 +621,9 @@ check: deps
 	@$(SUBMAKE) all synth-models
 	tests/run-all
 
-# Refit the card profile's fitted values on the vendor's single-card
-# figures (userspace/doc/timing.rst) and print the residuals.
+# Refit the card profile's eight timing parameters, all at once, on the
+# vendor's single-card figures and the published multi-card ones
+# (userspace/doc/timing.rst) and print the residuals.
 fit-profile: $(B)/tests/fit_profile
 	$(B)/tests/fit_profile --write
 

@@ -122,7 +122,8 @@ struct cost_matrix {
  * @qk_norm: per-head RMSNorm of q and k (qwen3, qwen35)
  * @bias: q/k/v biases (qwen2)
  * @gate: sigmoid output gate on the attention (qwen35)
- * @kv_elt_bytes: bytes of one K/V cache element (4: F32 caches)
+ * @kv_elt_bytes: bytes of one K/V cache element, a block's bytes over its
+ *	values for the block types (4 F32, 2 F16, 34/32 Q8_0, 18/32 Q4_0)
  * @dn_head_dim: DeltaNet head size S
  * @dn_k_heads: DeltaNet key heads
  * @dn_v_heads: DeltaNet value heads (the recurrent state is
@@ -144,7 +145,7 @@ struct cost_layer {
 	bool qk_norm;
 	bool bias;
 	bool gate;
-	uint32_t kv_elt_bytes;
+	double kv_elt_bytes;
 	uint32_t dn_head_dim;
 	uint32_t dn_k_heads;
 	uint32_t dn_v_heads;

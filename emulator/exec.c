@@ -16,7 +16,9 @@
  *       q  = Wq h (+ bq), k = Wk h (+ bk), v = Wv h (+ bv)
  *       q, k: optional per-head rmsnorm (q_norm, k_norm), then RoPE
  *       K/V row of each token (its position, in its sequence's block
- *       of the caches) stored in the F32 caches, all before attention
+ *       of the caches) stored in the caches' kv_type (1.3: F32, F16,
+ *       Q8_0, Q4_0; rk1828/kv_cache.h), all before attention, which
+ *       reads every row decoded from what is stored
  *       a  = softmax(q K^T / sqrt(head_dim), causal over rows 0..pos of
  *            the token's sequence) V, head h of q uses
  *            KV head h / (n_heads / n_kv_heads)
@@ -149,26 +151,49 @@ int ex_map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor 
 	return RK1828_HIF_ST_OK;
 }
 
-int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *st,
-		 const struct ex_prog *p, uint64_t n_blocks, uint64_t block_floats,
-		 float **out, size_t *stride_floats)
+int ex_map_state_bytes(const struct emu_access *acc, const struct rk1828_prog_state *st,
+		       const struct ex_prog *p, uint64_t n_blocks, uint64_t block_bytes,
+		       uint8_t **out, size_t *stride_bytes)
 {
 	uint64_t addr = le64toh(st->addr), stride = le64toh(st->seq_stride), n;
+	int rc;
 
-	if (!addr || !block_floats)
+	if (!addr || !block_bytes || addr % 4)
 		return RK1828_HIF_ST_INVAL;
 	if (!(p->flags & RK1828_PROG_F_BATCH)) {
 		if (stride)
 			return RK1828_HIF_ST_INVAL;
-	} else if (stride % 4 || stride / 4 < block_floats) {
+	} else if (stride % 4 || stride < block_bytes) {
 		return RK1828_HIF_ST_INVAL;
 	}
-	*stride_floats = (size_t)(stride / 4);
+	*stride_bytes = (size_t)stride;
 	/* All blocks: (n_blocks - 1) strides + one block. */
-	if (!mul_ok(n_blocks - 1, *stride_floats, &n) ||
-	    __builtin_add_overflow(n, block_floats, &n))
+	if (!mul_ok(n_blocks - 1, stride, &n) || __builtin_add_overflow(n, block_bytes, &n))
 		return RK1828_HIF_ST_INVAL;
-	return map_f32(acc, addr, n, out);
+	rc = check_range(acc, addr, n);
+	if (rc)
+		return rc;
+	*out = acc->base + addr;
+	return RK1828_HIF_ST_OK;
+}
+
+int ex_map_state(const struct emu_access *acc, const struct rk1828_prog_state *st,
+		 const struct ex_prog *p, uint64_t n_blocks, uint64_t block_floats,
+		 float **out, size_t *stride_floats)
+{
+	uint64_t bytes;
+	uint8_t *b;
+	size_t sb;
+	int rc;
+
+	if (!mul_ok(block_floats, 4, &bytes))
+		return RK1828_HIF_ST_INVAL;
+	rc = ex_map_state_bytes(acc, st, p, n_blocks, bytes, &b, &sb);
+	if (rc)
+		return rc;
+	*out = (float *)b;
+	*stride_floats = sb / 4;
+	return RK1828_HIF_ST_OK;
 }
 
 static bool float_bits(uint32_t le, float *f)
@@ -185,7 +210,8 @@ static int validate_seqs(const struct rk1828_program *h, struct ex_prog *p)
 {
 	uint64_t stride = le64toh(h->kv_seq_stride), one;
 
-	if (!mul_ok(p->n_ctx, p->kv_dim, &one) || !mul_ok(one, 4, &one))
+	/* One sequence's cache of one layer: n_ctx rows of kv_row bytes. */
+	if (!mul_ok(p->n_ctx, p->kv_row, &one))
 		return RK1828_HIF_ST_INVAL;
 	if (!(p->flags & RK1828_PROG_F_BATCH)) {
 		if (h->tok_addr || h->kv_seq_stride || h->n_seq)
@@ -193,7 +219,7 @@ static int validate_seqs(const struct rk1828_program *h, struct ex_prog *p)
 		if ((uint64_t)p->pos + p->n_tokens > p->n_ctx)
 			return RK1828_HIF_ST_INVAL;
 		p->n_seq = 1;
-		p->kv_stride = p->n_ctx * p->kv_dim;
+		p->kv_stride = one;
 		return RK1828_HIF_ST_OK;
 	}
 	p->n_seq = le32toh(h->n_seq);
@@ -209,7 +235,7 @@ static int validate_seqs(const struct rk1828_program *h, struct ex_prog *p)
 	}
 	if (stride % 4 || stride < one)
 		return RK1828_HIF_ST_INVAL;
-	p->kv_stride = stride / 4;
+	p->kv_stride = stride;
 	return RK1828_HIF_ST_OK;
 }
 
@@ -311,7 +337,10 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 	       (p->hybrid ? sizeof(struct rk1828_prog_hlayer) : sizeof(struct rk1828_prog_layer));
 	if (size != want || size > prog_size)
 		return RK1828_HIF_ST_INVAL;
-	if (h->pad || h->delay_ms || h->reserved[0])
+	if (h->pad || h->delay_ms || h->reserved)
+		return RK1828_HIF_ST_INVAL;
+	p->kv_type = (int)le32toh(h->kv_type);
+	if (!rk1828_kv_type_ok(p->kv_type))
 		return RK1828_HIF_ST_INVAL;
 	p->n_snap = le32toh(h->n_snap);
 	if (p->n_snap && (!p->hybrid || !(p->flags & RK1828_PROG_F_BATCH)))
@@ -338,13 +367,17 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 	/* u32 * u32 fits in 64 bits; size_t is 64-bit on our hosts. */
 	p->q_dim = p->n_heads * p->head_dim;
 	p->kv_dim = p->n_kv_heads * p->head_dim;
+	/* Block types: whole blocks per row (a block may span heads). */
+	p->kv_row = rk1828_kv_row_bytes(p->kv_type, p->kv_dim);
+	if (!p->kv_row)
+		return RK1828_HIF_ST_INVAL;
 	return validate_seqs(h, p);
 }
 
 static int validate_layer(const struct emu_access *acc, const struct rk1828_prog_layer *l,
 			  const struct ex_prog *p, struct ex_layer *o)
 {
-	uint64_t kv_elems;
+	uint64_t kv_bytes, k = le64toh(l->k_cache), v = le64toh(l->v_cache);
 	int rc;
 
 #define TRY(x) do { rc = (x); if (rc) return rc; } while (0)
@@ -363,14 +396,16 @@ static int validate_layer(const struct emu_access *acc, const struct rk1828_prog
 	TRY(map_tensor(acc, &l->ffn_up, p->ffn_dim, p->dim, false, false, &o->ffn_up));
 	TRY(map_tensor(acc, &l->ffn_down, p->dim, p->ffn_dim, false, false, &o->ffn_down));
 	/* All n_seq blocks of each cache: (n_seq - 1) strides + one block. */
-	if (!mul_ok(p->n_seq - 1, p->kv_stride, &kv_elems) ||
-	    __builtin_add_overflow(kv_elems, (uint64_t)p->n_ctx * p->kv_dim, &kv_elems))
+	if (!mul_ok(p->n_seq - 1, p->kv_stride, &kv_bytes) ||
+	    __builtin_add_overflow(kv_bytes, (uint64_t)p->n_ctx * p->kv_row, &kv_bytes))
 		return RK1828_HIF_ST_INVAL;
-	if (!le64toh(l->k_cache) || !le64toh(l->v_cache))
+	if (!k || !v || k % 4 || v % 4)
 		return RK1828_HIF_ST_INVAL;
-	TRY(map_f32(acc, le64toh(l->k_cache), kv_elems, &o->k_cache));
-	TRY(map_f32(acc, le64toh(l->v_cache), kv_elems, &o->v_cache));
+	TRY(check_range(acc, k, kv_bytes));
+	TRY(check_range(acc, v, kv_bytes));
 #undef TRY
+	o->k_cache = acc->base + k;
+	o->v_cache = acc->base + v;
 	o->kind = RK1828_PROG_LAYER_ATTN;
 	o->kv_stride = p->kv_stride;
 	return RK1828_HIF_ST_OK;
@@ -424,13 +459,13 @@ static int validate_hattn(const struct emu_access *acc, const struct rk1828_prog
 	TRY(map_tensor(acc, &a->k_norm, 1, p->head_dim, true, true, &o->k_norm));
 	if ((fl & RK1828_PROG_LF_GATE) && o->bq.p)
 		return RK1828_HIF_ST_INVAL;
-	TRY(ex_map_state(acc, &l->state[0], p, p->n_seq, (uint64_t)p->n_ctx * p->kv_dim,
-			 &o->k_cache, &o->kv_stride));
+	TRY(ex_map_state_bytes(acc, &l->state[0], p, p->n_seq, (uint64_t)p->n_ctx * p->kv_row,
+			       &o->k_cache, &o->kv_stride));
 	{
 		size_t vs;
 
-		TRY(ex_map_state(acc, &l->state[1], p, p->n_seq, (uint64_t)p->n_ctx * p->kv_dim,
-				 &o->v_cache, &vs));
+		TRY(ex_map_state_bytes(acc, &l->state[1], p, p->n_seq,
+				       (uint64_t)p->n_ctx * p->kv_row, &o->v_cache, &vs));
 		/* One stride per layer: the caches of a sequence move together. */
 		if (vs != o->kv_stride)
 			return RK1828_HIF_ST_INVAL;
@@ -504,6 +539,19 @@ int ex_matmul(struct ex_work *w, const struct ex_tensor *t, const float *x, floa
 	return RK1828_HIF_ST_OK;
 }
 
+/*
+ * Head @hoff.. of a stored K/V row as floats: in place for F32 caches,
+ * else decoded into @row (head_dim floats; @tmp one block of scratch).
+ */
+static const float *kv_head(const struct ex_prog *p, const uint8_t *kv, size_t hoff,
+			    float *row, float *tmp)
+{
+	if (p->kv_type == QUANT_TYPE_F32)
+		return (const float *)kv + hoff;
+	rk1828_kv_load(p->kv_type, kv, hoff, p->head_dim, tmp, row);
+	return row;
+}
+
 /* One (token, head) pair of causal attention per index. */
 static void attn_worker(void *arg, size_t b, size_t e, int tid)
 {
@@ -511,29 +559,36 @@ static void attn_worker(void *arg, size_t b, size_t e, int tid)
 	const struct ex_prog *p = w->p;
 	const struct ex_layer *l = w->l;
 	size_t group = p->n_heads / p->n_kv_heads, hd = p->head_dim;
-	size_t bytes = p->n_ctx * sizeof(float);
+	/* Scores, then a decoded head row and a block of scratch. */
+	size_t bytes = (p->n_ctx + hd + QUANT_QK) * sizeof(float);
 	float *own = NULL;
 	float *s = w->pool ? tp_scratch(w->pool, tid, bytes, 1) : (own = malloc(bytes));
+	float *row, *tmp;
 	size_t i, j;
 
 	if (!s) {
 		w->failed = 1;
 		return;
 	}
+	row = s + p->n_ctx;
+	tmp = row + hd;
 	for (i = b; i < e; i++) {
 		size_t t = i / p->n_heads, h = i % p->n_heads;
 		const struct ex_tok *tk = &p->toks[t];
 		size_t n = tk->pos + 1;
-		size_t koff = tk->seq * l->kv_stride + (h / group) * hd;
+		size_t hoff = (h / group) * hd;
+		const uint8_t *kc = l->k_cache + tk->seq * l->kv_stride;
+		const uint8_t *vc = l->v_cache + tk->seq * l->kv_stride;
 		const float *qh = w->q + t * p->q_dim + h * hd;
 		float *o = w->att + t * p->q_dim + h * hd;
 
 		for (j = 0; j < n; j++)
-			s[j] = nn_dot(qh, l->k_cache + j * p->kv_dim + koff, hd) * w->scale;
+			s[j] = nn_dot(qh, kv_head(p, kc + j * p->kv_row, hoff, row, tmp), hd) *
+			       w->scale;
 		nn_softmax(s, n);
 		memset(o, 0, hd * sizeof(float));
 		for (j = 0; j < n; j++)
-			nn_axpy(o, s[j], l->v_cache + j * p->kv_dim + koff, hd);
+			nn_axpy(o, s[j], kv_head(p, vc + j * p->kv_row, hoff, row, tmp), hd);
 	}
 	free(own);
 }
@@ -645,10 +700,10 @@ static int run_attn(struct ex_work *w, const struct ex_layer *l)
 	}
 	/* Every K/V row of the program is written before any attention reads. */
 	for (t = 0; t < T; t++) {
-		size_t row = p->toks[t].seq * l->kv_stride + p->toks[t].pos * p->kv_dim;
+		size_t row = p->toks[t].seq * l->kv_stride + p->toks[t].pos * p->kv_row;
 
-		memcpy(l->k_cache + row, w->k + t * p->kv_dim, p->kv_dim * sizeof(float));
-		memcpy(l->v_cache + row, w->v + t * p->kv_dim, p->kv_dim * sizeof(float));
+		rk1828_kv_store(p->kv_type, w->k + t * p->kv_dim, l->k_cache + row, p->kv_dim);
+		rk1828_kv_store(p->kv_type, w->v + t * p->kv_dim, l->v_cache + row, p->kv_dim);
 	}
 
 	w->l = l;

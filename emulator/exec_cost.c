@@ -75,7 +75,7 @@ static void cost_of_layer(const struct ex_prog *p, const struct ex_layer *l,
 	memset(c, 0, sizeof(*c));
 	c->dim = (uint32_t)p->dim;
 	c->ffn_dim = (uint32_t)p->ffn_dim;
-	c->kv_elt_bytes = sizeof(float);
+	c->kv_elt_bytes = (double)p->kv_row / (double)p->kv_dim;
 	c->state_elt_bytes = sizeof(float);
 	c->small_bytes = 2 * (uint64_t)p->dim * sizeof(float);	/* the two norms */
 	if (l->kind == RK1828_PROG_LAYER_DELTANET)

@@ -31,7 +31,8 @@ struct ex_tensor {
  * @kind: RK1828_PROG_LAYER_ATTN or RK1828_PROG_LAYER_DELTANET
  * @lflags: RK1828_PROG_LF_* (attention)
  * @sections: IMROPE sections (with RK1828_PROG_LF_IMROPE)
- * @k_cache, @v_cache: sequence 0's caches; @kv_stride floats to the next
+ * @k_cache, @v_cache: sequence 0's caches (rows of the program's
+ *	kv_type); @kv_stride bytes to the next sequence's
  * @dn: the DeltaNet mixer (kind DELTANET); its weight pointers are set
  * @conv_state, @ssm_state: sequence 0's DeltaNet states; strides in floats
  */
@@ -41,7 +42,7 @@ struct ex_layer {
 	unsigned int sections[4];
 	struct ex_tensor attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm;
 	struct ex_tensor ffn_norm, ffn_gate, ffn_up, ffn_down;
-	float *k_cache, *v_cache;
+	uint8_t *k_cache, *v_cache;
 	size_t kv_stride;
 	struct dn_layer dn;
 	float *conv_state, *ssm_state;
@@ -69,7 +70,9 @@ struct ex_prog {
 	size_t n_layers, n_tokens, pos;
 	size_t dim, n_heads, n_kv_heads, head_dim, ffn_dim, n_ctx, rope_dim, n_vocab;
 	size_t q_dim, kv_dim;
-	size_t n_seq, kv_stride;	/* sequences; floats from one to the next */
+	size_t n_seq, kv_stride;	/* sequences; bytes from one to the next */
+	int kv_type;			/* 1.3: K/V rows' QUANT_TYPE_* */
+	size_t kv_row;			/* bytes of one K/V row */
 	size_t n_snap;			/* 1.2: snapshot blocks of DeltaNet regions */
 	float eps, theta;
 	const float *in;
@@ -115,6 +118,15 @@ int ex_map_f32(const struct emu_access *acc, uint64_t addr, uint64_t n, float **
 int ex_map_tensor(const struct emu_access *acc, const struct rk1828_prog_tensor *t,
 		  uint64_t rows, uint64_t ne0, bool f32_only, bool optional,
 		  struct ex_tensor *out);
+
+/*
+ * A state region of @n_blocks blocks of @block_bytes bytes (4-byte
+ * aligned): @st's base and stride (zero without F_BATCH, else a multiple
+ * of 4 and >= @block_bytes); *@stride_bytes out.
+ */
+int ex_map_state_bytes(const struct emu_access *acc, const struct rk1828_prog_state *st,
+		       const struct ex_prog *p, uint64_t n_blocks, uint64_t block_bytes,
+		       uint8_t **out, size_t *stride_bytes);
 
 /*
  * A state region of @n_blocks blocks of @block_floats floats: @st's base

@@ -37,6 +37,7 @@
 
 #include <linux/types.h>
 
+#include "rk1828/kv_cache.h"
 #include "rk1828/quant_blocks.h"
 
 /* Format version; the magic's last character carries it ("RPG1"). */
@@ -53,8 +54,10 @@
  *        rk1828_prog_hlayer records (attention and Gated DeltaNet layers,
  *        attention output gate, IMROPE), state snapshots in the token
  *        table (%RK1828_PROG_TOK_SNAPSHOT, %RK1828_PROG_TOK_RESTORE).
+ *   1.3  K/V cache types: @kv_type (F16, Q8_0, Q4_0 rows besides F32,
+ *        rk1828/kv_cache.h) for the caches of every attention layer.
  */
-#define RK1828_PROG_MINOR		2
+#define RK1828_PROG_MINOR		3
 
 /* Sizes of the fixed records in bytes (version 1). */
 #define RK1828_PROG_HEADER_BYTES	160
@@ -195,7 +198,8 @@ struct rk1828_prog_tensor {
  * @ffn_gate: [ffn_dim rows][dim]
  * @ffn_up: [ffn_dim rows][dim]
  * @ffn_down: [dim rows][ffn_dim]
- * @k_cache: card address of F32 [n_ctx][n_kv_heads * head_dim] (with
+ * @k_cache: card address of [n_ctx] rows of n_kv_heads * head_dim values
+ *	in the header's @kv_type (F32 in 1.0-1.2; rk1828/kv_cache.h) (with
  *	%RK1828_PROG_F_BATCH: of sequence 0 of a state region of @n_seq such
  *	blocks, @kv_seq_stride apart)
  * @v_cache: as @k_cache, for the values
@@ -362,8 +366,9 @@ struct rk1828_prog_dnet {
  * @ffn_gate: [ffn_dim rows][dim]
  * @ffn_up: [ffn_dim rows][dim]
  * @ffn_down: [dim rows][ffn_dim]
- * @state: the per-sequence state regions: ATTN the K and V caches, F32
- *	[n_ctx][n_kv_heads * head_dim] each; DELTANET the conv state, F32
+ * @state: the per-sequence state regions: ATTN the K and V caches,
+ *	[n_ctx] rows of n_kv_heads * head_dim values in the header's
+ *	@kv_type each (rk1828_kv_seq_bytes()); DELTANET the conv state, F32
  *	[K - 1][C] (the last K - 1 qkv rows, oldest first), and the recurrent
  *	state, rk1828_dnet_state_floats() F32 (struct rk1828_prog_dnet has
  *	its layout). Without %RK1828_PROG_F_BATCH one sequence
@@ -424,7 +429,7 @@ struct rk1828_prog_hlayer {
  *	rk1828_prog_token (4-byte aligned); else zero
  * @kv_seq_stride: %RK1828_PROG_F_BATCH: bytes from sequence s to s + 1 in
  *	every layer's @k_cache and @v_cache, a multiple of 4 and at least
- *	n_ctx * n_kv_heads * head_dim * 4; else zero
+ *	rk1828_kv_seq_bytes(@kv_type, n_ctx, n_kv_heads * head_dim); else zero
  * @n_seq: %RK1828_PROG_F_BATCH: sequences of every state region (>= 1);
  *	else zero (one sequence)
  * @n_snap: (1.2) %RK1828_PROG_OP_HYBRID with %RK1828_PROG_F_BATCH:
@@ -432,6 +437,10 @@ struct rk1828_prog_hlayer {
  *	state region (sequence indices n_seq .. n_seq + n_snap - 1, reachable
  *	only as the @aux of %RK1828_PROG_TOK_SNAPSHOT / _RESTORE; K/V regions
  *	have none); else zero
+ * @kv_type: (1.3) the type of every attention layer's K and V cache rows:
+ *	QUANT_TYPE_F32 (0, as before 1.3), _F16, _Q8_0 or _Q4_0
+ *	(rk1828_kv_type_ok()); with Q8_0 or Q4_0, n_kv_heads * head_dim must
+ *	be a multiple of 32. Gated DeltaNet states stay F32
  * @reserved: zero; room for later per-program parameters (see the
  *	extension rules at the top of this header)
  * @output_norm: F32 [dim] (with %RK1828_PROG_F_OUTPUT)
@@ -464,7 +473,8 @@ struct rk1828_program {
 	__le64 kv_seq_stride;
 	__le32 n_seq;
 	__le32 n_snap;
-	__le64 reserved[1];
+	__le32 kv_type;
+	__le32 reserved;
 	struct rk1828_prog_tensor output_norm;
 	struct rk1828_prog_tensor output;
 };

@@ -104,9 +104,10 @@ report(read("run.json").count("\n") == 1 and str(run.get("prompt_ids")) == read(
        "run.json", "run.err", "ids.txt")
 report(sorted(st) == sorted(["prompt_tokens", "generated_tokens", "finish", "ttft_ms", "tpot_ms",
                              "prefill_tok_s", "decode_tok_s", "plan", "draft_n",
-                             "draft_n_accepted"])
+                             "draft_n_accepted", "draft_acceptance"])
        and st.get("prompt_tokens") == len(run.get("prompt_ids", []))
-       and st.get("draft_n") == 0 and st.get("draft_n_accepted") == 0,
+       and st.get("draft_n") == 0 and st.get("draft_n_accepted") == 0
+       and st.get("draft_acceptance") == 0,
        "run --json: stats has prompt_tokens, generated_tokens, finish, TTFT/TPOT, rates, plan, "
        "no drafts without --spec",
        "run.json")

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "exec.h"
 #include "rk1828_hif.h"
@@ -74,9 +76,28 @@ struct mcard {
 	int n_exec;
 	double exec_ns[MOCK_MAX_TIMED];	/* modelled time of each EXEC (timing) */
 	int64_t free_at;	/* modelled clock: end of its last job */
+	int64_t copy_free_at;	/* mock_rk_clock_link(): end of its last COPY */
+	uint64_t live;		/* sparse: bytes of its card BOs not destroyed */
 };
 
 static struct mcard mcards[MOCK_CARDS];
+/* Card memory (mock_rk_card_mem()); sparse: mmap()ed, fresh BOs zero. */
+static uint64_t mock_mem = MOCK_CARD_MEM;
+static bool mock_sparse;
+/*
+ * A sparse card's address space: SPARSE_SPAN times its memory, so that
+ * BOs freed and made again (the bump allocator never reuses addresses)
+ * still find room; what counts against the memory is the live bytes.
+ */
+#define SPARSE_SPAN	8
+
+/* Bytes of a card's arena. */
+static uint64_t arena_size(void)
+{
+	return mock_sparse ? SPARSE_SPAN * mock_mem : mock_mem;
+}
+/* CPU time inside rk_submit_copy() and rk_submit_exec() (mock_rk_self_ns()). */
+static int64_t self_ns;
 static struct mbuf *dmabufs[MDMABUF];
 static struct mbuf *all_bufs[4096];	/* freed at exit (no refcounts in the mock) */
 static int n_all_bufs;
@@ -92,6 +113,8 @@ static struct emu_exec_opts mock_timing;	/* .prof NULL: plain emu_exec() */
 static bool clk_on;
 static struct mock_cost clk_cost;
 static int64_t clk_now;
+static bool clk_link_on;	/* mock_rk_clock_link() */
+static enum cost_link clk_link;
 static struct clkfile clkfiles[CLKFILES];
 static unsigned int n_clkfiles;
 
@@ -135,7 +158,7 @@ const char *rk_error(void)
 
 int rk_card_refresh(struct rk_card *card)
 {
-	card->mem_free = MOCK_CARD_MEM - mc(card)->brk;
+	card->mem_free = mock_mem - (mock_sparse ? 4096 + mc(card)->live : mc(card)->brk);
 	return 0;
 }
 
@@ -147,6 +170,7 @@ int64_t rk_now_ns(void)
 void mock_rk_clock(const struct mock_cost *c)
 {
 	clk_on = c != NULL;
+	clk_link_on = false;
 	if (c)
 		clk_cost = *c;
 	/* Not 0: the pipeline takes a 0 timestamp for "none". */
@@ -170,7 +194,8 @@ int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind, stru
 	if (!size || (kind != RK_BO_HOST && kind != RK_BO_CARD))
 		return mfail(-EINVAL, "BO_CREATE");
 	size = (size + 4095) & ~4095ULL;
-	if (kind == RK_BO_CARD && mc(card)->brk + size > MOCK_CARD_MEM)
+	if (kind == RK_BO_CARD && (mc(card)->brk + size > arena_size() ||
+				   (mock_sparse && 4096 + mc(card)->live + size > mock_mem)))
 		return mfail(-ENOMEM, "BO_CREATE");
 	h = new_obj(card, kind == RK_BO_HOST ? M_HOST : M_CARD);
 	if (!h)
@@ -187,8 +212,10 @@ int rk_bo_create(struct rk_card *card, uint64_t size, enum rk_bo_kind kind, stru
 	} else {
 		o->addr = mc(card)->brk;
 		mc(card)->brk += size;
+		mc(card)->live += size;
 		/* Poison fresh card memory: reading unwritten data shows up. */
-		memset(mc(card)->mem + o->addr, 0xff, size);
+		if (!mock_sparse)
+			memset(mc(card)->mem + o->addr, 0xff, size);
 	}
 	bo->handle = h;
 	bo->kind = kind;
@@ -214,6 +241,11 @@ int rk_bo_destroy(struct rk_card *card, struct rk_bo *bo)
 
 		if (o->kind == M_FREE)
 			return mfail(-ENOENT, "GEM_CLOSE");
+		/* A sparse card's pages go back (and read as zeros again). */
+		if (o->kind == M_CARD && mock_sparse) {
+			mc(card)->live -= o->size;
+			madvise(mc(card)->mem + o->addr, o->size, MADV_DONTNEED);
+		}
 		o->kind = M_FREE;	/* host buffers leak in the mock: fine */
 		mock_live_objs--;
 	}
@@ -439,24 +471,51 @@ static int check_syncs(const struct rk_card *card, const struct rk_sync *s, unsi
 }
 
 /*
- * Modelled clock: a job of @dur ns on @card, after its in-syncs @in and the
- * card's previous job, submitted now. Return: its end (0 without clock).
+ * Modelled clock: a job of @dur ns on the queue that ends at *@q, after
+ * its in-syncs @in and the queue's previous job, submitted now. Return:
+ * its end (0 without clock).
  */
-static int64_t clk_job(const struct rk_card *card, const struct rk_sync *in, unsigned int n_in,
-		       int64_t dur)
+static int64_t clk_queue_job(const struct rk_card *card, const struct rk_sync *in,
+			     unsigned int n_in, int64_t dur, int64_t *q)
 {
 	int64_t start = rk_now_ns();
 	unsigned int i;
 
 	if (!clk_on)
 		return 0;
-	if (mc(card)->free_at > start)
-		start = mc(card)->free_at;
+	if (*q > start)
+		start = *q;
 	for (i = 0; i < n_in; i++)
 		if (sy(card, in[i].handle)->t_done > start)
 			start = sy(card, in[i].handle)->t_done;
-	mc(card)->free_at = start + dur;
+	*q = start + dur;
 	return start + dur;
+}
+
+/* A job on @card's one queue (or its EXEC queue with mock_rk_clock_link()). */
+static int64_t clk_job(const struct rk_card *card, const struct rk_sync *in, unsigned int n_in,
+		       int64_t dur)
+{
+	return clk_queue_job(card, in, n_in, dur, &mc(card)->free_at);
+}
+
+void mock_rk_clock_link(enum cost_link link)
+{
+	clk_link_on = true;
+	clk_link = link;
+}
+
+/* A COPY of @size bytes: its own queue and link time with mock_rk_clock_link(). */
+static int64_t clk_copy(const struct rk_card *card, const struct rk_sync *in, unsigned int n_in,
+			uint64_t size, bool host_side)
+{
+	double ns;
+
+	if (!clk_link_on || !mock_timing.prof)
+		return clk_job(card, in, n_in, clk_cost.copy_ns);
+	ns = host_side ? cost_link_ns(mock_timing.prof, clk_link, size) :
+	     cost_card_copy_ns(mock_timing.prof, size);
+	return clk_queue_job(card, in, n_in, (int64_t)ns, &mc(card)->copy_free_at);
 }
 
 static void signal_out(const struct rk_card *card, const struct rk_sync *out,
@@ -481,9 +540,51 @@ static int in_error(const struct rk_card *card, const struct rk_sync *in, unsign
 	return 0;
 }
 
+/* This thread's CPU time, ns. */
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int copy_job(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
+		    uint64_t dst_off, uint64_t size, const struct rk_sync *in, unsigned int n_in,
+		    const struct rk_sync *out, unsigned int n_out);
+static int exec_job(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
+		    const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
+		    unsigned int n_in, const struct rk_sync *out, unsigned int n_out);
+
 int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
 		   uint64_t dst_off, uint64_t size, const struct rk_sync *in, unsigned int n_in,
 		   const struct rk_sync *out, unsigned int n_out, uint64_t *seqno)
+{
+	int64_t t0 = thread_cpu_ns();
+	int ret = copy_job(card, src, src_off, dst, dst_off, size, in, n_in, out, n_out);
+
+	(void)seqno;
+	__atomic_add_fetch(&self_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+	return ret;
+}
+
+int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
+		   const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
+		   unsigned int n_in, const struct rk_sync *out, unsigned int n_out,
+		   uint64_t *seqno)
+{
+	int64_t t0 = thread_cpu_ns();
+	int ret = exec_job(card, prog, prog_off, prog_size, bos, n_bos, in, n_in, out, n_out);
+
+	(void)seqno;
+	__atomic_add_fetch(&self_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* The card's side of a COPY: the bytes moved, the fences signalled. */
+static int copy_job(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_t dst,
+		    uint64_t dst_off, uint64_t size, const struct rk_sync *in, unsigned int n_in,
+		    const struct rk_sync *out, unsigned int n_out)
 {
 	uint8_t *s = bo_ptr(card, src, src_off, size), *d = bo_ptr(card, dst, dst_off, size);
 	struct mobj *sh = obj(card, src, M_HOST), *dh = obj(card, dst, M_HOST);
@@ -498,7 +599,7 @@ int rk_submit_copy(struct rk_card *card, uint32_t src, uint64_t src_off, uint32_
 	st = in_error(card, in, n_in);
 	if (!st)
 		memmove(d, s, size);
-	t_done = clk_job(card, in, n_in, clk_cost.copy_ns);
+	t_done = clk_copy(card, in, n_in, size, sh || dh);
 	if (dh) {
 		dh->buf->status = st;
 		dh->buf->t_done = t_done;
@@ -525,15 +626,15 @@ static int mock_check(void *priv, uint64_t addr, uint64_t len)
 	return 1;
 }
 
-int rk_submit_exec(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
-		   const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
-		   unsigned int n_in, const struct rk_sync *out, unsigned int n_out,
-		   uint64_t *seqno)
+/* The card's side of an EXEC: the program run (or timed), the fences signalled. */
+static int exec_job(struct rk_card *card, uint32_t prog, uint64_t prog_off, uint64_t prog_size,
+		    const uint32_t *bos, unsigned int n_bos, const struct rk_sync *in,
+		    unsigned int n_in, const struct rk_sync *out, unsigned int n_out)
 {
 	static volatile int no_abort;
 	struct mobj *p = obj(card, prog, M_CARD);
 	struct emu_access acc = {
-		.base = mc(card)->mem, .mem_size = MOCK_CARD_MEM, .check = mock_check,
+		.base = mc(card)->mem, .mem_size = arena_size(), .check = mock_check,
 		.priv = mc(card), .abort = &no_abort,
 	};
 	const struct rk1828_program *h;
@@ -579,15 +680,47 @@ void mock_rk_reset(void)
 
 	for (i = 0; i < MOCK_CARDS; i++) {
 		memset(mcards[i].obj, 0, sizeof(mcards[i].obj));
+		if (mock_sparse && mcards[i].mem && mcards[i].brk > 4096)
+			madvise(mcards[i].mem, mcards[i].brk, MADV_DONTNEED);
 		mcards[i].brk = 4096;	/* card address 0 stays unused */
 		mcards[i].fail_exec = 0;
 		mcards[i].n_exec = 0;
 		mcards[i].free_at = 0;
+		mcards[i].copy_free_at = 0;
+		mcards[i].live = 0;
 	}
 	n_dmabufs = 0;
 	n_syncs = 0;
 	mock_live_objs = 0;
 	memset(&calls, 0, sizeof(calls));
+}
+
+void mock_rk_card_mem(uint64_t bytes)
+{
+	uint64_t want = bytes ? bytes : MOCK_CARD_MEM;
+
+	if (want == mock_mem && mock_sparse == (bytes != 0))
+		return;
+	mock_rk_free();
+	mock_mem = want;
+	mock_sparse = bytes != 0;
+}
+
+int64_t mock_rk_self_ns(void)
+{
+	return __atomic_load_n(&self_ns, __ATOMIC_RELAXED);
+}
+
+/* A card's memory: malloc()ed, or sparse pages mapped as they are touched. */
+static uint8_t *card_mem_alloc(void)
+{
+	void *p;
+
+	if (!mock_sparse)
+		return malloc(mock_mem);
+	p = mmap(NULL, arena_size(), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
 }
 
 void mock_rk_cards(struct rk_card *cards)
@@ -600,9 +733,9 @@ void mock_rk_cards(struct rk_card *cards)
 		cards[i].index = i;
 		snprintf(cards[i].node, sizeof(cards[i].node), "mock%d", i);
 		if (!mcards[i].mem)
-			mcards[i].mem = malloc(MOCK_CARD_MEM);
-		cards[i].mem_size = MOCK_CARD_MEM;
-		cards[i].mem_free = MOCK_CARD_MEM - 4096;
+			mcards[i].mem = card_mem_alloc();
+		cards[i].mem_size = mock_mem;
+		cards[i].mem_free = mock_mem - 4096;
 	}
 	n_cards_made = MOCK_CARDS;
 	mock_rk_reset();
@@ -614,7 +747,10 @@ void mock_rk_free(void)
 	int i;
 
 	for (i = 0; i < MOCK_CARDS; i++) {
-		free(mcards[i].mem);
+		if (mock_sparse && mcards[i].mem)
+			munmap(mcards[i].mem, arena_size());
+		else
+			free(mcards[i].mem);
 		mcards[i].mem = NULL;
 	}
 	for (i = 0; i < n_all_bufs; i++) {

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "cost.h"
 #include "rk1828.h"
 
 #define MOCK_CARDS	4
@@ -22,6 +23,24 @@
 void mock_rk_cards(struct rk_card *cards);
 /* mock_rk_reset() - forget every BO and syncobj, card memory from 4 KiB on. */
 void mock_rk_reset(void);
+/*
+ * mock_rk_card_mem() - before mock_rk_cards(): cards of @bytes each, whose
+ * memory is sparse (mmap()ed, a page mapped when first touched) and whose
+ * fresh BOs read as zeros, as a real card's, instead of the 0xff poison:
+ * a shape-only model's weights (never uploaded, pipeline_setup.c) and
+ * unwritten KV caches take no host memory, so RK1828-sized cards (5 GiB)
+ * hold 9B and 27B shapes under mock_rk_timing(prof, true). 0: back to
+ * MOCK_CARD_MEM, malloc()ed and poisoned. Frees the arenas as
+ * mock_rk_free() does when the size changes.
+ */
+void mock_rk_card_mem(uint64_t bytes);
+/*
+ * mock_rk_self_ns() - CPU time spent so far inside rk_submit_copy() and
+ * rk_submit_exec(), ns (every thread): the mock doing the cards' work
+ * (copying the bytes, running or timing the program), which a real card
+ * does itself, so a measurement of the host's work leaves it out.
+ */
+int64_t mock_rk_self_ns(void);
 /* mock_rk_free() - free the arenas and host buffers (at exit). */
 void mock_rk_free(void);
 /* mock_rk_live_objs() - BOs and syncobjs not destroyed. */
@@ -71,6 +90,16 @@ struct mock_cost {
  * measures is card time, exactly, and the same in every run.
  */
 void mock_rk_clock(const struct mock_cost *c);
+
+/**
+ * mock_rk_clock_link() - with mock_rk_clock() and mock_rk_timing() on, the
+ * cards' COPY jobs as the emulator's timing mode runs them: on a queue of
+ * their own beside the EXEC queue (each in submission order), a host<->card
+ * COPY taking cost_link_ns() of its bytes over @link, a card-internal one
+ * cost_card_copy_ns(), instead of mock_cost.copy_ns on the one queue;
+ * mock_rk_clock() turns it off
+ */
+void mock_rk_clock_link(enum cost_link link);
 
 /**
  * struct mock_rk_calls - calls since the last reset that are system calls

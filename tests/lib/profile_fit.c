@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The card profile fit (profile_fit.h): the features of each vendor
- * figure are the cost model's own work counts, so the fitted profile and
- * the cost function cannot disagree about what a parameter means.
+ * The card profile fit's inputs and its model of each figure
+ * (profile_fit.h): every figure is computed with the cost function and
+ * the prediction themselves, so the fitted profile and the cost function
+ * cannot disagree about what a parameter means. The least squares:
+ * profile_fit_lsq.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,9 +53,8 @@ int fit_load(struct fit_data *d, const char *figures, const char *shapes_dir,
 		d->n++;
 	}
 	fclose(f);
-	if (d->n < FIT_N_PARAMS) {
-		snprintf(err, errlen, "%s: %d models, the fit needs at least %d", figures, d->n,
-			 FIT_N_PARAMS);
+	if (!d->n) {
+		snprintf(err, errlen, "%s: no models", figures);
 		return -1;
 	}
 	return 0;
@@ -131,150 +132,86 @@ void fit_vendor_ms(const struct card_profile *p, const struct model_shape *s,
 	*tpot_ms = (cost_work_ns(p, &w) + link_ns(p, s, 1)) / 1e6;
 }
 
-/* The features the six parameters multiply. */
-static void features(const struct cost_work *w, double *f)
+int fit_mc_value(const struct card_profile *p, const struct fit_mc *f, double *val,
+		 char *err, size_t errlen)
 {
-	f[0] = 1;
-	f[1] = w->ops;
-	f[2] = w->op_rows;
-	f[3] = w->dram_bytes;
-	f[4] = w->mm_flops[COST_PREC_W4A16] + w->mm_flops[COST_PREC_W8A16] +
-	       w->mm_flops[COST_PREC_F16];
-	f[5] = w->vec_ops;
-}
+	static struct shape_prediction sp;	/* 2 KiB; the fit is single-threaded */
 
-/* Solve the n x n system @a x = @b in place (partial pivoting); -1 if singular. */
-static int solve(double a[FIT_N_PARAMS][FIT_N_PARAMS], double *b, int n)
-{
-	int i, j, k;
-
-	for (i = 0; i < n; i++) {
-		int piv = i;
-
-		for (k = i + 1; k < n; k++)
-			if (fabs(a[k][i]) > fabs(a[piv][i]))
-				piv = k;
-		if (fabs(a[piv][i]) < 1e-12)
-			return -1;
-		for (j = 0; j < n; j++) {
-			double t = a[i][j];
-
-			a[i][j] = a[piv][j];
-			a[piv][j] = t;
-		}
-		{
-			double t = b[i];
-
-			b[i] = b[piv];
-			b[piv] = t;
-		}
-		for (k = i + 1; k < n; k++) {
-			double m = a[k][i] / a[i][i];
-
-			for (j = i; j < n; j++)
-				a[k][j] -= m * a[i][j];
-			b[k] -= m * b[i];
-		}
-	}
-	for (i = n - 1; i >= 0; i--) {
-		for (j = i + 1; j < n; j++)
-			b[i] -= a[i][j] * b[j];
-		b[i] /= a[i][i];
-	}
-	return 0;
-}
-
-static const char *const param_names[FIT_N_PARAMS] = {
-	"npu.job_ns", "npu.op_ns", "npu.op_row_ns", "card.dram_bytes_per_s",
-	"npu.*_flops_per_s", "npu.vector_ops_per_s",
-};
-
-/*
- * Normal equations of the relative residuals, columns scaled to unit
- * size; x[] in the features' units (ns, ns, ns/byte, ns/FLOP, ns/op).
- */
-static int least_squares(const struct fit_data *d, const struct card_profile *p, double *x,
-			 char *err, size_t errlen)
-{
-	double rows[2 * FIT_MAX_POINTS][FIT_N_PARAMS], y[2 * FIT_MAX_POINTS];
-	double scale[FIT_N_PARAMS] = { 0 }, a[FIT_N_PARAMS][FIT_N_PARAMS] = { { 0 } };
-	double b[FIT_N_PARAMS] = { 0 };
-	int n = 0, i, j, k;
-
-	for (i = 0; i < d->n; i++) {
-		for (k = 0; k < 2; k++) {
-			const struct model_shape *s = &d->pt[i].shape;
-			double want = (k ? d->pt[i].tpot_ms : d->pt[i].ttft_ms) * 1e6;
-			struct cost_work w;
-
-			if (k)
-				decode_work(s, &w);
-			else
-				prefill_work(s, &w);
-			features(&w, rows[n]);
-			y[n] = want - link_ns(p, s, k ? 1 : FIT_PROMPT);
-			for (j = 0; j < FIT_N_PARAMS; j++)
-				rows[n][j] /= want;
-			y[n++] /= want;
-		}
-	}
-	for (k = 0; k < n; k++)
-		for (j = 0; j < FIT_N_PARAMS; j++)
-			scale[j] = fmax(scale[j], fabs(rows[k][j]));
-	for (j = 0; j < FIT_N_PARAMS; j++)
-		if (!(scale[j] > 0)) {
-			snprintf(err, errlen, "fit: no figure depends on %s (an empty column): "
-				 "add a model that exercises it", param_names[j]);
-			return -1;
-		}
-	for (k = 0; k < n; k++)
-		for (i = 0; i < FIT_N_PARAMS; i++) {
-			for (j = 0; j < FIT_N_PARAMS; j++)
-				a[i][j] += rows[k][i] / scale[i] * rows[k][j] / scale[j];
-			b[i] += rows[k][i] / scale[i] * y[k];
-		}
-	if (solve(a, b, FIT_N_PARAMS)) {
-		snprintf(err, errlen, "fit: singular system (the figures do not tell the parameters apart)");
+	if (shape_predict(&f->shape, p, &f->dep, &sp, err, errlen))
+		return -1;
+	if (shape_fig_get(&sp, f->key, val) || !(*val > 0)) {
+		snprintf(err, errlen, "%s on %d cards: no figure %s", f->shape_key, f->dep.cards,
+			 f->key);
 		return -1;
 	}
-	for (j = 0; j < FIT_N_PARAMS; j++) {
-		x[j] = b[j] / scale[j];
-		if (!(x[j] > 0)) {
-			snprintf(err, errlen, "fit: %s comes out %g (<= 0): the model does not describe "
-				 "these figures", param_names[j], x[j]);
-			return -1;
-		}
-	}
 	return 0;
 }
 
-int fit_run(struct fit_data *d, struct card_profile *p, char *err, size_t errlen)
+/* One line "shape cards link bucket key value source" into @f; -1 if malformed. */
+static int parse_mc(const char *line, struct fit_mc *f)
 {
-	double x[FIT_N_PARAMS], f32_ratio, ss = 0;
-	int i;
+	char link[16];
+	unsigned int bucket;
+	int n;
 
-	f32_ratio = p->mm_rate[COST_PREC_F32] / p->mm_rate[COST_PREC_F16];
-	if (least_squares(d, p, x, err, errlen))
+	memset(f, 0, sizeof(*f));
+	n = sscanf(line, "%63s %d %15s %u %39s %lf %31s", f->shape_key, &f->dep.cards, link,
+		   &bucket, f->key, &f->value, f->source);
+	if (n != 7 || f->dep.cards < 1 || f->dep.cards > PLAN_MAX_CARDS || !bucket ||
+	    !(f->value > 0) || cost_link_parse(link, &f->dep.link))
 		return -1;
-	p->job_ns = x[0];
-	p->op_ns = x[1];
-	p->op_row_ns = x[2];
-	p->dram_bw = 1e9 / x[3];
-	p->mm_rate[COST_PREC_W4A16] = p->mm_rate[COST_PREC_W8A16] =
-		p->mm_rate[COST_PREC_F16] = 1e9 / x[4];
-	p->mm_rate[COST_PREC_F32] = p->mm_rate[COST_PREC_F16] * f32_ratio;
-	p->vec_rate = 1e9 / x[5];
-	d->max_rel = 0;
-	for (i = 0; i < d->n; i++) {
-		struct fit_point *pt = &d->pt[i];
-		double r1, r2;
-
-		fit_vendor_ms(p, &pt->shape, &pt->model_ttft_ms, &pt->model_tpot_ms);
-		r1 = (pt->model_ttft_ms - pt->ttft_ms) / pt->ttft_ms;
-		r2 = (pt->model_tpot_ms - pt->tpot_ms) / pt->tpot_ms;
-		d->max_rel = fmax(d->max_rel, fmax(fabs(r1), fabs(r2)));
-		ss += r1 * r1 + r2 * r2;
-	}
-	d->rms_rel = sqrt(ss / (2.0 * d->n));
+	f->dep.bucket = bucket;
+	f->dep.n_ctx = FIT_MC_CTX;
 	return 0;
+}
+
+int fit_load_multicard(struct fit_data *d, const char *figures, const char *shapes_dir,
+		       char *err, size_t errlen)
+{
+	FILE *f = fopen(figures, "r");
+	char line[512], path[512];
+	struct card_profile prof;
+	int ln = 0, ret = -1;
+
+	if (card_profile_builtin(&prof, err, errlen)) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open", figures);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct fit_mc *mc = &d->mc[d->n_mc];
+		char *c = strchr(line, '#'), word[2];
+		double v;
+
+		ln++;
+		if (c)
+			*c = '\0';
+		if (sscanf(line, "%1s", word) != 1)
+			continue;
+		if (d->n_mc == FIT_MAX_MC || parse_mc(line, mc)) {
+			snprintf(err, errlen, "%s:%d: expected 'shape cards link bucket key value "
+				 "source'%s", figures, ln, d->n_mc == FIT_MAX_MC ? " (too many lines)" : "");
+			goto out;
+		}
+		snprintf(path, sizeof(path), "%s/%s.shape", shapes_dir, mc->shape_key);
+		if (shape_load(&mc->shape, path, err, errlen))
+			goto out;
+		/* the key and the deployment checked on the built-in profile */
+		if (fit_mc_value(&prof, mc, &v, err, errlen)) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "%s:%d: %s", figures, ln, why);
+			goto out;
+		}
+		d->n_mc++;
+	}
+	ret = 0;
+out:
+	fclose(f);
+	return ret;
 }

@@ -134,14 +134,26 @@ await check('kept-alive idle connection', async () => {
 
 await check('per-address connection limit', async () => {
   const socks = [];
+  let dropped = 0;	// of these, closed by the server
   for (let i = 0; i < PER_IP; i++) {
     const s = net.connect(PORT, HOST);
     await new Promise((res, rej) => { s.on('connect', res); s.on('error', rej); });
+    s.on('end', () => { dropped++; });
+    s.on('error', () => {});
     socks.push(s);
   }
   const over = await req('GET', '/health', ['Host: localhost']);
-  ok(over.how === 'closed' && over.status === 0, `connection ${PER_IP + 1} from one address is refused while ${PER_IP} are open (--per-ip-limit ${PER_IP})`,
-     { how: over.how, raw: over.raw.slice(0, 200) });
+  // libmicrohttpd's pool threads accept and count concurrently: when the
+  // thread holding the 9th connection counts it before the thread holding
+  // one of the first 8 does, that earlier one is the one refused. Either
+  // way the address never holds more than PER_IP.
+  if (over.status === 200) {
+    const end = Date.now() + 5000;
+    while (!dropped && Date.now() < end) await sleep(20);
+  }
+  ok((over.how === 'closed' && over.status === 0) || (over.status === 200 && dropped === 1),
+     `connection ${PER_IP + 1} from one address is refused while ${PER_IP} are open (--per-ip-limit ${PER_IP}), or one of those ${PER_IP} is`,
+     { how: over.how, dropped, raw: over.raw.slice(0, 200) });
   for (const s of socks) s.destroy();
   // The server forgets the closed ones as soon as its poll sees them.
   const end = Date.now() + HANG_MS;

@@ -31,6 +31,8 @@ await check('props', async () => {
   const m = (await c.models.list()).data[0];
   ok(d?.n_ctx === m.ctx && props.total_slots === m.parallel && props.model_alias === m.id,
      '/props n_ctx, total_slots and model_alias equal /v1/models ctx, parallel and id', { props, m });
+  ok(['f32', 'f16', 'q8_0', 'q4_0'].includes(props.kv_type) && props.kv_type === m.kv_type,
+     '/props kv_type (the K/V cache type on the cards) is /v1/models kv_type', { props, m });
   eq(d && [d.params.temperature, d.params.top_k, d.params.top_p, d.params.min_p, d.params.repeat_penalty,
     d.params.repeat_last_n, d.params.presence_penalty, d.params.frequency_penalty],
      [0.8, 40, 0.95, 0, 1, 64, 0, 0],

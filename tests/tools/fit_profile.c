@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * fit_profile: fit the card profile's compute and bandwidth parameters to
- * the vendor's single-card figures and print the residuals
- * (userspace/doc/timing.rst, "Fitting the profile").
+ * fit_profile: fit the card profile's eight timing parameters, all at
+ * once, to the vendor's single-card figures and the published multi-card
+ * ones, and print the residuals (userspace/doc/timing.rst, "Fitting the
+ * profile").
  *
- *   fit_profile [--figures FILE] [--shapes DIR] [--profile FILE]
- *               [--write | --check]
+ *   fit_profile [--figures FILE] [--multicard FILE] [--shapes DIR]
+ *               [--profile FILE] [--write | --check]
  *
- * Defaults: tests/shapes/vendor-rk1828.txt, tests/shapes,
- * emulator/profiles/rk1828.conf. The profile's other keys (links, memory,
+ * Defaults: tests/shapes/vendor-rk1828.txt, tests/shapes/vendor-multicard.txt,
+ * tests/shapes, emulator/profiles/rk1828.conf. The profile's other keys (links, memory,
  * power, the F32 ratio) are the fit's priors. --write rewrites the fitted
  * values in the profile file in place (comments and other lines kept) and
  * appends the fitted keys the file has no line for;
@@ -41,6 +42,8 @@ static int fitted_values(const struct card_profile *p, struct fitted *f)
 	f[n++] = (struct fitted){ "npu.job_ns", p->job_ns };
 	f[n++] = (struct fitted){ "npu.op_ns", p->op_ns };
 	f[n++] = (struct fitted){ "npu.op_row_ns", p->op_row_ns };
+	f[n++] = (struct fitted){ "npu.deltanet_ns", p->dn_ns };
+	f[n++] = (struct fitted){ "npu.deltanet_row_ns", p->dn_row_ns };
 	return n;
 }
 
@@ -101,8 +104,8 @@ static int write_back(const char *path, const struct fitted *f, int n)
 
 static void usage(FILE *o)
 {
-	fprintf(o, "usage: fit_profile [--figures FILE] [--shapes DIR] [--profile FILE] "
-		"[--write | --check]\n");
+	fprintf(o, "usage: fit_profile [--figures FILE] [--multicard FILE] [--shapes DIR] "
+		"[--profile FILE] [--write | --check]\n");
 }
 
 /*
@@ -119,12 +122,31 @@ static double rel_diff(double a, double b)
 	return fabs(a - b) / fabs(b);
 }
 
+static void print_multicard(const struct fit_data *d)
+{
+	int i;
+
+	if (!d->n_mc)
+		return;
+	printf("\n%-12s %5s %-5s %-20s %10s %10s %8s  %s\n", "shape", "cards", "link", "figure",
+	       "published", "model", "resid", "source");
+	for (i = 0; i < d->n_mc; i++) {
+		const struct fit_mc *m = &d->mc[i];
+
+		printf("%-12s %5d %-5s %-20s %10.2f %10.2f %+7.1f%%  %s\n", m->shape_key,
+		       m->dep.cards, cost_link_name(m->dep.link), m->key, m->value, m->model,
+		       100 * (m->model / m->value - 1), m->source);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *figures = "tests/shapes/vendor-rk1828.txt", *shapes = "tests/shapes";
+	const char *multicard = "tests/shapes/vendor-multicard.txt";
 	const char *path = "emulator/profiles/rk1828.conf";
 	static const struct option opts[] = {
 		{ "figures", required_argument, NULL, 'f' },
+		{ "multicard", required_argument, NULL, 'm' },
 		{ "shapes", required_argument, NULL, 's' },
 		{ "profile", required_argument, NULL, 'p' },
 		{ "write", no_argument, NULL, 'w' },
@@ -141,6 +163,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': figures = optarg; break;
+		case 'm': multicard = optarg; break;
 		case 's': shapes = optarg; break;
 		case 'p': path = optarg; break;
 		case 'w': write = 1; break;
@@ -154,7 +177,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (card_profile_load(&file, path, err, sizeof(err)) ||
-	    fit_load(&d, figures, shapes, err, sizeof(err))) {
+	    fit_load(&d, figures, shapes, err, sizeof(err)) ||
+	    fit_load_multicard(&d, multicard, shapes, err, sizeof(err))) {
 		fprintf(stderr, "fit_profile: %s\n", err);
 		return 1;
 	}
@@ -163,7 +187,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fit_profile: %s\n", err);
 		return 1;
 	}
-	printf("# fit of %d models (%d figures), link PCIe %.3g B/s + %.0f ns\n", d.n, 2 * d.n,
+	printf("# joint fit of %d parameters on %d single-card models (%d figures) and %d "
+	       "multi-card figures, %d iterations; link PCIe %.3g B/s + %.0f ns\n",
+	       FIT_N_PARAMS, d.n, 2 * d.n, d.n_mc, d.iterations,
 	       p.link[COST_LINK_PCIE].bytes_per_s, p.link[COST_LINK_PCIE].latency_ns);
 	n = fitted_values(&p, fit);
 	fitted_values(&file, old);
@@ -184,6 +210,7 @@ int main(int argc, char **argv)
 		       pt->tpot_ms, pt->model_tpot_ms,
 		       100 * (pt->model_tpot_ms - pt->tpot_ms) / pt->tpot_ms);
 	}
+	print_multicard(&d);
 	printf("residuals: max %.1f %%, rms %.1f %%\n", 100 * d.max_rel, 100 * d.rms_rel);
 	if (write) {
 		if (write_back(path, fit, n))

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "server.h"
+#include "metrics.h"
 
 int main(void)
 {

@@ -3,14 +3,17 @@
  * Host unit tests of the card model (cardmodel/): the profile parser and
  * its error messages, the built-in profile, the cost function's terms
  * against hand-computed values, the precision classes, the batch counts,
- * the profile fit (the committed profile is the fit of the vendor figures,
- * every residual within 5 %), and the pipeline simulation of the
+ * the profile fit (the committed profile is the joint fit of its eight
+ * timing parameters on the vendor's single-card and published multi-card
+ * figures, every residual within 10 %; the multi-card file's errors), and the pipeline simulation of the
  * prediction (userspace/llm/predict.c) on cases worked out by hand.
  * Run from the top of the checkout. Prints TAP.
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "predict.h"
 #include "profile.h"
@@ -276,31 +279,76 @@ static void test_fit(void)
 	static struct fit_data d;
 	struct card_profile p, fitted;
 	char err[512] = "";
-	int i, ok = 1;
+	int i, ret, ok = 1, mc_ok = 1;
 
 	card_profile_builtin(&p, err, sizeof(err));
 	tap_ok(fit_load(&d, "tests/shapes/vendor-rk1828.txt", "tests/shapes", err, sizeof(err)) == 0 &&
 	       d.n == 8, "fit: 8 vendor models with their shapes (%s)", err);
+	tap_ok(fit_load_multicard(&d, "tests/shapes/vendor-multicard.txt", "tests/shapes", err,
+				  sizeof(err)) == 0 && d.n_mc == 11,
+	       "fit: 11 published multi-card figures (%s)", err);
 	fitted = p;
-	tap_ok(fit_run(&d, &fitted, err, sizeof(err)) == 0, "fit: solves (%s)", err);
+	ret = fit_run(&d, &fitted, err, sizeof(err));
+	tap_ok(ret == 0 && d.iterations >= 1 && d.iterations <= 5,
+	       "fit: solves, all 8 parameters at once (%s%d iterations)", err, d.iterations);
 	tap_ok(near(fitted.dram_bw, p.dram_bw, 1e-3) && near(fitted.job_ns, p.job_ns, 1e-3) &&
 	       near(fitted.op_ns, p.op_ns, 1e-3) && near(fitted.op_row_ns, p.op_row_ns, 1e-3) &&
 	       near(fitted.mm_rate[COST_PREC_W4A16], p.mm_rate[COST_PREC_W4A16], 1e-3) &&
 	       near(fitted.mm_rate[COST_PREC_F32], p.mm_rate[COST_PREC_F32], 1e-3) &&
-	       near(fitted.vec_rate, p.vec_rate, 1e-3),
+	       near(fitted.vec_rate, p.vec_rate, 1e-3) && near(fitted.dn_ns, p.dn_ns, 1e-3) &&
+	       near(fitted.dn_row_ns, p.dn_row_ns, 1e-3),
 	       "fit: the committed profile holds the fit's values (else: make fit-profile)");
+	tap_ok(p.dn_ns > 0 && p.dn_row_ns > 0,
+	       "fit: the Gated DeltaNet terms are in the profile (%.0f ns a layer, %.0f ns a row)",
+	       p.dn_ns, p.dn_row_ns);
 	for (i = 0; i < d.n; i++) {
 		double t, o;
 
 		fit_vendor_ms(&p, &d.pt[i].shape, &t, &o);
 		ok &= near(t, d.pt[i].ttft_ms, 0.10) && near(o, d.pt[i].tpot_ms, 0.10);
 	}
-	tap_ok(ok && d.max_rel < 0.05 && d.rms_rel < 0.03,
-	       "fit: every figure within 5 %% (max %.1f %%, rms %.1f %%)", 100 * d.max_rel,
-	       100 * d.rms_rel);
+	for (i = 0; i < d.n_mc; i++) {
+		double v = 0;
+
+		mc_ok &= fit_mc_value(&p, &d.mc[i], &v, err, sizeof(err)) == 0 &&
+			 near(v, d.mc[i].value, 0.10);
+	}
+	tap_ok(ok && mc_ok && d.max_rel < 0.10 && d.rms_rel < 0.03,
+	       "fit: every figure within 10 %% on the committed profile (max %.1f %%, rms %.1f %%)",
+	       100 * d.max_rel, 100 * d.rms_rel);
 	tap_ok(d.pt[7].model_ttft_ms > 8 * d.pt[0].model_ttft_ms * 0.8 &&
 	       d.pt[7].model_tpot_ms > 3 * d.pt[0].model_tpot_ms,
 	       "fit: an 8B model is slower than a 0.5B one in both figures");
+}
+
+/* The multi-card figures file: malformed lines and unknown figures are refused. */
+static void test_fit_multicard_errors(void)
+{
+	static struct fit_data d;
+	char path[] = "/tmp/rk-fit-mc-XXXXXX", err[512] = "";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f) {
+		tap_ok(0, "fit: a temporary file");
+		return;
+	}
+	fputs("# comment\n\nqwen3.5-9b 2 pcie 128 card0_step_ms 14.99 rkdemo\n"
+	      "qwen3.5-9b 2 pcie 128 card7_step_ms 1.0 nowhere\n", f);
+	fclose(f);
+	tap_ok(fit_load_multicard(&d, path, "tests/shapes", err, sizeof(err)) == -1 &&
+	       d.n_mc == 1 && strstr(err, ":4:") && strstr(err, "no figure card7_step_ms"),
+	       "fit: a figure the prediction does not give is refused with its line (%s)", err);
+	f = fopen(path, "w");
+	if (f) {
+		fputs("qwen3.5-9b 2 wifi 128 tpot_ms 28.11 rkdemo\n", f);
+		fclose(f);
+	}
+	memset(&d, 0, sizeof(d));
+	tap_ok(fit_load_multicard(&d, path, "tests/shapes", err, sizeof(err)) == -1 &&
+	       strstr(err, ":1: expected 'shape cards link bucket key value source'"),
+	       "fit: a bad link is refused (%s)", err);
+	unlink(path);
 }
 
 /* Two equal stages of one layer each, bucketed prefill and decode. */
@@ -399,6 +447,7 @@ int main(void)
 	test_deltanet();
 	test_deltanet_keys();
 	test_fit();
+	test_fit_multicard_errors();
 	test_psim();
 	return tap_done();
 }

@@ -736,8 +736,16 @@ static void check_rejections(struct ref_model *m)
 	neg_run(&e, RK1828_HIF_ST_INVAL, "non-zero tensor pad");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT);
-	H(&e)->reserved[0] = htole64(1);
+	H(&e)->reserved = htole32(1);
 	neg_run(&e, RK1828_HIF_ST_INVAL, "non-zero reserved");
+
+	neg_prog(&e, RK1828_PROG_F_OUTPUT);
+	H(&e)->kv_type = htole32(QUANT_TYPE_Q4_1);
+	neg_run(&e, RK1828_HIF_ST_INVAL, "kv_type Q4_1 (not a K/V type)");
+
+	neg_prog(&e, RK1828_PROG_F_OUTPUT);
+	H(&e)->kv_type = htole32(99);
+	neg_run(&e, RK1828_HIF_ST_INVAL, "unknown kv_type 99");
 
 	neg_prog(&e, RK1828_PROG_F_OUTPUT | (1u << 9));
 	neg_run(&e, RK1828_HIF_ST_INVAL, "unknown flag");

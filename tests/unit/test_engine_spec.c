@@ -43,6 +43,8 @@ struct res {
 };
 
 static struct rk_card cards[MOCK_CARDS];
+static const char *draft_path;	/* --draft-model of the engines mk() makes */
+static char mk_err[512];	/* engine_create()'s error of the last mk() */
 static struct llm_model M;
 static struct tokenizer *tk;
 
@@ -69,13 +71,14 @@ static struct engine *mk(int slots, int bucket, enum spec_kind spec, int k)
 {
 	struct engine_opts o = { .n_slots = slots, .n_ctx = 256, .bucket = (uint32_t)bucket,
 				 .queue_max = 4, .strict_slots = true, .spec = spec,
-				 .draft_max = k, .verbose = getenv("SPEC_V") ? 3 : 0 };
+				 .draft_max = k, .verbose = getenv("SPEC_V") ? 3 : 0,
+				 .draft_model = draft_path };
 	struct engine *e = NULL;
-	char err[512];
 
 	mock_rk_reset();
-	if (engine_create(&e, &M, tk, cards, NULL, 2, &o, err, sizeof(err)))
-		fprintf(stderr, "# engine_create: %s\n", err);
+	mk_err[0] = '\0';
+	if (engine_create(&e, &M, tk, cards, NULL, 2, &o, mk_err, sizeof(mk_err)))
+		fprintf(stderr, "# engine_create: %s\n", mk_err);
 	return e;
 }
 
@@ -199,6 +202,43 @@ static void test_llama(void)
 	engine_destroy(e);
 }
 
+/*
+ * --spec draft with stories260K as both target and draft model: the draft
+ * model (host CPU, reference forward pass) proposes the target's own
+ * greedy continuation, so every draft is accepted and the text is the
+ * non-speculative one.
+ */
+static void test_draft(const char *self, const char *other)
+{
+	static const int ks[] = { 4, 7 };
+	int32_t toks[256];
+	struct res base, sp;
+	int n = tok_encode(tk, story, true, toks, 256), i;
+	struct engine *e;
+
+	run1(8, SPEC_NONE, 0, toks, n, 64, &base);
+	draft_path = self;
+	for (i = 0; i < 2; i++) {
+		run1(8, SPEC_DRAFT, ks[i], toks, n, 64, &sp);
+		tap_ok(same(&base, &sp, 64),
+		       "--spec draft (stories260K drafting for itself) --draft-max %d: greedy ids and logprobs identical",
+		       ks[i]);
+		tap_ok(sp.draft_n > 32 && sp.draft_acc == sp.draft_n,
+		       "  every draft accepted: %d drafted, %d accepted", sp.draft_n, sp.draft_acc);
+	}
+	draft_path = other;
+	e = mk(1, 8, SPEC_DRAFT, 4);
+	tap_ok(!e && strstr(mk_err, other) && strstr(mk_err, "same vocabulary") &&
+	       strstr(mk_err, M.gf->path),
+	       "a draft model of another vocabulary is refused naming both files: %s", mk_err);
+	engine_destroy(e);
+	draft_path = NULL;
+	e = mk(1, 8, SPEC_DRAFT, 4);
+	tap_ok(!e && strstr(mk_err, "--draft-model"), "--spec draft without --draft-model: %s",
+	       mk_err);
+	engine_destroy(e);
+}
+
 /* A repetitive byte-level prompt of the placeholder vocabulary. */
 static int hy_prompt(int32_t *toks)
 {
@@ -267,11 +307,16 @@ int main(void)
 	struct gguf_file *gf;
 
 	mock_rk_cards(cards);
-	if (!load(p ? p : "../shared/models/stories260K.gguf", &gf)) {
+	if (!p)
+		p = "../shared/models/stories260K.gguf";
+	if (!h)
+		h = "build/synth/qwen35-engine.gguf";
+	if (!load(p, &gf)) {
 		test_llama();
+		test_draft(p, h);
 		unload(gf);
 	}
-	if (!load(h ? h : "build/synth/qwen35-engine.gguf", &gf)) {
+	if (!load(h, &gf)) {
 		test_hybrid();
 		unload(gf);
 	}

@@ -140,7 +140,7 @@ int main(void)
 		   4 * DIM + 34 * NH * HD + 18 * NKV * HD + 2 * DIM * NKV * HD +
 		   4 * NH * HD * DIM + 4 * DIM + 18 * 2 * FFN + 34 * DIM * 2,
 		   "llama: layer weight bytes (norms as F32)");
-		tap_ok(llm_kv_bytes(&m, 100) == 2ULL * 100 * NKV * HD * 4, "llama: KV bytes");
+		tap_ok(llm_kv_bytes(&m, 100, QUANT_TYPE_F32) == 2ULL * 100 * NKV * HD * 4, "llama: KV bytes");
 	}
 	done(&m, gf, path);
 

@@ -237,7 +237,7 @@ static void test_plan_seqs(const struct llm_model *m)
 
 	four.n_seq = 4;
 	tap_ok(plan_block_bytes(m, 0, &four) - plan_block_bytes(m, 0, &one) ==
-	       3 * llm_kv_bytes(m, 64),
+	       3 * llm_kv_bytes(m, 64, QUANT_TYPE_F32),
 	       "planner: 4 sessions cost each block 3 more KV caches");
 	tap_ok(plan_head_bytes(m, &four) - plan_head_bytes(m, &one) ==
 	       3 * (plan_align(4ULL * m->n_vocab * 4) - plan_align((uint64_t)m->n_vocab * 4)),

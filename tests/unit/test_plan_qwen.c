@@ -45,7 +45,7 @@ static void check_costs(const struct llm_model *m)
 {
 	struct plan_sizes a = { .n_ctx = 4096, .bucket = 128, .n_seq = 1 };
 	struct plan_sizes b = a, c = a;
-	uint64_t kv = llm_kv_bytes(m, 4096), st = llm_state_bytes(m, 0);
+	uint64_t kv = llm_kv_bytes(m, 4096, QUANT_TYPE_F32), st = llm_state_bytes(m, 0);
 
 	b.n_ctx = 8192;
 	c.n_snap = 3;

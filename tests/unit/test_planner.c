@@ -294,9 +294,9 @@ static void test_overflow(void)
 	ret = plan_model(&m, &sz, 2, free, NULL, &p, err, sizeof(err));
 	tap_ok(ret == -1 && strstr(err, "does not fit in 64 bits"),
 	       "KV cache of --ctx 2^30 over 2^64 bytes: refused, not wrapped (%s)", err);
-	tap_ok(llm_kv_bytes(&m, 1u << 30) == UINT64_MAX && llm_kv_bytes(&m, 1) == 3ULL << 33,
+	tap_ok(llm_kv_bytes(&m, 1u << 30, QUANT_TYPE_F32) == UINT64_MAX && llm_kv_bytes(&m, 1, QUANT_TYPE_F32) == 3ULL << 33,
 	       "llm_kv_bytes() saturates at UINT64_MAX (%llu bytes at ctx 1)",
-	       (unsigned long long)llm_kv_bytes(&m, 1));
+	       (unsigned long long)llm_kv_bytes(&m, 1, QUANT_TYPE_F32));
 	sz.n_ctx = 4096;
 	sz.n_seq = 64;
 	m.n_kv_heads = 8;

@@ -26,6 +26,7 @@ static void set_slot(struct sched_slot *s, int i, const int32_t *t, int n, uint6
 	s->n_toks = n;
 	s->last_used = used;
 	s->busy = busy;
+	s->kv_type = 0;		/* QUANT_TYPE_F32 */
 }
 
 static void test_pick(void)
@@ -43,21 +44,21 @@ static void test_pick(void)
 	{
 		const int32_t p[] = { 1, 10, 11, 12, 99 };
 
-		s = sched_pick_slot(sl, 4, p, 5, &reuse);
+		s = sched_pick_slot(sl, 4, p, 5, 0, &reuse);
 		tap_ok(s == 0 && reuse == 4, "pick: longest common prefix wins (slot %d, reuse %d)",
 		       s, reuse);
 	}
 	{
 		const int32_t p[] = { 1, 10, 11, 12, 13, 14 };
 
-		s = sched_pick_slot(sl, 4, p, 6, &reuse);
+		s = sched_pick_slot(sl, 4, p, 6, 0, &reuse);
 		tap_ok(s == 0 && reuse == 5, "pick: identical prompt re-evaluates its last token (reuse %d)",
 		       reuse);
 	}
 	{
 		const int32_t p[] = { 1, 10, 11 };
 
-		s = sched_pick_slot(sl, 4, p, 3, &reuse);
+		s = sched_pick_slot(sl, 4, p, 3, 0, &reuse);
 		tap_ok((s == 0 || s == 2) && reuse == 2,
 		       "pick: shorter prompt sharing a cached prefix reuses n_prompt - 1 (reuse %d)", reuse);
 		tap_ok(s == 2, "pick: equal prefixes go to the least recently used slot (slot %d)", s);
@@ -65,28 +66,41 @@ static void test_pick(void)
 	{
 		const int32_t p[] = { 7, 8 };
 
-		s = sched_pick_slot(sl, 4, p, 2, &reuse);
+		s = sched_pick_slot(sl, 4, p, 2, 0, &reuse);
 		tap_ok(s == 3 && reuse == 0, "pick: no common prefix: the LRU slot, nothing reused (slot %d)",
 		       s);
 	}
 	{
 		const int32_t p[] = { 1 };
 
-		s = sched_pick_slot(sl, 4, p, 1, &reuse);
+		s = sched_pick_slot(sl, 4, p, 1, 0, &reuse);
 		tap_ok(reuse == 0, "pick: a one-token prompt is always evaluated");
+	}
+	{
+		const int32_t p[] = { 1, 10, 11, 12, 99 };
+
+		sl[0].kv_type = 8;	/* QUANT_TYPE_Q8_0 rows */
+		s = sched_pick_slot(sl, 4, p, 5, 0, &reuse);
+		tap_ok(s == 2 && reuse == 3,
+		       "pick: a slot whose K/V rows are of another type shares no prefix (slot %d, reuse %d)",
+		       s, reuse);
+		s = sched_pick_slot(sl, 4, p, 5, 8, &reuse);
+		tap_ok(s == 0 && reuse == 4, "pick: ... and is reused at its own type (slot %d, reuse %d)",
+		       s, reuse);
+		sl[0].kv_type = 0;
 	}
 	sl[0].busy = true;
 	{
 		const int32_t p[] = { 1, 10, 11, 12, 13, 14 };
 
-		s = sched_pick_slot(sl, 4, p, 6, &reuse);
+		s = sched_pick_slot(sl, 4, p, 6, 0, &reuse);
 		tap_ok(s == 2 && reuse == 3, "pick: a busy slot is skipped (slot %d, reuse %d)", s, reuse);
 	}
 	sl[1].busy = sl[2].busy = sl[3].busy = true;
 	{
 		const int32_t p[] = { 1 };
 
-		tap_ok(sched_pick_slot(sl, 4, p, 1, &reuse) == -1, "pick: -1 when every slot is busy");
+		tap_ok(sched_pick_slot(sl, 4, p, 1, 0, &reuse) == -1, "pick: -1 when every slot is busy");
 	}
 	tap_ok(sched_lcp(a, 6, c, 4) == 3 && sched_lcp(a, 0, c, 4) == 0 && sched_lcp(a, 6, a, 3) == 3,
 	       "lcp: common prefix lengths");

@@ -128,7 +128,10 @@ static void test_parse(void)
 
 	tap_ok(!spec_parse("ngram", &k) && k == SPEC_NGRAM, "--spec ngram");
 	tap_ok(!spec_parse("none", &k) && k == SPEC_NONE, "--spec none");
-	tap_ok(spec_parse("draft", &k) && k == SPEC_NONE, "--spec draft: not available, refused");
+	tap_ok(!spec_parse("draft", &k) && k == SPEC_DRAFT && !strcmp(spec_name(k), "draft"),
+	       "--spec draft");
+	k = SPEC_NONE;
+	tap_ok(spec_parse("mtp", &k) && k == SPEC_NONE, "--spec mtp: not available, refused");
 	tap_ok(!strcmp(spec_name(SPEC_NGRAM), "ngram"), "spec_name(SPEC_NGRAM)");
 }
 

@@ -9,7 +9,8 @@
  * biases, Q4_0/Q8_0/F16 weights, untied Q8_0 head), qwen3 (q/k norm,
  * tied head) and qwen35 (Gated DeltaNet and gated attention layers,
  * build/tests/mksynth) models on 1 to 3 cards, prefill in buckets and
- * decode. Then
+ * decode; on the qwen35 model the difference the profile's fitted DeltaNet
+ * terms make is exactly those terms' count times their cost. Then
  * timing-only EXEC (rk1828-emu --timing-only): no math, each logits row
  * zero but for one 1.0 at a token chosen by position and sequence.
  *
@@ -44,8 +45,8 @@
  * N_DECODE decode steps on @n_cards cards: the emulator's modelled time
  * against cost_exec_ns() of the planner's layers for the same batch.
  */
-static void check_costs(const char *label, const struct llm_model *m, struct rk_card *cards,
-			int n_cards, uint32_t bucket, const struct card_profile *prof)
+static double check_costs(const char *label, const struct llm_model *m, struct rk_card *cards,
+			  int n_cards, uint32_t bucket, const struct card_profile *prof)
 {
 	static const int32_t toks[N_PROMPT + N_DECODE] = { 1, 5, 9, 30, 0, 17, 22, 3, 30, 7, 2, 11 };
 	uint64_t fr[MOCK_CARDS] = { MOCK_CARD_MEM - 4096, MOCK_CARD_MEM - 4096,
@@ -58,7 +59,7 @@ static void check_costs(const char *label, const struct llm_model *m, struct rk_
 	struct cost_head head;
 	struct plan plan;
 	double worst = 0, sum = 0;
-	int k, i, ret, n_jobs = 0, bad_count = 0;
+	int k, i, ret, n_jobs = 0, bad_count = 0, ok = 0;
 	uint32_t l;
 	char err[512] = "";
 
@@ -104,7 +105,8 @@ static void check_costs(const char *label, const struct llm_model *m, struct rk_
 		}
 		bad_count += mock_rk_n_exec(card) != job;
 	}
-	tap_ok(!bad_count && worst < 1e-9 && sum > 0,
+	ok = !bad_count && worst < 1e-9 && sum > 0;
+	tap_ok(ok,
 	       "%s, %d cards, bucket %u: the emulator's modelled time of all %d EXECs (%.3f ms) "
 	       "is the planner's cost (worst rel %.1e)", label, n_cards, bucket, n_jobs,
 	       sum / 1e6, worst);
@@ -112,6 +114,7 @@ out:
 	pipe_destroy(p);
 	free(layers);
 	free(lg);
+	return ok ? sum : -1;
 }
 
 /* Timing-only: one-hot logits at a token that depends on the position. */
@@ -229,8 +232,27 @@ static void check_qwen35(struct rk_card *cards, const struct card_profile *prof)
 	    llm_model_load(&m, gf, err, sizeof(err)) || !m.n_deltanet || !m.attn_gate) {
 		tap_ok(0, "qwen35 synthetic model (build/tests/mksynth): setup: %s", err);
 	} else {
+		struct card_profile no_dn = *prof;
+		double with, without, want;
+		int n;
+
 		check_costs("synthetic qwen35", &m, cards, 1, 4, prof);
-		check_costs("synthetic qwen35", &m, cards, 2, 4, prof);
+		with = check_costs("synthetic qwen35", &m, cards, 2, 4, prof);
+		no_dn.dn_ns = no_dn.dn_row_ns = 0;
+		without = check_costs("synthetic qwen35, no DeltaNet terms", &m, cards, 2, 4, &no_dn);
+		/*
+		 * The fitted DeltaNet terms: each DeltaNet layer once in each of
+		 * the 6 EXECs (buckets of 4, 4 and 1 prompt tokens, 3 decode
+		 * steps) and on each of their 12 token rows.
+		 */
+		n = (int)m.n_deltanet;
+		want = n * (6 * prof->dn_ns + (N_PROMPT + N_DECODE) * prof->dn_row_ns);
+		tap_ok(prof->dn_ns > 0 && prof->dn_row_ns > 0 && n > 0 &&
+		       with > 0 && without > 0 && fabs(with - without - want) < 1e-6 * want,
+		       "synthetic qwen35, 2 cards: the emulator adds the profile's DeltaNet terms "
+		       "(%u layers x (6 jobs x %.0f ns + 12 rows x %.0f ns) = %.3f ms; measured %.3f ms)",
+		       m.n_deltanet, prof->dn_ns, prof->dn_row_ns, want / 1e6,
+		       (with - without) / 1e6);
 	}
 	llm_model_free(&m);
 	if (gf)

@@ -2,7 +2,10 @@
 /*
  * rk1828-llm bench (bench.h): the pp/tg tests on a pipeline with a job
  * trace, the multi-session test on the engine, the prediction of each on
- * the card profile, the table, and the Chrome trace-event file.
+ * the card profile, the table, and the Chrome trace-event file. Times are
+ * read from librk1828's clock (rk_now_ns(), CLOCK_MONOTONIC on real and
+ * emulated cards), so bench over the mock library's modelled clock
+ * (tests/bench/host_timing.c) measures modelled card time.
  */
 #include <errno.h>
 #include <math.h>
@@ -350,6 +353,7 @@ struct sess_run {
 	bool failed;
 	char error[256];
 	int S;
+	long long draft_n, draft_acc;	/* the requests' usage.draft_n, draft_n_accepted */
 };
 
 struct sess_arg {
@@ -361,7 +365,7 @@ static void sess_event(const struct engine_event *ev, void *user)
 {
 	struct sess_arg *a = user;
 	struct sess_run *r = a->run;
-	int64_t now = util_now_ns();
+	int64_t now = rk_now_ns();
 
 	pthread_mutex_lock(&r->mu);
 	if (ev->n_ids) {
@@ -374,6 +378,8 @@ static void sess_event(const struct engine_event *ev, void *user)
 			r->t_all = now;
 	}
 	if (ev->kind == ENGINE_EV_DONE) {
+		r->draft_n += ev->usage.draft_n;
+		r->draft_acc += ev->usage.draft_n_accepted;
 		if (ev->finish == ENGINE_FINISH_ERROR) {
 			r->failed = true;
 			snprintf(r->error, sizeof(r->error), "%s", ev->error ? ev->error : "error");
@@ -386,16 +392,24 @@ static void sess_event(const struct engine_event *ev, void *user)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static int sessions_test(const struct bench_opts *o, uint32_t prompt, struct row *row,
+/*
+ * @S sessions at once (or one with @o->spec: speculating), @o->reps times;
+ * the drafts of all of them added to @draft_n and @draft_acc.
+ */
+static int sessions_test(const struct bench_opts *o, uint32_t prompt, int S, bool spec,
+			 struct row *row, long long *draft_n, long long *draft_acc,
 			 char *err, size_t errlen)
 {
-	struct engine_opts eo = { .n_slots = o->sessions, .n_ctx = o->n_ctx, .bucket = o->bucket,
-				  .strict_slots = true };
+	struct engine_opts eo = { .n_slots = S, .n_ctx = o->n_ctx, .bucket = o->bucket,
+				  .strict_slots = true, .kv_type = o->kv_type,
+				  .spec = spec ? (enum spec_kind)o->spec : SPEC_NONE,
+				  .draft_max = spec ? o->draft_max : 0,
+				  .draft_model = o->draft_model };
 	struct engine *e;
 	struct engine_req *req[64];
 	struct sess_arg args[64];
 	int32_t *toks;
-	int S = o->sessions, rep, i, ret = -1;
+	int rep, i, ret = -1;
 
 	if (S > 64)
 		S = 64;
@@ -446,6 +460,8 @@ static int sessions_test(const struct bench_opts *o, uint32_t prompt, struct row
 			fig_add(&row->rate, run.tokens_after / s);
 			fig_add(&row->ms, 1000.0 * s / run.tokens_after * S);
 		}
+		*draft_n += run.draft_n;
+		*draft_acc += run.draft_acc;
 		pthread_mutex_destroy(&run.mu);
 		pthread_cond_destroy(&run.cv);
 	}
@@ -470,6 +486,9 @@ struct ctx {
 	int n_rows;
 	double host_step_ns, pred_tpot_ns;
 	int ov_test;
+	long long spec_n, spec_acc;	/* the tgN spec row's drafts: verified, accepted */
+	double spec_a;			/* their acceptance */
+	uint32_t spec_k;		/* drafts a pass of its prediction */
 };
 
 static int pp_test(struct ctx *c, uint32_t n, char *err, size_t errlen)
@@ -492,11 +511,11 @@ static int pp_test(struct ctx *c, uint32_t n, char *err, size_t errlen)
 	fill_tokens(c->toks, n, o->m->n_vocab);
 	touch_embeddings(o->m, c->toks, n, c->logits);
 	for (r = 0; r < o->reps; r++) {
-		int64_t t0 = util_now_ns(), t1;
+		int64_t t0 = rk_now_ns(), t1;
 
 		if (pipe_forward(c->p, c->toks, (int)n, 0, c->logits, err, errlen))
 			return -1;
-		t1 = util_now_ns();
+		t1 = rk_now_ns();
 		/* Read this test's fence timestamps now (the trace's records). */
 		if (pipe_account(c->p, err, errlen) < 0)
 			return -1;
@@ -543,16 +562,16 @@ static int tg_test(struct ctx *c, char *err, size_t errlen)
 		if (pipe_forward(c->p, &tok, 1, 0, c->logits, err, errlen))
 			return -1;
 		pipe_get_stats(c->p, &a);
-		t0 = util_now_ns();
+		t0 = rk_now_ns();
 		for (i = 0; i < n; i++) {
-			int64_t s0 = util_now_ns();
+			int64_t s0 = rk_now_ns();
 
 			tok = (int32_t)util_argmax(c->logits, o->m->n_vocab);
-			arg += util_now_ns() - s0;
+			arg += rk_now_ns() - s0;
 			if (pipe_forward(c->p, &tok, 1, 1 + i, c->logits, err, errlen))
 				return -1;
 		}
-		t1 = util_now_ns();
+		t1 = rk_now_ns();
 		pipe_get_stats(c->p, &b);
 		if (pipe_account(c->p, err, errlen) < 0)
 			return -1;
@@ -570,7 +589,8 @@ static int tg_test(struct ctx *c, char *err, size_t errlen)
 static int pipeline_tests(struct ctx *c, char *err, size_t errlen)
 {
 	const struct bench_opts *o = c->o;
-	struct pipe_opts po = { .n_ctx = o->n_ctx, .bucket = o->bucket, .n_seq = 1 };
+	struct pipe_opts po = { .n_ctx = o->n_ctx, .bucket = o->bucket, .n_seq = 1,
+				.kv_type = o->kv_type };
 	uint32_t maxp = 1;
 	int i, ret = -1;
 
@@ -610,7 +630,17 @@ out:
 static void print_notes(const struct ctx *c)
 {
 	const struct bench_opts *o = c->o;
+	uint64_t kv = 0;
 	struct rusage ru;
+	char b[32];
+	uint32_t l;
+
+	for (l = 0; l < o->m->n_layers; l++)
+		if (o->m->layers[l].kind != LLM_LAYER_DELTANET)
+			kv = util_add_u64(kv, llm_kv_bytes(o->m, o->n_ctx, o->kv_type), NULL);
+	util_fmt_bytes(b, sizeof(b), kv);
+	fprintf(o->out, "KV cache %s: %s a session at ctx %u (%llu bytes, all cards)\n",
+		quant_kv_type_name(o->kv_type), b, o->n_ctx, (unsigned long long)kv);
 
 	if (o->n_gen > 0 && c->pred_tpot_ns > 0)
 		fprintf(o->out, "host time per decode step (runtime + driver, measured): %.0f us = "
@@ -621,6 +651,12 @@ static void print_notes(const struct ctx *c)
 		fprintf(o->out, "copy/compute overlap (%s): %.0f %% of the hidden-state transfer "
 			"time runs while a card computes\n", c->names[c->ov_test],
 			100 * overlap(&c->tr, c->ov_test));
+	if (o->spec && o->n_gen > 0)
+		fprintf(o->out, "speculative decoding (%s, --draft-max %u): %lld drafted, %lld "
+			"accepted, acceptance %.2f; predicted at that acceptance: %.2f tokens a "
+			"pass (pred. t/s of tg%d %s)\n", spec_name(o->spec), c->spec_k, c->spec_n,
+			c->spec_acc, c->spec_a, predict_spec_tokens_per_pass(c->spec_a, c->spec_k),
+			o->n_gen, spec_name(o->spec));
 	if (!getrusage(RUSAGE_SELF, &ru))
 		fprintf(o->out, "peak resident set of rk1828-llm: %.1f MiB\n", ru.ru_maxrss / 1024.0);
 }
@@ -633,7 +669,7 @@ static void print_notes(const struct ctx *c)
 static void sessions_plan(const struct bench_opts *o, struct plan *out)
 {
 	struct plan_sizes sz = { .n_ctx = o->n_ctx, .bucket = o->bucket,
-				 .n_seq = (uint32_t)o->sessions };
+				 .n_seq = (uint32_t)o->sessions, .kv_type = o->kv_type };
 	uint64_t free_b[PLAN_MAX_CARDS];
 	int ids[PLAN_MAX_CARDS], i;
 	char msg[96 * PLAN_MAX_CARDS + 256];
@@ -670,8 +706,45 @@ static int sessions_row(struct ctx *c, char *err, size_t errlen)
 	row->pred_rate = psim_aggregate(s, (uint32_t)o->sessions, prompt);
 	row->pred_ms = 1000.0 * o->sessions / row->pred_rate;
 	psim_destroy(s);
-	if (sessions_test(o, prompt, row, err, errlen))
+	if (sessions_test(o, prompt, o->sessions, false, row, &c->spec_n, &c->spec_acc, err,
+			  errlen))
 		return -1;
+	c->n_rows++;
+	return 0;
+}
+
+/*
+ * The tgN spec row: one session speculating through the engine (--spec,
+ * --draft-max K) after the first prompt; predicted at the acceptance it
+ * measured, A = accepted / drafted, with K drafts a pass
+ * (psim_spec_decode()).
+ */
+static int spec_row(struct ctx *c, char *err, size_t errlen)
+{
+	const struct bench_opts *o = c->o;
+	struct row *row = &c->rows[c->n_rows];
+	uint32_t prompt = o->n_prompts ? o->prompts[0] : 128, k;
+	double t0, t, made;
+	struct psim *s;
+
+	snprintf(row->test, sizeof(row->test), "tg%d %s", o->n_gen, spec_name(o->spec));
+	c->names[c->n_rows] = row->test;
+	c->spec_n = c->spec_acc = 0;
+	if (sessions_test(o, prompt, 1, true, row, &c->spec_n, &c->spec_acc, err, errlen))
+		return -1;
+	c->spec_a = c->spec_n ? (double)c->spec_acc / c->spec_n : 0;
+	k = (uint32_t)(o->draft_max ? o->draft_max : ENGINE_DEFAULT_DRAFT_MAX);
+	if (k > o->bucket - 1)
+		k = o->bucket - 1;
+	c->spec_k = k;
+	s = psim_create(c->layers, o->m->n_layers, &c->head, o->plan, &c->po);
+	if (!s)
+		return snprintf(err, errlen, "out of memory"), -1;
+	t0 = psim_prefill(s, prompt, o->bucket);
+	t = psim_spec_decode(s, t0, prompt, (uint32_t)o->n_gen, k, c->spec_a, &made);
+	psim_destroy(s);
+	row->pred_rate = made / ((t - t0) / 1e9);
+	row->pred_ms = 1000.0 / row->pred_rate;
 	c->n_rows++;
 	return 0;
 }
@@ -685,18 +758,23 @@ int bench_run(const struct bench_opts *o, char *err, size_t errlen)
 	if (!c)
 		return snprintf(err, errlen, "out of memory"), -1;
 	c->o = o;
-	c->po = (struct predict_opts){ o->prof, o->link, o->bucket, o->n_ctx, NULL, o->card_links };
+	c->po = (struct predict_opts){ o->prof, o->link, o->bucket, o->n_ctx, NULL, o->card_links,
+				       0, 0 };
 	c->layers = calloc(o->m->n_layers ? o->m->n_layers : 1, sizeof(*c->layers));
 	if (!c->layers) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (l = 0; l < o->m->n_layers; l++)
+	for (l = 0; l < o->m->n_layers; l++) {
 		predict_cost_layer(o->m, l, &c->layers[l]);
+		c->layers[l].kv_elt_bytes = predict_kv_elt_bytes(o->m, o->kv_type);
+	}
 	predict_cost_head(o->m, &c->head);
 	if ((o->n_prompts || o->n_gen > 0) && pipeline_tests(c, err, errlen))
 		goto out;
 	if (o->sessions > 1 && o->n_gen > 0 && sessions_row(c, err, errlen))
+		goto out;
+	if (o->spec && o->n_gen > 0 && spec_row(c, err, errlen))
 		goto out;
 	print_table(o, c->rows, c->n_rows);
 	print_notes(c);

@@ -7,7 +7,9 @@
  * prefill of an N-token prompt (TTFT and prompt tokens per second), tgN
  * the decode of N tokens (TPOT and tokens per second), and with
  * --sessions S, tgN xS the aggregate decode of S concurrent sessions
- * through the engine (engine.h). Each test runs --reps times; the table
+ * through the engine (engine.h), and with --spec ngram, tgN ngram: one
+ * session speculating through the engine, predicted at the acceptance it
+ * measured (psim_spec_decode()). Each test runs --reps times; the table
  * shows the mean and the standard deviation.
  *
  * The measured figures are wall time on the host, so they include what
@@ -55,6 +57,11 @@ struct tokenizer;
  * @link: link of the prediction (of every card unless @card_links)
  * @card_links: per plan segment, its card's link (cards on both links), or
  *	NULL
+ * @spec: --spec: a drafter (enum spec_kind) for the tgN spec row (one
+ *	session speculating through the engine; predicted at its measured
+ *	acceptance), SPEC_NONE: no such row
+ * @draft_max: --draft-max (0: the engine's default)
+ * @draft_model: --draft-model FILE (--spec draft)
  * @out: where the table goes
  */
 struct bench_opts {
@@ -66,6 +73,7 @@ struct bench_opts {
 	int n_cards;
 	const struct plan *plan;
 	uint32_t n_ctx, bucket;
+	int kv_type;		/* QUANT_TYPE_* of the K/V caches (the plan's) */
 	uint32_t prompts[BENCH_MAX_PROMPTS];
 	int n_prompts;
 	int n_gen;
@@ -75,6 +83,9 @@ struct bench_opts {
 	const struct card_profile *prof;
 	enum cost_link link;
 	const enum cost_link *card_links;
+	int spec;
+	int draft_max;
+	const char *draft_model;
 	FILE *out;
 };
 

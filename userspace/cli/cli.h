@@ -61,8 +61,13 @@ struct args {
 	const char *profile;	/* plan/bench --profile FILE, NULL: the built-in one */
 	const char *trace;	/* bench --trace FILE */
 	int sessions, reps;	/* bench --sessions S, -r N (0: unset) */
-	int spec;		/* run/chat --spec: enum spec_kind */
+	int spec;		/* run/chat/bench --spec: enum spec_kind */
+	int spec_k;		/* plan --spec K: drafts a verify pass predicted (0: none) */
+	double spec_accept;	/* plan --accept A: their acceptance rate (default 0.7) */
 	int draft_max, draft_min;	/* --draft-max, --draft-min (0: the engine's) */
+	enum plan_split split;	/* --split (plan_time.h) */
+	int kv_type;		/* --kv-type: QUANT_TYPE_* or PLAN_KV_AUTO (0: f32) */
+	const char *draft_model;	/* --draft-model FILE (--spec draft) */
 	int verbose;
 };
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]
- * [--trace FILE]: the model on the cards present, every figure next to
+ * [--trace FILE] [--spec ngram [--draft-max K]]: the model on the cards present, every figure next to
  * its prediction (bench.h). -p is a list of prompt lengths here, as in
  * llama-bench.
  */
@@ -98,13 +98,13 @@ int cmd_bench(const struct args *a)
 			goto out;
 		}
 	if ((uint64_t)n_gen + 1 > S.sizes.n_ctx ||
-	    (a->sessions > 1 && n_gen > 0 &&
+	    ((a->sessions > 1 || a->spec) && n_gen > 0 &&
 	     (uint64_t)(bo.n_prompts ? bo.prompts[0] : 128) + n_gen > S.sizes.n_ctx)) {
 		fprintf(stderr, "rk1828-llm: bench: %d generated tokens%s do not fit the context of %u (--ctx)\n",
 			n_gen, a->sessions > 1 ? " after the first prompt" : "", S.sizes.n_ctx);
 		goto out;
 	}
-	if (a->sessions > 1 && n_gen > 0) {
+	if ((a->sessions > 1 || a->spec) && n_gen > 0) {
 		tok = tok_load(S.gf, err, sizeof(err));
 		if (!tok) {
 			fprintf(stderr, "rk1828-llm: %s\n", err);
@@ -120,8 +120,12 @@ int cmd_bench(const struct args *a)
 	bo.plan = &S.plan;
 	bo.n_ctx = S.sizes.n_ctx;
 	bo.bucket = S.sizes.bucket;
+	bo.kv_type = S.sizes.kv_type;
 	bo.n_gen = n_gen;
 	bo.sessions = a->sessions;
+	bo.spec = a->spec;
+	bo.draft_max = a->draft_max;
+	bo.draft_model = a->draft_model;
 	bo.reps = a->reps ? a->reps : 3;
 	bo.trace = a->trace;
 	bo.prof = &prof;

@@ -8,7 +8,8 @@
  *   {"prompt_ids": [...], "ids": [...], "text": "...",
  *    "stats": {"prompt_tokens", "generated_tokens", "finish", "ttft_ms",
  *              "tpot_ms", "prefill_tok_s", "decode_tok_s", "plan", "draft_n",
- *              "draft_n_accepted"}}  (the drafts of --spec: verified, accepted)
+ *              "draft_n_accepted", "draft_acceptance"}}  (the drafts of --spec:
+ *              verified, accepted, and accepted / verified, 0 without drafts)
  *
  * ids are the generated tokens (an end-of-generation token that stopped
  * the run is not among them), text their decoded text (valid UTF-8).
@@ -149,6 +150,12 @@ static void run_event(const struct engine_event *ev, void *user)
 }
 
 /* The numbers of the stats line and of --json's "stats". */
+/* Accepted / drafted of a request's speculation, 0 without drafts. */
+static double acceptance(const struct engine_usage *u)
+{
+	return u->draft_n ? (double)u->draft_n_accepted / u->draft_n : 0.0;
+}
+
 struct run_numbers {
 	int n_prompt, n_gen, steps;
 	double ttft, tpot, prefill, decode;
@@ -184,9 +191,7 @@ static void run_stats(const struct args *a, const struct session *S, struct run_
 	if (a->spec)
 		fprintf(stderr, "spec %s: %d drafted, %d accepted (acceptance %.2f)\n",
 			spec_name((enum spec_kind)a->spec), ro->last.usage.draft_n,
-			ro->last.usage.draft_n_accepted,
-			ro->last.usage.draft_n ?
-			(double)ro->last.usage.draft_n_accepted / ro->last.usage.draft_n : 0.0);
+			ro->last.usage.draft_n_accepted, acceptance(&ro->last.usage));
 	if (a->verbose) {
 		struct engine_stats st;
 		const struct engine_stats *p0 = &ro->at_first;
@@ -228,7 +233,7 @@ static int run_json(const struct session *S, const struct engine_info *info,
 
 	if (ro->oom)
 		return -1;
-	o = json_pack("{s:o, s:o, s:s%, s:{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:s, s:i, s:i}}",
+	o = json_pack("{s:o, s:o, s:s%, s:{s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:s, s:i, s:i, s:f}}",
 		      "prompt_ids", id_array(prompt, n_prompt),
 		      "ids", id_array(ro->ids, ro->n_ids),
 		      "text", ro->text ? ro->text : "", ro->len,
@@ -236,13 +241,15 @@ static int run_json(const struct session *S, const struct engine_info *info,
 		      "finish", finish[ro->last.finish], "ttft_ms", r.ttft, "tpot_ms", r.tpot,
 		      "prefill_tok_s", r.prefill, "decode_tok_s", r.decode, "plan", S->plan_str,
 		      "draft_n", ro->last.usage.draft_n,
-		      "draft_n_accepted", ro->last.usage.draft_n_accepted);
+		      "draft_n_accepted", ro->last.usage.draft_n_accepted,
+		      "draft_acceptance", acceptance(&ro->last.usage));
 	/* What the engine runs (engine_get_info()): the plan run planned. */
 	if (o && json_object_set_new(o, "engine",
-				     json_pack("{s:s, s:i, s:i, s:i, s:i}", "plan", info->plan,
+				     json_pack("{s:s, s:i, s:i, s:i, s:i, s:s}", "plan", info->plan,
 					       "ctx", (int)info->n_ctx, "bucket", (int)info->bucket,
 					       "slots", info->n_slots, "snapshots",
-					       (int)info->n_snap))) {
+					       (int)info->n_snap, "kv_type",
+					       quant_kv_type_name(info->kv_type)))) {
 		json_decref(o);
 		return -1;
 	}

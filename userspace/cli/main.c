@@ -7,7 +7,7 @@
  *   rk1828-llm tokenize -m MODEL -p TEXT           print the tokens (cmd_tokenize.c)
  *   rk1828-llm info                                list the cards
  *   rk1828-llm plan -m MODEL [--cards ...] [--ctx N] [--bucket B]
- *                   [--predict] [--link usb|pcie] [--json]
+ *                   [--predict] [--link usb|pcie] [--json] [--split bytes|time]
  *                                                  print the segment plan
  *                                                  and predict its speed
  *   rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [--sessions S]
@@ -33,13 +33,17 @@
 #include "cardspec.h"
 #include "cli.h"
 #include "engine.h"
+#include "engine_opts.h"
 #include "gguf.h"
 #include "model.h"
 #include "planner.h"
+#include "plan_time.h"
 #include "predict.h"
+#include "predict_split.h"
 #include "profile.h"
 #include "rk1828.h"
 #include "server.h"
+#include "rk1828/quant_blocks.h"
 #include "rk1828/util.h"
 
 
@@ -54,26 +58,35 @@ static void usage(FILE *f)
 		"                      [--ctx N] [--no-bos] [--dump-logits FILE] [--json]\n"
 		"                      [--ignore-eos] [--parse-special] [--json-schema FILE|JSON] [-v]\n"
 		"                      [--chat [-s SYSTEM] [--think|--no-think]]\n"
-		"                      [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
+		"                      [--spec none|ngram|draft] [--draft-max K] [--draft-min K]\n"
+		"                      [--draft-model FILE] [--kv-type f32|f16|q8_0|q4_0|auto]\n"
+		"                      [--split bytes|time]\n"
 		"       rk1828-llm chat -m MODEL [-s SYSTEM] [--think|--no-think] [-n N] [--temp T]\n"
 		"                       [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]\n"
 		"                       [--repeat-last-n N] [--presence-penalty A]\n"
 		"                       [--frequency-penalty A] [--logit-bias ID(+|-)B]... [--seed S]\n"
 		"                       [--cards C] [--ctx N]\n"
 		"                       [--bucket B] [--no-bos] [--ignore-eos] [--parse-special] [-v]\n"
-		"                       [--spec none|ngram] [--draft-max K] [--draft-min K]\n"
+		"                       [--spec none|ngram|draft] [--draft-max K] [--draft-min K]\n"
+		"                       [--draft-model FILE] [--kv-type f32|f16|q8_0|q4_0|auto]\n"
+		"                       [--split bytes|time]\n"
 		"       rk1828-llm tokenize -m MODEL -p TEXT [--ids] [--no-bos] [--parse-special]\n"
 		"       rk1828-llm info\n"
 		"       rk1828-llm --version\n"
 		"       rk1828-llm plan -m MODEL [--cards all|N|LIST|auto] [--ctx N] [--bucket B]\n"
 		"                       [--card-mem SIZE] [--predict] [--link usb|pcie]\n"
 		"                       [--profile FILE] [--json] [--parallel S]\n"
+		"                       [--kv-type f32|f16|q8_0|q4_0|auto] [--spec K [--accept A]]\n"
+		"                       [--split bytes|time]\n"
 		"       rk1828-llm bench -m MODEL [-p 128,4096] [-n 128] [-r 3] [--sessions S]\n"
 		"                        [--trace FILE] [--cards all|N|LIST] [--ctx N] [--bucket B]\n"
-		"                        [--link usb|pcie] [--profile FILE]\n"
+		"                        [--link usb|pcie] [--profile FILE] [--kv-type T]\n"
+		"                        [--spec ngram|draft] [--draft-max K] [--draft-model FILE]\n"
+		"                        [--split bytes|time]\n"
 		"       rk1828-llm serve -m MODEL [--host H] [--port P] [--cards all|N|LIST]\n"
 		"                        [--parallel S] [--ctx N] [--bucket B] [--api-key KEY]\n"
 		"                        [--alias NAME] [--queue Q] [--no-ui] [--agent-port P] [-v]\n"
+		"                        [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"                        (OpenAI-compatible HTTP server and web UI; SIGUSR1\n"
 		"                        drains it, --agent-port answers HAProxy's agent check;\n"
 		"                        'rk1828-llm serve --help' explains its options)\n"
@@ -99,11 +112,17 @@ static void usage(FILE *f)
 		"  --cards C        all (default), N (the first N cards) or a comma\n"
 		"                   separated list of card indices (\"0,2\")\n"
 		"  --bucket B       prefill bucket in tokens (default 128, capped to fit)\n"
-		"  --spec ngram     run, chat, serve: speculative decoding with prompt lookup\n"
+		"  --spec ngram     run, chat, serve, bench: speculative decoding with prompt lookup\n"
 		"                   (default none): drafts verified in one pass, lossless\n"
 		"  --draft-max K    most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K    fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --spec draft --draft-model FILE  drafts by a small model of the same\n"
+		"                   vocabulary, run on the host CPU (reference kernels)\n"
 		"  --ctx N          context length (default min(model context, 4096))\n"
+		"  --kv-type T      K/V cache type on the cards: f32 (default), f16, q8_0 or\n"
+		"                   q4_0 (ggml's blocks of 32 with an f16 scale: 1.06 and\n"
+		"                   0.56 bytes a value), or auto: the widest that fits the\n"
+		"                   sessions and context asked (run, chat, plan, bench, serve)\n"
 		"  --no-bos         do not prepend the BOS token (prepended when the model's\n"
 		"                   tokenizer.ggml.add_bos_token says so)\n"
 		"  --dump-logits F  write the last prompt position's logits to F\n"
@@ -124,8 +143,16 @@ static void usage(FILE *f)
 		"  --cards auto     plan: the fewest simulated cards the model fits on\n"
 		"  --predict        plan: predict TTFT, prefill/decode tok/s, TPOT and the\n"
 		"                   aggregate decode of 1/2/4 sessions on the card profile\n"
+		"  --spec K         plan --predict: also predict speculative decoding with K\n"
+		"                   drafts a verify pass (1..32)\n"
+		"  --accept A       plan --spec: the drafts' acceptance rate, 0..1 (default 0.7)\n"
 		"  --link L         plan --predict, bench: the link predicted, usb or pcie\n"
 		"                   (default: plan pcie, bench the link of the cards used)\n"
+		"  --split S        run, chat, plan, bench, serve: what the plan balances:\n"
+		"                   bytes (default: weights, KV cache and buffers per card) or\n"
+		"                   time (each card's predicted prefill time, LM head\n"
+		"                   included, on --profile and --link); plan --predict\n"
+		"                   prints the other split's prediction next to it\n"
 		"  --profile FILE   card profile (default: the built-in rk1828.conf)\n"
 		"  --json           plan: print one JSON object (the plan, and the prediction)\n"
 		"  --parallel S     plan: for S concurrent sessions' KV caches, as\n"
@@ -205,7 +232,8 @@ enum { O_TEMP = 256, O_TOPK, O_TOPP, O_MINP, O_REPPEN, O_REPN, O_PRESPEN, O_FREQ
        O_SEED, O_CARDS, O_BUCKET, O_CTX,
        O_NOBOS, O_DUMP, O_CARDMEM, O_PREDICT, O_JSON, O_LINK, O_PROFILE, O_IGNEOS,
        O_SPECIAL, O_CHAT, O_IDS, O_THINK, O_NOTHINK, O_PARALLEL, O_SESSIONS, O_TRACE,
-       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN };
+       O_JSONSCHEMA, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_KVTYPE, O_ACCEPT, O_DRAFTMODEL,
+       O_SPLIT };
 
 /* serve's own options in all_opts[]: O_SERVE + their index in srv_options(). */
 #define O_SERVE		1024
@@ -228,6 +256,7 @@ static const struct option cli_opts[] = {
 	{ "cards", required_argument, NULL, O_CARDS },
 	{ "bucket", required_argument, NULL, O_BUCKET },
 	{ "ctx", required_argument, NULL, O_CTX },
+	{ "kv-type", required_argument, NULL, O_KVTYPE },
 	{ "no-bos", no_argument, NULL, O_NOBOS },
 	{ "dump-logits", required_argument, NULL, O_DUMP },
 	{ "json-schema", required_argument, NULL, O_JSONSCHEMA },
@@ -248,7 +277,10 @@ static const struct option cli_opts[] = {
 	{ "spec", required_argument, NULL, O_SPEC },
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
+	{ "accept", required_argument, NULL, O_ACCEPT },
+	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "trace", required_argument, NULL, O_TRACE },
+	{ "split", required_argument, NULL, O_SPLIT },
 	{ "reps", required_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -312,14 +344,17 @@ static const struct {
 	{ "run", " model prompt n-predict temp top-k top-p min-p repeat-penalty repeat-last-n"
 		 " presence-penalty frequency-penalty logit-bias seed cards bucket ctx no-bos"
 		 " dump-logits json json-schema ignore-eos parse-special chat system think no-think"
-		 " spec draft-max draft-min verbose " },
+		 " spec draft-max draft-min draft-model kv-type verbose split " },
 	{ "chat", " model system think no-think n-predict temp top-k top-p min-p repeat-penalty"
 		  " repeat-last-n presence-penalty frequency-penalty logit-bias seed cards bucket"
-		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min verbose " },
+		  " ctx no-bos ignore-eos parse-special spec draft-max draft-min draft-model kv-type"
+		  " verbose split " },
 	{ "tokenize", " model prompt ids no-bos parse-special " },
 	{ "info", " " },
-	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel " },
-	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile " },
+	{ "plan", " model cards ctx bucket card-mem predict link profile json parallel kv-type"
+		  " spec accept split " },
+	{ "bench", " model prompt n-predict reps sessions trace cards ctx bucket link profile"
+		   " kv-type spec draft-max draft-model split " },
 	{ "serve", NULL },	/* srv_options() */
 };
 
@@ -391,6 +426,8 @@ static int check_needs(const struct args *a, const struct opt_seen *seen)
 		{ "run", "think", "chat", "a switch of the chat template" },
 		{ "run", "no-think", "chat", "a switch of the chat template" },
 		{ "plan", "link", "predict", "the link of the prediction" },
+		{ "plan", "spec", "predict", "drafts a verify pass of the prediction" },
+		{ "plan", "accept", "spec", "the acceptance rate of those drafts" },
 	};
 	char sp[32];
 	size_t i, o, w;
@@ -552,7 +589,7 @@ static int parse_sampling_opt(int c, const char *arg, struct args *a)
 	return set_sampling(opt, arg, r, &t, a);
 }
 
-/* plan: --card-mem, --predict, --link, --profile, --parallel. */
+/* plan: --card-mem, --predict, --link, --profile, --parallel; --split. */
 static int parse_plan_opt(int c, const char *arg, struct args *a)
 {
 	switch (c) {
@@ -572,8 +609,28 @@ static int parse_plan_opt(int c, const char *arg, struct args *a)
 		a->link_set = true;
 		return 0;
 	case O_PROFILE: a->profile = arg; return 0;
+	case O_SPLIT:
+		if (plan_split_parse(arg, &a->split)) {
+			fprintf(stderr, "rk1828-llm: --split: bad value \"%s\" (bytes or time)\n", arg);
+			return -1;
+		}
+		return 0;
+	case O_ACCEPT: {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(arg, &end);
+		if (errno || *end || end == arg || !(v >= 0 && v <= 1)) {
+			fprintf(stderr, "rk1828-llm: --accept: bad value \"%s\" (a rate 0..1)\n",
+				arg);
+			return -1;
+		}
+		a->spec_accept = v;
+		return 0;
+	}
 	case O_PARALLEL:
-		return parse_u32_in(arg, "--parallel", 1, ENGINE_MAX_SLOTS, &a->parallel);
+		return engine_opt_arg(ENGINE_OPT_PARALLEL, arg, &a->parallel);
 	}
 	return OPT_NOT_MINE;
 }
@@ -623,20 +680,29 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 	case O_NOTHINK: a->thinking = CHAT_THINK_OFF; return 0;
 	case O_CARDS: a->cards = arg; return 0;
 	case O_BUCKET:
-		if (parse_u32(arg, "--bucket", 1, &a->bucket))
+		if (engine_opt_arg(ENGINE_OPT_BUCKET, arg, &a->bucket))
 			return -1;
 		a->bucket_set = true;
 		return 0;
 	case O_CTX:
-		return parse_u32(arg, "--ctx", 1, &a->n_ctx) ? -1 : 0;
+		return engine_opt_arg(ENGINE_OPT_CTX, arg, &a->n_ctx);
+	case O_KVTYPE:
+		return engine_opt_kv_type(arg, &a->kv_type);
 	case O_NOBOS: a->no_bos = true; return 0;
 	case O_DUMP: a->dump_logits = arg; return 0;
 	case O_JSONSCHEMA: a->json_schema = arg; return 0;
 	case O_SPEC: {
 		enum spec_kind k;
+		uint32_t u;
 
+		if (!strcmp(a->cmd, "plan")) {	/* plan --spec K: drafts a pass */
+			if (parse_u32_in(arg, "--spec", 1, SPEC_MAX_DRAFT, &u))
+				return -1;
+			a->spec_k = (int)u;
+			return 0;
+		}
 		if (spec_parse(arg, &k)) {
-			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+			fprintf(stderr, "rk1828-llm: --spec %s: %s\n", arg, SPEC_NAMES);
 			return -1;
 		}
 		a->spec = (int)k;
@@ -652,6 +718,7 @@ static int parse_common_opt(int c, const char *arg, struct args *a)
 		*(c == O_DRAFTMAX ? &a->draft_max : &a->draft_min) = (int)u;
 		return 0;
 	}
+	case O_DRAFTMODEL: a->draft_model = arg; return 0;
 	case 'v': a->verbose++; return 0;
 	}
 	return OPT_NOT_MINE;
@@ -696,6 +763,7 @@ static void args_defaults(struct args *a)
 	a->cards = "all";
 	a->link = COST_LINK_PCIE;
 	a->thinking = CHAT_THINK_DEFAULT;
+	a->spec_accept = 0.7;
 }
 
 static bool is_cmd(const struct args *a, const char *cmd)
@@ -854,6 +922,24 @@ void session_close(struct session *S)
 }
 
 /*
+ * cli_timing() - the cards a time split is balanced for: --profile (or
+ * the built-in profile) over --link. The profile was loaded once before
+ * (load_profile() refused a bad one), so a failure here keeps the
+ * built-in one.
+ */
+static const struct plan_timing *cli_timing(const struct args *a)
+{
+	static struct card_profile prof;
+	static struct plan_timing t;
+	char err[512];
+
+	t.link = a->link;
+	t.prof = a->profile && !card_profile_load(&prof, a->profile, err, sizeof(err)) ?
+		 &prof : NULL;
+	return &t;
+}
+
+/*
  * What the commands ask of the engine: one session (plan: --parallel S),
  * never fewer (a plan is for what was asked), --ctx and --bucket (0: the
  * planner's defaults).
@@ -866,10 +952,13 @@ static void args_engine_opts(const struct args *a, struct engine_opts *eo)
 		.queue_max = -1,
 		.n_ctx = a->n_ctx,
 		.bucket = a->bucket_set ? a->bucket : 0,
+		.kv_type = a->kv_type,
 		.verbose = a->verbose,
 		.spec = (enum spec_kind)a->spec,
 		.draft_max = a->draft_max,
-		.draft_min = a->draft_min,
+		.draft_min = a->draft_min, .draft_model = a->draft_model,
+		.split = a->split,
+		.timing = a->split == PLAN_SPLIT_TIME ? cli_timing(a) : NULL,
 	};
 }
 
@@ -964,10 +1053,11 @@ static void session_nofit_hint(const struct session *S)
 
 	/* Only full-attention blocks have a KV cache. */
 	util_fmt_bytes(kv, sizeof(kv),
-		       util_mul_u64(llm_kv_bytes(&S->m, 1024),
+		       util_mul_u64(llm_kv_bytes(&S->m, 1024, S->sizes.kv_type),
 				    S->m.n_layers - S->m.n_deltanet, NULL));
-	fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s\n",
+	fprintf(stderr, "rk1828-llm: hint: use more cards, a smaller --ctx (now %u; the KV cache is %s per 1024 tokens of context and session here)%s%s%s\n",
 		S->sizes.n_ctx, kv,
+		S->sizes.kv_type != QUANT_TYPE_Q4_0 ? ", a smaller --kv-type" : "",
 		S->sizes.n_seq > 1 ? ", fewer sessions (--parallel)" : "",
 		S->sizes.bucket > 1 ? " or a smaller --bucket" : "");
 }
@@ -1101,6 +1191,19 @@ int load_profile(const struct args *a, struct card_profile *prof)
 	return 0;
 }
 
+/* K and V bytes of one session on the card of segment @s (its attention blocks). */
+static uint64_t seg_kv_bytes(const struct llm_model *m, const struct plan_seg *s,
+			     const struct plan_sizes *sz)
+{
+	uint64_t b = 0;
+	int l;
+
+	for (l = s->first; l < s->first + s->count; l++)
+		if (m->layers[l].kind != LLM_LAYER_DELTANET)
+			b = util_add_u64(b, llm_kv_bytes(m, sz->n_ctx, sz->kv_type), NULL);
+	return b;
+}
+
 static void print_plan(const struct args *a, const struct session *S)
 {
 	int i;
@@ -1111,34 +1214,57 @@ static void print_plan(const struct args *a, const struct session *S)
 	       S->sizes.n_seq == 1 ? "" : "s");
 	if (S->sizes.n_snap)	/* hybrid: the engine's state snapshots */
 		printf(", %u state snapshots", S->sizes.n_snap);
-	printf("\n");
+	printf(", KV %s\n", quant_kv_type_name(S->sizes.kv_type));
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
 		const struct plan_seg *s = &S->plan.seg[i];
-		char need[32], fr[32], blk[PLAN_BLK_MAX];
+		char need[32], fr[32], kv[32], blk[PLAN_BLK_MAX];
 
 		util_fmt_bytes(need, sizeof(need), s->bytes);
 		util_fmt_bytes(fr, sizeof(fr), s->free);
+		util_fmt_bytes(kv, sizeof(kv), seg_kv_bytes(&S->m, s, &S->sizes));
 		plan_seg_blocks(s, blk, sizeof(blk));
-		printf("card%d: %s: %s of %s free (%llu bytes)\n", s->card_id, blk, need, fr,
-		       (unsigned long long)s->bytes);
+		printf("card%d: %s: %s of %s free (%llu bytes), KV %s a session\n", s->card_id,
+		       blk, need, fr, (unsigned long long)s->bytes, kv);
 	}
+}
+
+/*
+ * plan --predict: the plan's split and the other one at the same sizes
+ * on the same cards (predict_split.h), into @run and @other; -1 printed.
+ */
+static int plan_splits(const struct args *a, const struct session *S,
+		       const struct card_profile *prof, const struct predict_opts *po,
+		       struct predict_split *run, struct predict_split *other)
+{
+	struct plan_timing t = { prof, a->link };
+	enum plan_split alt = a->split == PLAN_SPLIT_TIME ? PLAN_SPLIT_BYTES : PLAN_SPLIT_TIME;
+	char err[SESSION_ERR_LEN];
+
+	if (predict_split_run(&S->m, &S->sizes, &S->plan, a->split, &t, po, run, err,
+			      sizeof(err)) ||
+	    predict_split_run(&S->m, &S->sizes, &S->plan, alt, &t, po, other, err,
+			      sizeof(err))) {
+		fprintf(stderr, "rk1828-llm: %s\n", err);
+		return -1;
+	}
+	return 0;
 }
 
 /* The plan as JSON and/or the prediction; 0 or an exit status. */
 static int plan_report(const struct args *a, const struct session *S,
 		       const struct card_profile *prof)
 {
-	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL };
-	struct prediction pr;
-	char err[256], *js;
+	struct predict_opts po = { prof, a->link, S->sizes.bucket, S->sizes.n_ctx, &S->sizes, NULL,
+				  (uint32_t)a->spec_k, a->spec_accept };
+	static struct predict_split run, other;
+	struct prediction *pr = &run.pr;
+	char *js;
 
-	if (a->predict && predict_run(&S->m, &S->plan, &po, &pr, err, sizeof(err))) {
-		fprintf(stderr, "rk1828-llm: %s\n", err);
+	if (a->predict && plan_splits(a, S, prof, &po, &run, &other))
 		return EXIT_RUNTIME;
-	}
 	if (a->json) {
-		js = predict_json(&S->plan, a->predict ? &pr : NULL);
+		js = a->predict ? predict_split_json(&run, &other) : predict_json(&S->plan, NULL);
 		if (!js) {
 			fprintf(stderr, "rk1828-llm: out of memory\n");
 			return EXIT_RUNTIME;
@@ -1148,8 +1274,10 @@ static int plan_report(const struct args *a, const struct session *S,
 		return 0;
 	}
 	print_plan(a, S);
-	if (a->predict)
-		predict_print(stdout, &S->plan, &pr, &po);
+	if (a->predict) {
+		predict_print(stdout, &S->plan, pr, &po);
+		predict_split_print(stdout, &run, &other);
+	}
 	return 0;
 }
 

@@ -10,48 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-uint16_t quant_fp32_to_fp16(float f)
-{
-	uint32_t u = util_f32_bits(f);
-	uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
-	uint32_t exp = (u >> 23) & 0xff;
-	uint32_t man = u & 0x7fffff;
-
-	if (exp == 0xff) {
-		if (man == 0)
-			return sign | 0x7c00;
-		/* NaN: keep the top payload bits, force quiet. */
-		return sign | 0x7e00 | (uint16_t)(man >> 13);
-	}
-	/* Unbiased exponent e; half normal range is e in [-14, 15]. */
-	int e = (int)exp - 127;
-
-	if (e > 15)
-		return sign | 0x7c00;
-	if (e >= -14) {
-		uint32_t hm = man >> 13;
-		uint32_t rest = man & 0x1fff;
-		uint32_t h = ((uint32_t)(e + 15) << 10) | hm;
-
-		/* Round to nearest even; a carry may bump the exponent (to inf). */
-		if (rest > 0x1000 || (rest == 0x1000 && (hm & 1)))
-			h++;
-		return sign | (uint16_t)h;
-	}
-	if (e < -25)			/* below half of the smallest subnormal */
-		return sign;
-	/* Subnormal half: value = m * 2^-24 with m = full mantissa >> shift. */
-	uint32_t full = man | 0x800000;	/* 24 bits, value full * 2^(e-23) */
-	int shift = -e - 1;		/* (e - 23) -> -24 : shift by -1 - e */
-	uint32_t hm = full >> shift;
-	uint32_t rest = full & ((1u << shift) - 1);
-	uint32_t half = 1u << (shift - 1);
-
-	if (rest > half || (rest == half && (hm & 1)))
-		hm++;
-	return sign | (uint16_t)hm;
-}
-
 const char *quant_type_name(int type)
 {
 	switch (type) {
@@ -82,51 +40,29 @@ const char *quant_type_name(int type)
 	}
 }
 
-static void store_le16(uint8_t *p, uint16_t v)
+int quant_kv_type_parse(const char *s, int *type)
 {
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
+	static const int types[] = {
+		QUANT_TYPE_F32, QUANT_TYPE_F16, QUANT_TYPE_Q8_0, QUANT_TYPE_Q4_0,
+	};
+	size_t i;
 
-static void quantize_block_q4_0(const float *x, uint8_t *out)
-{
-	float amax = 0.0f, max = 0.0f;
-	int j;
-
-	for (j = 0; j < QUANT_QK4_0; j++) {
-		if (fabsf(x[j]) > amax) {
-			amax = fabsf(x[j]);
-			max = x[j];
+	if (!strcmp(s, "auto")) {
+		*type = QUANT_KV_AUTO;
+		return 0;
+	}
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (!strcmp(s, quant_type_name(types[i]))) {
+			*type = types[i];
+			return 0;
 		}
 	}
-	float d = max / -8.0f;
-	float id = d != 0.0f ? 1.0f / d : 0.0f;
-
-	store_le16(out, quant_fp32_to_fp16(d));
-	for (j = 0; j < QUANT_QK4_0 / 2; j++) {
-		int q0 = (int)(x[j] * id + 8.5f);
-		int q1 = (int)(x[j + QUANT_QK4_0 / 2] * id + 8.5f);
-
-		q0 = q0 > 15 ? 15 : q0;
-		q1 = q1 > 15 ? 15 : q1;
-		out[2 + j] = (uint8_t)(q0 | (q1 << 4));
-	}
+	return -1;
 }
 
-static void quantize_block_q8_0(const float *x, uint8_t *out)
+const char *quant_kv_type_name(int type)
 {
-	float amax = 0.0f;
-	int j;
-
-	for (j = 0; j < QUANT_QK8_0; j++)
-		if (fabsf(x[j]) > amax)
-			amax = fabsf(x[j]);
-	float d = amax / 127.0f;
-	float id = d != 0.0f ? 1.0f / d : 0.0f;
-
-	store_le16(out, quant_fp32_to_fp16(d));
-	for (j = 0; j < QUANT_QK8_0; j++)
-		out[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id);
+	return type == QUANT_KV_AUTO ? "auto" : quant_type_name(type);
 }
 
 int quant_quantize_row(int type, const float *src, void *dst, size_t n)
@@ -142,19 +78,19 @@ int quant_quantize_row(int type, const float *src, void *dst, size_t n)
 		return 0;
 	case QUANT_TYPE_F16:
 		for (i = 0; i < n; i++)
-			store_le16(p + 2 * i, quant_fp32_to_fp16(src[i]));
+			quant_store_le16(p + 2 * i, quant_fp32_to_fp16(src[i]));
 		return 0;
 	case QUANT_TYPE_Q4_0:
 		for (i = 0; i < n / QUANT_QK4_0; i++)
-			quantize_block_q4_0(src + i * QUANT_QK4_0, p + i * QUANT_Q4_0_BLOCK_BYTES);
+			quant_encode_q4_0(src + i * QUANT_QK4_0, p + i * QUANT_Q4_0_BLOCK_BYTES);
 		return 0;
 	case QUANT_TYPE_Q8_0:
 		for (i = 0; i < n / QUANT_QK8_0; i++)
-			quantize_block_q8_0(src + i * QUANT_QK8_0, p + i * QUANT_Q8_0_BLOCK_BYTES);
+			quant_encode_q8_0(src + i * QUANT_QK8_0, p + i * QUANT_Q8_0_BLOCK_BYTES);
 		return 0;
 	case QUANT_TYPE_BF16:
 		for (i = 0; i < n; i++)
-			store_le16(p + 2 * i, quant_fp32_to_bf16(src[i]));
+			quant_store_le16(p + 2 * i, quant_fp32_to_bf16(src[i]));
 		return 0;
 	default:
 		break;

@@ -17,18 +17,7 @@
 #include <stdint.h>
 
 #include "rk1828/quant_blocks.h"
-
-/**
- * quant_fp32_to_fp16() - float to IEEE-754 binary16 bits, round to nearest even
- * @f: value
- *
- * Overflow gives +-inf, tiny values give half subnormals or signed zero,
- * NaN stays NaN (quiet, top payload bits kept). Matches the F16C
- * instruction VCVTPS2PH with rounding mode 0.
- *
- * Return: the half-precision bits.
- */
-uint16_t quant_fp32_to_fp16(float f);
+#include "rk1828/quant_encode.h"
 
 /**
  * quant_type_name() - "f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1",
@@ -38,6 +27,29 @@ uint16_t quant_fp32_to_fp16(float f);
  * Return: a static string.
  */
 const char *quant_type_name(int type);
+
+/* quant_kv_type_parse(): "auto", a choice left to the planner. */
+#define QUANT_KV_AUTO	(-1)
+
+/**
+ * quant_kv_type_parse() - a --kv-type argument: "f32", "f16", "q8_0",
+ * "q4_0" (QUANT_TYPE_*, the K/V cache types of rk1828/kv_cache.h), or
+ * "auto" (%QUANT_KV_AUTO)
+ * @s: the argument
+ * @type: out
+ *
+ * Return: 0, or -1 for anything else.
+ */
+int quant_kv_type_parse(const char *s, int *type);
+
+/**
+ * quant_kv_type_name() - quant_type_name() of a K/V type, "auto" for
+ * %QUANT_KV_AUTO
+ * @type: a K/V type or %QUANT_KV_AUTO
+ *
+ * Return: a static string.
+ */
+const char *quant_kv_type_name(int type);
 
 /**
  * quant_quantize_row() - convert @n floats to @type with llama.cpp's

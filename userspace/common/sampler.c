@@ -291,22 +291,28 @@ static void heap_sort_best_first(int32_t *h, int n, const float *logits)
 
 /*
  * Fill s->idx with the k best ids, best first. Uses a size-k heap:
- * O(n log k) time, O(1) extra space.
+ * O(n log k) time, O(1) extra space. The scan compares each logit with
+ * the root's alone: id i is larger than every id in the heap, so on a tie
+ * it never ranks before the root (before()), and a NaN compares false as
+ * the -inf it counts as.
  */
 static int select_top(struct sampler *s, const float *logits, int k)
 {
 	int32_t *h = s->idx;
 	int32_t i;
+	float thr;
 	int j;
 
 	for (i = 0; i < k; i++)
 		h[i] = i;
 	for (j = k / 2 - 1; j >= 0; j--)
 		sift_down(h, k, j, logits);
+	thr = lg(logits, h[0]);
 	for (i = k; i < s->n_vocab; i++) {
-		if (before(logits, i, h[0])) {
+		if (logits[i] > thr) {
 			h[0] = i;
 			sift_down(h, k, 0, logits);
+			thr = lg(logits, h[0]);
 		}
 	}
 	heap_sort_best_first(h, k, logits);
@@ -373,13 +379,11 @@ static int chain(struct sampler *s, const float *raw, bool *drawn)
 	*drawn = false;
 	if (k <= 0 || k > n)
 		k = n;
-	if (!(s->p.temperature > 0.0f) || k == 1 ||
-	    isinf(lg(logits, (int32_t)util_argmax(logits, (size_t)n)))) {
+	if (!(s->p.temperature > 0.0f) || k == 1) {
 		s->idx[0] = (int32_t)util_argmax(logits, (size_t)n);
 		s->prob[0] = 1.0;
 		return 1;
 	}
-	*drawn = true;
 	/*
 	 * Sorting is only needed when top-k cuts or top-p is on; otherwise the
 	 * identity order is fine (the softmax shift uses the true maximum).
@@ -394,6 +398,16 @@ static int chain(struct sampler *s, const float *raw, bool *drawn)
 		s->idx[0] = i;
 		s->idx[i] = 0;
 	}
+	/*
+	 * idx[0] is util_argmax() either way (NaN as -inf, ties to the lowest
+	 * id): an infinite maximum is greedy, one pass over the vocabulary
+	 * fewer than testing it first.
+	 */
+	if (isinf(lg(logits, s->idx[0]))) {
+		s->prob[0] = 1.0;
+		return 1;
+	}
+	*drawn = true;
 	if (s->p.top_p < 1.0f)
 		n = top_p_cut(s, logits, n);
 	if (s->p.min_p > 0.0f)

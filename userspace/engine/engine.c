@@ -259,6 +259,7 @@ void engine_get_stats(struct engine *e, struct engine_stats *st)
 	st->active = e->n_busy;
 	st->queued = e->n_queued;
 	st->n_slots = e->info.n_slots;
+	st->spec = e->o.spec;
 	st->uptime_s = (eng_now_ms() - e->t_created) / 1000.0;
 	st->n_cards = e->info.n_cards;
 	for (k = 0; k < st->n_cards && k < ENGINE_MAX_CARDS; k++)
@@ -308,7 +309,7 @@ static void take_queue(struct engine *e, bool all, struct engine_req **gone,
 		}
 		if (!full) {
 			int reuse, s = sched_pick_slot(e->slots, e->info.n_slots, q->prompt,
-						       q->n_prompt, &reuse);
+						       q->n_prompt, e->info.kv_type, &reuse);
 
 			if (s >= 0) {
 				queue_remove(e, q, prev);

@@ -84,6 +84,8 @@ struct engine_trace;
  * @queue_max: requests waiting beyond the busy slots (--queue); 0:
  *	ENGINE_DEFAULT_QUEUE; -1: no queue (submit fails when no slot is free)
  * @strict_slots: fail instead of lowering @n_slots
+ * @kv_type: K/V cache type (--kv-type): QUANT_TYPE_F32 (0, default),
+ *	_F16, _Q8_0, _Q4_0 or PLAN_KV_AUTO (plan_fit_opts.kv_type)
  * @timeout_ms: per-job timeout (0: 120 s)
  * @verbose: log plan, buffer sizes and scheduler decisions to stderr
  * @progress: optional, called on the calling thread of engine_create()
@@ -99,12 +101,18 @@ struct engine_trace;
  *	0..SPEC_MAX_DRAFT); 0: ENGINE_DEFAULT_DRAFT_MAX
  * @draft_min: fewest drafted tokens worth a verify pass (--draft-min,
  *	0..@draft_max): a shorter proposal is not verified
+ * @draft_model: SPEC_DRAFT: the draft model's GGUF file (--draft-model),
+ *	same vocabulary as the model; run on the host CPU (spec_draft.c)
  * @plan, @sizes: optional, a plan made by plan_fit() with engine_fit_opts()
  *	of these options (rk1828-llm run and chat plan before they create
  *	the engine and print that plan): the engine runs it as it is instead
  *	of planning again (@n_slots, @n_ctx and @bucket are then
  *	@sizes'); its segments' cards are indices into engine_create()'s
  *	@cards. Both or neither
+ * @split: what the plan's segments balance (--split, &enum plan_split;
+ *	default bytes)
+ * @timing: profile and link of a time split (plan_time.h), or NULL for
+ *	the built-in profile over PCIe
  */
 struct engine_opts {
 	int n_slots;
@@ -112,6 +120,7 @@ struct engine_opts {
 	uint32_t bucket;
 	int queue_max;
 	bool strict_slots;
+	int kv_type;
 	uint32_t timeout_ms;
 	int verbose;
 	void (*progress)(void *user, uint64_t done, uint64_t total);
@@ -121,8 +130,11 @@ struct engine_opts {
 	enum spec_kind spec;
 	int draft_max;
 	int draft_min;
+	const char *draft_model;
 	const struct plan *plan;
 	const struct plan_sizes *sizes;
+	enum plan_split split;
+	const struct plan_timing *timing;
 };
 
 /* Default --draft-max (llama-server's is 16). */
@@ -398,6 +410,8 @@ void engine_destroy(struct engine *e);
  * @n_ctx: context per slot
  * @bucket: prefill bucket
  * @n_snap: hybrid models: state snapshot blocks on every card (0 else)
+ * @kv_type: the K/V cache rows' QUANT_TYPE_* (never PLAN_KV_AUTO: what
+ *	auto chose)
  * @queue_max: queue bound
  * @n_cards: cards used (may be fewer than offered: a card per block at most)
  * @n_vocab: vocabulary size
@@ -407,6 +421,7 @@ void engine_destroy(struct engine *e);
 struct engine_info {
 	int n_slots;
 	uint32_t n_ctx, bucket, n_snap;
+	int kv_type;
 	int queue_max;
 	int n_cards;
 	uint32_t n_vocab;
@@ -499,6 +514,8 @@ struct engine_hist {
  * @draft_tokens: speculative decoding: tokens drafted and verified
  * @draft_accepted: of those, accepted
  * @verify_passes: micro-batches that verified drafts of a session
+ * @spec: the engine's drafter (engine_opts.spec; SPEC_NONE without
+ *	speculation), which the three counters above belong to
  * @failed: the engine stopped after a card failure (every request since
  *	gets -EIO); a server reports itself unhealthy
  * @failure: then the card's error, NUL-terminated; else ""
@@ -510,6 +527,7 @@ struct engine_stats {
 	uint64_t prefix_hits, prefix_misses;
 	uint64_t steps, batch_tokens, jobs;
 	uint64_t draft_tokens, draft_accepted, verify_passes;
+	enum spec_kind spec;
 	int64_t host_ns, wait_ns;
 	int n_cards;
 	double card_busy[ENGINE_MAX_CARDS];

@@ -282,7 +282,9 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n);
 /*
  * engine_spec.c: speculative decoding. eng_spec_setup() settles the
  * options (drafter, draft_max, draft_min, the spec blocks of hybrid
- * models) before planning; eng_spec_start() a request's (0 or -ENOMEM);
+ * models) before planning; eng_spec_open() opens the draft model of
+ * --spec draft once the context is planned (0 or spec_draft_open()'s
+ * error); eng_spec_start() a request's (0 or -ENOMEM);
  * eng_spec_prepare() drafts for @q's ready decode token; eng_spec_verify()
  * takes the logits rows @rows of a verify pass (@t: its decode token and
  * @nd drafts after it), accepts, emits and rolls back; eng_spec_flags()
@@ -291,6 +293,7 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n);
  * ends in the slot's prefix-cache state.
  */
 int eng_spec_setup(struct engine *e, char *err, size_t errlen);
+int eng_spec_open(struct engine *e, char *err, size_t errlen);
 /*
  * eng_spec_blocks() - state snapshot blocks a slot needs for the verify
  * pass's rollback (hybrid models with --spec: draft_max + 1, else 0);

@@ -24,6 +24,9 @@ void engine_fit_opts(const struct llm_model *m, const struct engine_opts *o,
 		.snaps_per_seq = llm_model_hybrid(m) ? ENG_SNAPS + eng_spec_blocks(m, o) : 0,
 		.rows_per_seq = eng_spec_rows(o),
 		.strict_seq = o->strict_slots,
+		.split = o->split,
+		.timing = o->timing,
+		.kv_type = o->kv_type,
 	};
 }
 
@@ -62,7 +65,8 @@ static int check_given(struct engine *e, int n_cards, struct plan_sizes *sz, cha
 
 	*sz = *e->o.sizes;
 	if (sz->n_seq < 1 || sz->n_seq > PIPE_MAX_SEQ || !sz->n_ctx || !sz->bucket ||
-	    sz->bucket > sz->n_ctx || sz->n_snap != sz->n_seq * snaps)
+	    sz->bucket > sz->n_ctx || sz->n_snap != sz->n_seq * snaps ||
+	    !llm_kv_type_ok(e->m, sz->kv_type))
 		return util_err(err, errlen, -EINVAL,
 				"engine: the plan's sizes (%u sequences, ctx %u, bucket %u, %u snapshots) are not ones this engine runs (%u snapshots a slot)",
 				sz->n_seq, sz->n_ctx, sz->bucket, sz->n_snap, snaps);
@@ -120,6 +124,7 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 	e->info.n_ctx = sz.n_ctx;
 	e->info.bucket = sz.bucket;
 	e->info.n_snap = sz.n_snap;
+	e->info.kv_type = sz.kv_type;
 	e->info.n_cards = e->plan.n_segs;
 	plan_format(&e->plan, e->info.plan, sizeof(e->info.plan));
 	if (!e->info.note[0] && e->plan.note[0])
@@ -154,6 +159,7 @@ static int alloc_buffers(struct engine *e)
 	if (!e->slots || !e->run || !e->mb || !e->ptok || !e->logits || !e->piece || !e->snaps)
 		return -ENOMEM;
 	for (i = 0; i < S; i++) {
+		e->slots[i].kv_type = e->info.kv_type;
 		e->slots[i].toks = malloc((size_t)e->info.n_ctx * sizeof(int32_t));
 		if (!e->slots[i].toks)
 			return -ENOMEM;
@@ -179,6 +185,7 @@ void eng_free(struct engine *e)
 		free(e->fl[i].t);
 		free(e->fl[i].rq);
 	}
+	spec_draft_close(&e->drafter);
 	free(e->slots);
 	free(e->snaps);
 	free(e->run);
@@ -229,11 +236,14 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	if (!ret && e->o.spec != SPEC_NONE && e->info.bucket < 2)
 		ret = util_err(err, errlen, -EINVAL,
 			       "--spec needs a bucket of at least 2 tokens (a verify pass)");
+	if (!ret)
+		ret = eng_spec_open(e, err, errlen);
 	if (ret)
 		goto fail;
 	if (e->o.verbose)
-		fprintf(stderr, "engine: %d slots, ctx %u, bucket %u; plan %s%s%s\n",
-			e->info.n_slots, e->info.n_ctx, e->info.bucket, e->info.plan,
+		fprintf(stderr, "engine: %d slots, ctx %u, bucket %u, KV %s; plan %s%s%s\n",
+			e->info.n_slots, e->info.n_ctx, e->info.bucket,
+			quant_kv_type_name(e->info.kv_type), e->info.plan,
 			e->info.note[0] ? "; " : "", e->info.note);
 	ret = -ENOMEM;
 	if (alloc_buffers(e)) {
@@ -246,6 +256,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	po.n_snap = eng_hybrid_snaps(e);	/* = info.n_snap, the plan's */
 	po.max_rows = (uint32_t)e->max_rows;
 	po.timeout_ms = e->o.timeout_ms;
+	po.kv_type = e->info.kv_type;
 	po.verbose = e->o.verbose;
 	po.progress = e->o.progress;
 	po.progress_user = e->o.progress_user;

@@ -84,11 +84,24 @@ int eng_spec_setup(struct engine *e, char *err, size_t errlen)
 	if (o->draft_min < 0 || o->draft_min > o->draft_max)
 		return util_err(err, errlen, -EINVAL, "--draft-min %d: must be 0..%d (--draft-max)",
 				o->draft_min, o->draft_max);
-	if (spec_drafter_init(&e->drafter, o->spec))
+	if (o->spec == SPEC_DRAFT) {
+		/* Opened by eng_spec_open() once the context is planned. */
+		if (!o->draft_model)
+			return util_err(err, errlen, -EINVAL, "--spec draft needs --draft-model FILE");
+	} else if (spec_drafter_init(&e->drafter, o->spec)) {
 		return util_err(err, errlen, -EINVAL, "--spec: unknown drafter %d", (int)o->spec);
+	}
 	if (e->hybrid)
 		e->n_spec_blk = o->draft_max + 1;
 	return 0;
+}
+
+int eng_spec_open(struct engine *e, char *err, size_t errlen)
+{
+	if (e->o.spec != SPEC_DRAFT)
+		return 0;
+	return spec_draft_open(&e->drafter, e->o.draft_model, e->tok, e->m->gf->path,
+			       (int)e->info.n_ctx, err, errlen);
 }
 
 int eng_spec_start(struct engine *e, struct engine_req *q, uint64_t seed)

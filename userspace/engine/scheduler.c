@@ -16,7 +16,7 @@ int sched_lcp(const int32_t *a, int na, const int32_t *b, int nb)
 }
 
 int sched_pick_slot(const struct sched_slot *slots, int n, const int32_t *prompt,
-		    int n_prompt, int *reuse)
+		    int n_prompt, int kv_type, int *reuse)
 {
 	int best = -1, best_lcp = -1, i;
 
@@ -26,7 +26,8 @@ int sched_pick_slot(const struct sched_slot *slots, int n, const int32_t *prompt
 
 		if (slots[i].busy)
 			continue;
-		l = sched_lcp(slots[i].toks, slots[i].n_toks, prompt, n_prompt);
+		l = slots[i].kv_type == kv_type ?
+		    sched_lcp(slots[i].toks, slots[i].n_toks, prompt, n_prompt) : 0;
 		if (l > best_lcp || (l == best_lcp && slots[i].last_used < slots[best].last_used)) {
 			best = i;
 			best_lcp = l;

@@ -50,12 +50,16 @@
  * @n_toks: valid entries
  * @last_used: engine step the slot was last released (LRU tie-break)
  * @busy: a request holds the slot
+ * @kv_type: QUANT_TYPE_* the slot's K/V rows are stored in on the cards
+ *	(the pipeline's, struct pipe_opts.kv_type): rows of another type
+ *	than the one asked for are no prefix to reuse
  */
 struct sched_slot {
 	int32_t *toks;
 	int n_toks;
 	uint64_t last_used;
 	bool busy;
+	int kv_type;
 };
 
 /** sched_lcp() - length of the common prefix of @a (@na) and @b (@nb). */
@@ -67,12 +71,14 @@ int sched_lcp(const int32_t *a, int na, const int32_t *b, int nb);
  * @n: slots
  * @prompt: @n_prompt token ids (>= 1)
  * @n_prompt: tokens
+ * @kv_type: the K/V type the request runs with: a slot of another type
+ *	(sched_slot.kv_type) shares no prefix with it
  * @reuse: out: prompt tokens whose KV the slot already holds and that need
  *	no evaluation, min(common prefix, @n_prompt - 1)
  * Return: the slot index, or -1 when every slot is busy.
  */
 int sched_pick_slot(const struct sched_slot *slots, int n, const int32_t *prompt,
-		    int n_prompt, int *reuse);
+		    int n_prompt, int kv_type, int *reuse);
 
 /**
  * struct sched_seq - scheduling state of one running request

@@ -19,12 +19,16 @@ int spec_parse(const char *name, enum spec_kind *k)
 		*k = SPEC_NGRAM;
 		return 0;
 	}
+	if (!strcmp(name, "draft")) {
+		*k = SPEC_DRAFT;
+		return 0;
+	}
 	return -1;
 }
 
 const char *spec_name(enum spec_kind k)
 {
-	return k == SPEC_NGRAM ? "ngram" : "none";
+	return k == SPEC_NGRAM ? "ngram" : k == SPEC_DRAFT ? "draft" : "none";
 }
 
 /* Whether @a and @b hold the same @n tokens. */

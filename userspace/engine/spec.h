@@ -22,17 +22,23 @@
 #define RK_LLM_SPEC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /**
  * enum spec_kind - drafters (engine_opts.spec, --spec)
  * @SPEC_NONE: no speculation (default)
  * @SPEC_NGRAM: prompt/history lookup (spec_ngram_draft())
+ * @SPEC_DRAFT: a small draft model on the host CPU (spec_draft_open())
  */
 enum spec_kind {
 	SPEC_NONE,
 	SPEC_NGRAM,
+	SPEC_DRAFT,
 };
+
+/* The names spec_parse() takes, for messages. */
+#define SPEC_NAMES	"none, ngram or draft"
 
 /* Longest and shortest n-gram the ngram drafter matches. */
 #define SPEC_NGRAM_MAX	4
@@ -42,12 +48,12 @@ enum spec_kind {
 #define SPEC_MAX_DRAFT	32
 
 /**
- * spec_parse() - the drafter named @name ("none", "ngram")
+ * spec_parse() - the drafter named @name ("none", "ngram", "draft")
  * Return: 0 and *@k set, or -1 for an unknown name (*@k unchanged).
  */
 int spec_parse(const char *name, enum spec_kind *k);
 
-/** spec_name() - "none" or "ngram". */
+/** spec_name() - "none", "ngram" or "draft". */
 const char *spec_name(enum spec_kind k);
 
 /**
@@ -57,7 +63,7 @@ const char *spec_name(enum spec_kind k);
  *	tokens: the sequence so far, its last token the one about to be
  *	submitted) into @out; return the count (0: no proposal). Must not
  *	fail; runs on the engine thread, so it must be cheap
- * @priv: the drafter's own state (NULL for ngram)
+ * @priv: the drafter's own state (NULL for ngram; spec_draft.c's for draft)
  */
 struct spec_drafter {
 	enum spec_kind kind;
@@ -71,6 +77,24 @@ struct spec_drafter {
  * Return: 0, or -1 for SPEC_NONE or an unknown kind.
  */
 int spec_drafter_init(struct spec_drafter *d, enum spec_kind kind);
+
+struct tokenizer;
+
+/**
+ * spec_draft_open() - the draft drafter in @d: the GGUF draft model @path
+ * on the host CPU (userspace/engine/spec_draft.c)
+ * @target, @target_path: the target model's tokenizer and file, whose
+ *	vocabulary the draft model must have (count and every token's text)
+ * @n_ctx: KV rows of the draft model (the engine's context)
+ * @err, @errlen: the reason, naming both files when the vocabularies differ
+ * Return: 0, or a negative errno (bad file, different vocabulary, a
+ * hybrid draft model, out of memory); @d is then empty.
+ */
+int spec_draft_open(struct spec_drafter *d, const char *path, const struct tokenizer *target,
+		    const char *target_path, int n_ctx, char *err, size_t errlen);
+
+/** spec_draft_close() - free the draft drafter's state in @d (others: no-op). */
+void spec_draft_close(struct spec_drafter *d);
 
 /**
  * spec_ngram_draft() - prompt lookup decoding: the longest suffix of

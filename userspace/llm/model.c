@@ -511,11 +511,24 @@ bool llm_ctx_warning(const struct llm_model *m, uint32_t n_ctx, char *buf, size_
 	return true;
 }
 
-uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx)
+bool llm_kv_type_ok(const struct llm_model *m, int kv_type)
 {
-	/* Saturating (util_mul_u64()): the factors come from the file and --ctx. */
-	return util_mul_u64(util_mul_u64(2ULL * n_ctx, m->n_kv_heads, NULL),
-			    util_mul_u64(m->head_dim, sizeof(float), NULL), NULL);
+	uint64_t kv_dim = (uint64_t)m->n_kv_heads * m->head_dim;
+
+	return kv_dim <= SIZE_MAX && rk1828_kv_row_bytes(kv_type, (size_t)kv_dim) != 0;
+}
+
+uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx, int kv_type)
+{
+	uint64_t kv_dim = (uint64_t)m->n_kv_heads * m->head_dim, one;
+
+	if (!llm_kv_type_ok(m, kv_type))
+		return UINT64_MAX;
+	/* Saturating: the factors come from the file and --ctx. */
+	one = rk1828_kv_seq_bytes(kv_type, n_ctx, (size_t)kv_dim);
+	if (!one && n_ctx)
+		return UINT64_MAX;
+	return util_mul_u64(2, one, NULL);
 }
 
 uint64_t llm_ssm_channels(const struct llm_model *m)

@@ -182,10 +182,20 @@ bool llm_ctx_warning(const struct llm_model *m, uint32_t n_ctx, char *buf, size_
 
 /**
  * llm_kv_bytes() - card bytes of one attention block's K and V caches for
- * @n_ctx rows of one sequence (F32); DeltaNet blocks have none
- * (llm_state_bytes()).
+ * @n_ctx rows of one sequence in @kv_type (QUANT_TYPE_F32, _F16, _Q8_0 or
+ * _Q4_0: 2 rk1828_kv_seq_bytes(), rk1828/kv_cache.h); DeltaNet blocks
+ * have none (llm_state_bytes()).
+ *
+ * Return: the bytes, saturated at UINT64_MAX; UINT64_MAX too when the
+ * model's rows cannot be stored in @kv_type (llm_kv_type_ok()).
  */
-uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx);
+uint64_t llm_kv_bytes(const struct llm_model *m, uint32_t n_ctx, int kv_type);
+
+/**
+ * llm_kv_type_ok() - whether @m's K/V rows (n_kv_heads * head_dim values)
+ * can be stored in @kv_type: a K/V type whose block divides the row
+ */
+bool llm_kv_type_ok(const struct llm_model *m, int kv_type);
 
 /**
  * llm_state_bytes() - card bytes of block @l's per-sequence state besides

@@ -51,6 +51,8 @@
  *	verifies several positions of a sequence at once (capped at @bucket;
  *	plan with the same struct plan_sizes.max_rows)
  * @timeout_ms: per-wait timeout, ms (a card that stalls longer is an error)
+ * @kv_type: K/V cache rows' QUANT_TYPE_*: F32 (0), F16, Q8_0 or Q4_0
+ *	(llm_kv_type_ok(); plan with the same struct plan_sizes.kv_type)
  * @verbose: log buffer sizes and uploads to stderr
  * @progress: optional, called during the weight upload with the bytes
  *	uploaded so far and the total over all cards
@@ -63,6 +65,7 @@ struct pipe_opts {
 	uint32_t n_snap;
 	uint32_t max_rows;
 	uint32_t timeout_ms;
+	int kv_type;
 	int verbose;
 	void (*progress)(void *user, uint64_t done, uint64_t total);
 	void *progress_user;

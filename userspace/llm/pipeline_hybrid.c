@@ -77,7 +77,7 @@ int pipe_hybrid_template(struct pipeline *p, struct stage *st, struct pipe_layou
 {
 	const struct llm_model *m = p->m;
 	struct rk1828_prog_hlayer *ly = (struct rk1828_prog_hlayer *)(h + 1);
-	uint64_t kv_one = (uint64_t)p->o.n_ctx * m->n_kv_heads * m->head_dim * sizeof(float);
+	uint64_t kv_one = llm_kv_bytes(m, p->o.n_ctx, p->o.kv_type) / 2;
 	uint64_t off = 0;
 	int i, j, n_max = st->count * 15 + 2;
 

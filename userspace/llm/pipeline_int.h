@@ -28,7 +28,8 @@
  * @kv: card BO with every block's K and V caches: for block i, K at
  *	2 * i * @kv_region and V at (2 * i + 1) * @kv_region, each region
  *	n_seq blocks of @kv_one bytes (the program's kv_seq_stride)
- * @kv_one: bytes of one sequence's cache of one block (F32 [n_ctx][kv_dim])
+ * @kv_one: bytes of one sequence's cache of one block (n_ctx rows of
+ *	kv_dim values in pipe_opts.kv_type, rk1828_kv_seq_bytes())
  * @kv_region: n_seq * @kv_one
  * @in_card: per buffer slot, card BO: program area, then hidden states in
  * @out_card: per buffer slot, card BO: hidden states or logits out

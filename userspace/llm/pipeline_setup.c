@@ -158,6 +158,7 @@ void pipe_prog_header(const struct pipeline *p, const struct stage *st, uint32_t
 	h->rms_eps = htole32(util_f32_bits(m->rms_eps));
 	h->rope_theta = htole32(util_f32_bits(m->rope_theta));
 	h->n_seq = htole32(p->o.n_seq);
+	h->kv_type = htole32((uint32_t)p->o.kv_type);
 }
 
 /* Tell the caller about @len more bytes on their way to a card. */
@@ -486,7 +487,8 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 		struct rk_card *cards, const struct plan *plan,
 		const struct pipe_opts *o, char *err, size_t errlen)
 {
-	uint64_t kv_one = llm_kv_bytes(m, o->n_ctx) / 2;	/* K or V of one layer, saturated */
+	/* K or V of one layer and sequence, saturated. */
+	uint64_t kv_one = llm_kv_bytes(m, o->n_ctx, o->kv_type) / 2;
 	uint32_t n_seq = o->n_seq ? o->n_seq : 1;
 	struct pipeline *p;
 	int k;
@@ -494,7 +496,7 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 
 	*pp = NULL;
 	if (!plan->n_segs || !o->bucket || !o->n_ctx || o->bucket > o->n_ctx ||
-	    n_seq > PIPE_MAX_SEQ || kv_one > (UINT64_MAX >> 8))
+	    n_seq > PIPE_MAX_SEQ || kv_one > (UINT64_MAX >> 8) || !llm_kv_type_ok(m, o->kv_type))
 		return pipe_err(err, errlen, NULL, "pipeline: bad plan or options");
 	p = calloc(1, sizeof(*p));
 	if (!p)

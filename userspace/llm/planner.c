@@ -363,7 +363,7 @@ uint64_t plan_block_bytes(const struct llm_model *m, uint32_t l,
 		state = smul(sadd(seqs_of(s), s->n_snap),
 			     sadd(talign(llm_conv_state_bytes(m)), talign(llm_ssm_state_bytes(m))));
 	else
-		state = smul(seqs_of(s), llm_kv_bytes(m, s->n_ctx));
+		state = smul(seqs_of(s), llm_kv_bytes(m, s->n_ctx, s->kv_type));
 	return sadd(w, state);
 }
 
@@ -414,6 +414,15 @@ int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 
 	if (!bb)
 		return fail(err, errlen, "planner: out of memory");
+	if (!llm_kv_type_ok(m, sz.kv_type)) {
+		free(bb);
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "planner: K/V type %s cannot store this model's rows of %u values (the K/V types that can: f32, f16%s)",
+				 quant_kv_type_name(sz.kv_type), m->n_kv_heads * m->head_dim,
+				 (m->n_kv_heads * m->head_dim) % 32 ? "" : ", q8_0, q4_0");
+		return -1;
+	}
 	if (!sz.slots)
 		sz.slots = plan_slots(n_cards < (int)m->n_layers ? n_cards : (int)m->n_layers);
 	in.n_blocks = (int)m->n_layers;
@@ -486,7 +495,7 @@ static void nofit_block(const struct llm_model *m, const struct plan_sizes *sz, 
 	int L = (int)m->n_layers;
 	/* The KV cache of that block (a DeltaNet block's state does not grow with ctx). */
 	uint64_t kv = m->layers[at].kind == LLM_LAYER_DELTANET ? 0 :
-		      smul(seqs_of(sz), llm_kv_bytes(m, sz->n_ctx));
+		      smul(seqs_of(sz), llm_kv_bytes(m, sz->n_ctx, sz->kv_type));
 	char a[32], b[32];
 
 	util_fmt_bytes(a, sizeof(a), worst);

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "quant.h"
 
 #define PLAN_MAX_CARDS	64
 
@@ -137,6 +138,8 @@ int plan_format(const struct plan *p, char *buf, size_t size);
  *	per sequence (speculative decoding verifies several positions of a
  *	sequence); 0: one per sequence. Capped at @bucket
  *	(struct pipe_opts.max_rows)
+ * @kv_type: QUANT_TYPE_* of the K/V cache rows (F32 0, F16, Q8_0, Q4_0;
+ *	struct pipe_opts.kv_type, struct rk1828_program.kv_type)
  */
 struct plan_sizes {
 	uint32_t n_ctx;
@@ -145,6 +148,7 @@ struct plan_sizes {
 	uint32_t n_seq;
 	uint32_t n_snap;
 	uint32_t max_rows;
+	int kv_type;
 };
 
 /**
@@ -165,8 +169,8 @@ uint64_t plan_align(uint64_t x);
  * plan_block_bytes() - card bytes of block @l: its tensors laid out at
  * PLAN_TENSOR_ALIGN (norms and biases as F32, matrices in their GGUF
  * types), its per-sequence state and its entry in each slot's program.
- * The state of an attention block is its K and V caches (F32
- * [n_seq][n_ctx][n_kv_heads * head_dim] each), that of a DeltaNet block
+ * The state of an attention block is its K and V caches ([n_seq][n_ctx]
+ * rows of n_kv_heads * head_dim values in @s->kv_type each), that of a DeltaNet block
  * its conv and recurrent states for n_seq sequences and n_snap snapshots
  * (llm_state_bytes(), independent of n_ctx).
  */
@@ -233,6 +237,20 @@ int plan_model(const struct llm_model *m, const struct plan_sizes *s,
 void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, int max_cards,
 		       uint64_t card_free, char *buf, size_t size, char *hint, size_t hint_size);
 
+/**
+ * enum plan_split - what the segments balance (--split)
+ * @PLAN_SPLIT_BYTES: card bytes (weights, state, buffers): the vendor's
+ *	rule above, the default
+ * @PLAN_SPLIT_TIME: each card's predicted prefill time, LM head included,
+ *	within every card's free memory (plan_time.h)
+ */
+enum plan_split {
+	PLAN_SPLIT_BYTES,
+	PLAN_SPLIT_TIME,
+};
+
+struct plan_timing;
+
 /* Defaults of a plan's sizes (--ctx, --bucket): their one home. */
 #define PLAN_DEFAULT_CTX	4096
 #define PLAN_DEFAULT_BUCKET	128
@@ -252,6 +270,14 @@ void plan_nofit_reason(const struct llm_model *m, const struct plan_sizes *s, in
  *	sequence (plan_sizes.max_rows = n_seq * @rows_per_seq, capped to the
  *	bucket by the planner)
  * @strict_seq: fail rather than lower @n_seq
+ * @split: what the segments balance (&enum plan_split)
+ * @timing: profile and link of a PLAN_SPLIT_TIME split (plan_time.h), or
+ *	NULL for the built-in profile over PCIe
+ * @kv_type: K/V cache type (plan_sizes.kv_type): QUANT_TYPE_F32 (0),
+ *	_F16, _Q8_0, _Q4_0, or %PLAN_KV_AUTO: the widest of these the model
+ *	can store (llm_kv_type_ok()) at which @n_seq sequences of @n_ctx fit
+ *	without lowering either (the bucket may still be halved); when none
+ *	does, the narrowest, lowering as usual
  */
 struct plan_fit_opts {
 	uint32_t n_ctx;
@@ -261,7 +287,16 @@ struct plan_fit_opts {
 	uint32_t snaps_per_seq;
 	uint32_t rows_per_seq;
 	bool strict_seq;
+	enum plan_split split;
+	const struct plan_timing *timing;
+	int kv_type;
 };
+
+/*
+ * plan_fit_opts.kv_type: choose the K/V type that fits (--kv-type auto;
+ * quant_kv_type_parse() and quant_kv_type_name() of userspace/common).
+ */
+#define PLAN_KV_AUTO	QUANT_KV_AUTO
 
 /**
  * plan_fit_sizes() - the sizes plan_fit() starts from: @o's with the
@@ -272,7 +307,8 @@ void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
 
 /**
  * plan_fit() - the one fitting policy of the runtime (rk1828-llm plan,
- *	run, chat and the engine that serve creates): plan_model() at
+ *	run, chat and the engine that serve creates): plan_model_split() of
+ *	@o->split at
  *	plan_fit_sizes(); while it does not fit, first lower the sequences
  *	(unless @o->strict_seq) down to 1, then halve an implicit bucket
  * @m: the model

@@ -46,7 +46,7 @@ void predict_cost_layer(const struct llm_model *m, uint32_t l, struct cost_layer
 	memset(c, 0, sizeof(*c));
 	c->dim = m->dim;
 	c->ffn_dim = m->ffn_dim;
-	c->kv_elt_bytes = sizeof(float);
+	c->kv_elt_bytes = sizeof(float);	/* predict_run() sets the plan's type */
 	c->state_elt_bytes = sizeof(float);
 	if (L->kind == LLM_LAYER_DELTANET) {
 		/* Gated DeltaNet (qwen35): as emulator/exec_cost.c reads the program. */
@@ -345,7 +345,7 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 	for (i = 0; i < PREDICT_N_SESSIONS; i++)
 		out->aggregate_tok_s[i] = NAN;
 	if (PREDICT_PROMPT > o->n_ctx)
-		return 0;
+		goto spec;
 	s = psim_create(layers, n_layers, head, plan, o);
 	if (!s)
 		goto oom;
@@ -367,7 +367,9 @@ int predict_run_layers(const struct cost_layer *layers, uint32_t n_layers,
 		out->aggregate_tok_s[i] = psim_aggregate(s, sessions[i], PREDICT_PROMPT);
 		psim_destroy(s);
 	}
-	return 0;
+spec:
+	if (!predict_spec(layers, n_layers, head, plan, o, out))
+		return 0;
 oom:
 	snprintf(err, errlen, "predict: out of memory or a plan that does not match the model");
 	return -1;
@@ -396,6 +398,14 @@ static void drop_unfit_sessions(const struct llm_model *m, const struct plan *pl
 	}
 }
 
+double predict_kv_elt_bytes(const struct llm_model *m, int kv_type)
+{
+	uint64_t kv_dim = (uint64_t)m->n_kv_heads * m->head_dim;
+	size_t row = kv_dim ? rk1828_kv_row_bytes(kv_type, (size_t)kv_dim) : 0;
+
+	return row ? (double)row / (double)kv_dim : sizeof(float);
+}
+
 int predict_run(const struct llm_model *m, const struct plan *plan,
 		const struct predict_opts *o, struct prediction *out,
 		char *err, size_t errlen)
@@ -409,8 +419,11 @@ int predict_run(const struct llm_model *m, const struct plan *plan,
 		snprintf(err, errlen, "predict: out of memory");
 		return -1;
 	}
-	for (l = 0; l < m->n_layers; l++)
+	for (l = 0; l < m->n_layers; l++) {
 		predict_cost_layer(m, l, &layers[l]);
+		if (o->sizes)
+			layers[l].kv_elt_bytes = predict_kv_elt_bytes(m, o->sizes->kv_type);
+	}
 	predict_cost_head(m, &head);
 	ret = predict_run_layers(layers, m->n_layers, &head, plan, o, out, err, errlen);
 	free(layers);
@@ -423,6 +436,20 @@ int predict_run(const struct llm_model *m, const struct plan *plan,
 static json_t *num_or_null(double v)
 {
 	return isnan(v) ? json_null() : json_real(round(v * 100.0) / 100.0);
+}
+
+/* "spec": the speculative figures of @pr in @o; false when out of memory. */
+static bool spec_json(json_t *o, const struct prediction *pr)
+{
+	double x = pr->spec_decode_tok_s / pr->decode_tok_s;
+
+	return !json_object_set_new(o, "spec",
+				    json_pack("{s:i, s:f, s:o, s:o, s:o, s:o}", "k", (int)pr->spec_k,
+					      "accept", pr->spec_accept, "tokens_per_pass",
+					      num_or_null(pr->spec_tokens_per_pass),
+					      "verify_ratio", num_or_null(pr->spec_verify_ratio),
+					      "decode_tok_s", num_or_null(pr->spec_decode_tok_s),
+					      "speedup", num_or_null(x)));
 }
 
 char *predict_json(const struct plan *plan, const struct prediction *pr)
@@ -466,6 +493,8 @@ char *predict_json(const struct plan *plan, const struct prediction *pr)
 		json_object_set_new(o, "decode_tok_s", num_or_null(pr->decode_tok_s));
 		json_object_set_new(o, "tpot_ms", num_or_null(pr->tpot_ms));
 		json_object_set_new(o, "aggregate_decode_tok_s", agg);
+		if (pr->spec_k && !spec_json(o, pr))
+			goto fail;
 	}
 	s = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(10));
 	json_decref(o);
@@ -474,6 +503,23 @@ fail:
 	json_decref(segs);
 	json_decref(o);
 	return NULL;
+}
+
+/* The speculative line of predict_print(). */
+static void spec_print(FILE *f, const struct prediction *pr)
+{
+	fprintf(f, "  speculative decoding, %u drafts a pass accepted at %.2f: %.2f tokens a pass",
+		pr->spec_k, pr->spec_accept, pr->spec_tokens_per_pass);
+	if (isnan(pr->spec_decode_tok_s)) {
+		fprintf(f, ", decode - (over --ctx)\n");
+		return;
+	}
+	if (!isnan(pr->spec_verify_ratio))
+		fprintf(f, ", verify pass %.2fx a decode step", pr->spec_verify_ratio);
+	fprintf(f, ", decode %.2f tok/s", pr->spec_decode_tok_s);
+	if (!isnan(pr->decode_tok_s))
+		fprintf(f, " (%.2fx)", pr->spec_decode_tok_s / pr->decode_tok_s);
+	fprintf(f, "\n");
 }
 
 void predict_print(FILE *f, const struct plan *plan, const struct prediction *pr,
@@ -524,4 +570,6 @@ void predict_print(FILE *f, const struct plan *plan, const struct prediction *pr
 			fprintf(f, "%s card%d %.0f %%", i ? "," : "", plan->seg[i].card_id,
 				100 * pr->card_busy[i]);
 	fprintf(f, "\n");
+	if (pr->spec_k)
+		spec_print(f, pr);
 }

@@ -53,6 +53,10 @@ uint32_t predict_sessions(int i);
  *	predict_run() predicts the aggregate decode of S sessions only where
  *	S sessions' KV caches and states fit each card of the plan
  *	(plan_seg_need() with n_seq S against the segment's free bytes)
+ * @spec_k: speculative decoding (plan --spec K): drafts per verify pass,
+ *	0: no speculative prediction; capped at @bucket - 1 as the engine
+ *	caps a verify pass at one micro-batch
+ * @spec_accept: the acceptance rate A of each draft, 0..1 (--accept)
  */
 struct predict_opts {
 	const struct card_profile *prof;
@@ -61,6 +65,8 @@ struct predict_opts {
 	uint32_t n_ctx;
 	const struct plan_sizes *sizes;
 	const enum cost_link *card_links;
+	uint32_t spec_k;
+	double spec_accept;
 };
 
 /**
@@ -79,6 +85,17 @@ struct predict_opts {
  *	plan's cards (predict_opts.sizes), so @aggregate_tok_s[i] is NAN
  * @card_busy: per stage, fraction of the PREDICT_PROMPT prefill during
  *	which its NPU runs (NAN with @prefill_tok_s)
+ * @spec_k, @spec_accept: the speculation predicted (predict_opts; @spec_k
+ *	after the bucket's cap), @spec_k 0 when none was asked for
+ * @spec_tokens_per_pass: tokens a verify pass yields on average,
+ *	predict_spec_tokens_per_pass() (NAN without speculation)
+ * @spec_verify_ratio: time of one verify pass of @spec_k + 1 tokens over
+ *	that of a one-token decode step, both after PREDICT_PROMPT tokens
+ *	(NAN with @spec_decode_tok_s)
+ * @spec_decode_tok_s: decode tokens per second of one session with
+ *	speculation, PREDICT_GEN tokens after PREDICT_PROMPT (NAN without
+ *	speculation or when PREDICT_PROMPT + PREDICT_GEN + @spec_k tokens are
+ *	over the context)
  */
 struct prediction {
 	double ttft_ms[PREDICT_N_TTFT];
@@ -88,7 +105,39 @@ struct prediction {
 	double aggregate_tok_s[PREDICT_N_SESSIONS];
 	bool agg_nofit[PREDICT_N_SESSIONS];
 	double card_busy[PLAN_MAX_CARDS];
+	uint32_t spec_k;
+	double spec_accept;
+	double spec_tokens_per_pass;
+	double spec_verify_ratio;
+	double spec_decode_tok_s;
 };
+
+/**
+ * predict_spec_tokens_per_pass() - expected tokens one verify pass of @k
+ * drafts yields when each draft is accepted with probability @a
+ * independently (Leviathan et al. 2023, eq. 1): the accepted drafts plus
+ * the target's own token, (1 - @a^(@k+1)) / (1 - @a); @k + 1 at @a = 1,
+ * 1 at @a = 0
+ * @a: acceptance rate, clamped to 0..1
+ * @k: drafts per pass
+ */
+double predict_spec_tokens_per_pass(double a, uint32_t k);
+
+/**
+ * predict_spec() - the speculative figures of @out (@out->spec_*) for the
+ * deployment @o, the rest of @out as predict_run_layers() filled it (its
+ * @tpot_ms is the ratio's denominator): PREDICT_GEN tokens after a
+ * PREDICT_PROMPT prefill in verify passes of @o->spec_k + 1 tokens (every
+ * row's logits back), each submitted when the previous one's logits are
+ * back and advancing the session by predict_spec_tokens_per_pass()
+ * tokens on average. The card time of the recurrent-state snapshots of a
+ * hybrid model's verify pass is not modelled (a state copy per token,
+ * small against the weights a pass reads).
+ * Return: 0, or -1 (out of memory).
+ */
+int predict_spec(const struct cost_layer *layers, uint32_t n_layers,
+		 const struct cost_head *head, const struct plan *plan,
+		 const struct predict_opts *o, struct prediction *out);
 
 /**
  * predict_cost_layer() - block @l of @m as the cost function sees it (its
@@ -96,6 +145,13 @@ struct prediction {
  * @out: filled
  */
 void predict_cost_layer(const struct llm_model *m, uint32_t l, struct cost_layer *out);
+
+/**
+ * predict_kv_elt_bytes() - struct cost_layer.kv_elt_bytes of @m's K/V rows
+ * in @kv_type (4 F32, 2 F16, 34/32 Q8_0, 18/32 Q4_0; 4 when the type
+ * does not fit the rows)
+ */
+double predict_kv_elt_bytes(const struct llm_model *m, int kv_type);
 
 /** predict_cost_head() - the output head of @m. */
 void predict_cost_head(const struct llm_model *m, struct cost_head *out);
@@ -205,6 +261,18 @@ double psim_aggregate(struct psim *s, uint32_t n_sess, uint32_t pos);
  * queues are not changed.
  */
 double psim_stage_ns(const struct psim *s, int k, const struct cost_batch *b);
+
+/**
+ * psim_spec_decode() - speculative decode of one session from position
+ * @pos: verify passes of @k + 1 tokens (every row's logits back), each
+ * submitted when the previous one's logits are back (the first at @t_ns)
+ * and advancing the session by predict_spec_tokens_per_pass(@a, @k)
+ * tokens on average, until @n tokens are made
+ * @made: out (may be NULL): the tokens made, >= @n (whole passes)
+ * Return: the modelled time the last pass's logits are back, ns.
+ */
+double psim_spec_decode(struct psim *s, double t_ns, uint32_t pos, uint32_t n, uint32_t k,
+			double a, double *made);
 
 /** psim_busy_ns() - modelled EXEC time of stage @k so far, ns. */
 double psim_busy_ns(const struct psim *s, int k);

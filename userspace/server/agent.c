@@ -34,7 +34,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "agent.h"
 
 /**
  * struct agent - the agent-check listener

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_ops.h"
 #include "jsonmatch.h"
 #include "tokenizer.h"
 
@@ -531,12 +532,14 @@ static int parse_msgs(json_t *arr, struct api_params *p, struct api_error *e)
 	return 0;
 }
 
-static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
+int api_parse_chat(json_t *o, const struct api_store *store, struct api_params *p,
+		   struct api_error *e)
 {
 	json_t *msgs = json_object_get(o, "messages");
 	bool lp = false;
 	long long top = 0;
 
+	(void)store;	/* chat completions store nothing */
 	if (!msgs)
 		return api_bad(e, "messages", "'messages' is required");
 	if (!json_is_array(msgs) || !json_array_size(msgs))
@@ -567,12 +570,14 @@ static int parse_chat(json_t *o, struct api_params *p, struct api_error *e)
 	return api_check_tool_ids(p, e);
 }
 
-static int parse_completion(json_t *o, struct api_params *p, struct api_error *e)
+int api_parse_completion(json_t *o, const struct api_store *store, struct api_params *p,
+			 struct api_error *e)
 {
 	json_t *pr = json_object_get(o, "prompt"), *lp;
 	long long n_best = 1;
 	bool echo = false;
 
+	(void)store;
 	if (!pr)
 		return api_bad(e, "prompt", "'prompt' is required");
 	if (json_is_array(pr) && json_array_size(pr) == 1 &&
@@ -607,33 +612,6 @@ static int parse_completion(json_t *o, struct api_params *p, struct api_error *e
 	return 0;
 }
 
-static int parse_responses(json_t *o, const struct api_store *store, struct api_params *p,
-			   struct api_error *e)
-{
-	json_t *ins = api_field(o, "instructions"), *items = NULL;
-	int pre = 0, ret;
-
-	if (!json_object_get(o, "input"))
-		return api_bad(e, "input", "'input' is required");
-	if (ins && !json_is_string(ins))
-		return api_bad(e, "instructions", "'instructions' must be a string");
-	if (parse_common(o, p, "max_output_tokens", e) || api_parse_response_tools(o, p, e) ||
-	    api_parse_format(o, p, e) || api_parse_response_opts(o, store, p, &items, e))
-		return -1;
-	p->include_usage = true;
-	pre = ins ? 1 : 0;
-	ret = api_parse_input(items, pre, p, e);
-	json_decref(items);
-	if (ret)
-		return -1;
-	if (ins) {
-		p->msgs[0].role = "system";
-		p->msgs[0].content = strndup(json_string_value(ins), json_string_length(ins));
-		p->msgs[0].item = -1;
-	}
-	return api_check_tool_ids(p, e);
-}
-
 void api_params_init(struct api_params *p, enum api_kind kind)
 {
 	memset(p, 0, sizeof(*p));
@@ -652,6 +630,7 @@ int api_parse(enum api_kind kind, const char *body, size_t len, struct api_param
 int api_parse_with(enum api_kind kind, const char *body, size_t len,
 		   const struct api_store *store, struct api_params *p, struct api_error *e)
 {
+	const struct api_ops *ops;
 	json_error_t je;
 	json_t *o;
 	int ret;
@@ -665,11 +644,9 @@ int api_parse_with(enum api_kind kind, const char *body, size_t len,
 		json_decref(o);
 		return api_bad(e, NULL, "the request body must be a JSON object");
 	}
-	switch (kind) {
-	case API_CHAT: ret = parse_chat(o, p, e); break;
-	case API_COMPLETION: ret = parse_completion(o, p, e); break;
-	default: ret = parse_responses(o, store, p, e); break;
-	}
+	ops = api_ops_of(kind);
+	ret = ops->parse ? ops->parse(o, store, p, e) :
+	      api_bad(e, NULL, "this endpoint parses its own body");
 	if (!ret && p->s.logprobs != p->logprobs) {
 		p->s.logprobs = p->logprobs;
 		p->s.n_probs = p->top_logprobs;

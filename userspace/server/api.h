@@ -204,6 +204,22 @@ int api_parse_with(enum api_kind kind, const char *body, size_t len,
 		   const struct api_store *store, struct api_params *p, struct api_error *e);
 void api_params_free(struct api_params *p);
 
+struct json_t;
+
+/*
+ * The parsers of each API's own fields (api.c; their rows in api_ops.c):
+ * api_parse_chat() /v1/chat/completions, api_parse_completion()
+ * /v1/completions, api_parse_responses() /v1/responses (previous
+ * responses and item references from @store, NULL: none). @o is the body,
+ * a JSON object; @p is initialised. Return: 0, or -1 with @e a 400.
+ */
+int api_parse_chat(struct json_t *o, const struct api_store *store, struct api_params *p,
+		   struct api_error *e);
+int api_parse_completion(struct json_t *o, const struct api_store *store, struct api_params *p,
+			 struct api_error *e);
+int api_parse_responses(struct json_t *o, const struct api_store *store, struct api_params *p,
+			struct api_error *e);
+
 /** api_params_init() - @p zeroed with @kind and the sampling defaults. */
 void api_params_init(struct api_params *p, enum api_kind kind);
 
@@ -250,13 +266,16 @@ int api_parse_tools(struct json_t *o, struct api_params *p, struct api_error *e)
 int api_parse_response_tools(struct json_t *o, struct api_params *p, struct api_error *e);
 
 /*
- * api_parse_format() - api_format.c: chat's and completions'
- * "response_format" and top-level "json_schema", or the Responses API's
- * "text.format", of @o into @p->schema (and @p->schema_json). Return: 0, or -1 with @e a 400 naming the field
- * (response_format.type, response_format.json_schema.schema, ...) and, for
- * a schema we cannot follow, the keyword and where it is.
+ * api_parse_format() - api_format.c: chat's, completions' and POST
+ * /completion's "response_format" and top-level "json_schema" of @o
+ * ("grammar" refused) into @p->schema (and @p->schema_json);
+ * api_parse_text_format() the same of the Responses API's "text.format".
+ * Return: 0, or -1 with @e a 400 naming the field (response_format.type,
+ * response_format.json_schema.schema, ...) and, for a schema we cannot
+ * follow, the keyword and where it is.
  */
 int api_parse_format(struct json_t *o, struct api_params *p, struct api_error *e);
+int api_parse_text_format(struct json_t *o, struct api_params *p, struct api_error *e);
 
 /*
  * api_resolve_format() - api_format.c: structured output together with

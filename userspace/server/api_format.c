@@ -13,6 +13,7 @@
  * llama-server's README.
  */
 #include "api.h"
+#include "api_ops.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -107,37 +108,38 @@ static int parse_one(json_t *f, const char *where, bool nested, struct api_param
 	return compile(sch, at, p, e);
 }
 
+int api_parse_text_format(json_t *o, struct api_params *p, struct api_error *e)
+{
+	json_t *text = api_field(o, "text"), *rf;
+
+	if (text && !json_is_object(text))
+		return api_bad(e, "text", "'text' must be an object");
+	rf = text ? api_field(text, "format") : NULL;
+	if (rf && parse_one(rf, "text.format", false, p, e))
+		return -1;
+	p->schema_param = "text.format";
+	return 0;
+}
+
 int api_parse_format(json_t *o, struct api_params *p, struct api_error *e)
 {
-	json_t *rf, *js, *text;
-
+	json_t *rf, *js = api_field(o, "grammar");
 	const char *what = "response_format";
 
-	if (p->kind == API_RESPONSES) {
-		text = api_field(o, "text");
-		if (text && !json_is_object(text))
-			return api_bad(e, "text", "'text' must be an object");
-		rf = text ? api_field(text, "format") : NULL;
-		what = "text.format";
-		if (rf && parse_one(rf, what, false, p, e))
-			return -1;
-	} else {
-		js = api_field(o, "grammar");
-		/* llama-server's GBNF: refused rather than ignored (a reply
-		 * that looks constrained but is not). "" is no grammar. */
-		if (js && !(json_is_string(js) && !json_string_length(js)))
-			return api_bad(e, "grammar", "'grammar' (GBNF) is not supported: give a JSON schema in 'json_schema' or 'response_format'");
-		rf = api_field(o, "response_format");
-		if (rf && parse_one(rf, what, true, p, e))
-			return -1;
-		js = api_field(o, "json_schema");
-		if (js && p->schema)
-			return api_bad(e, "json_schema", "'json_schema' and a 'response_format' with a schema are exclusive");
-		if (js && compile(js, "json_schema", p, e))
-			return -1;
-		if (js)
-			what = "json_schema";
-	}
+	/* llama-server's GBNF: refused rather than ignored (a reply
+	 * that looks constrained but is not). "" is no grammar. */
+	if (js && !(json_is_string(js) && !json_string_length(js)))
+		return api_bad(e, "grammar", "'grammar' (GBNF) is not supported: give a JSON schema in 'json_schema' or 'response_format'");
+	rf = api_field(o, "response_format");
+	if (rf && parse_one(rf, what, true, p, e))
+		return -1;
+	js = api_field(o, "json_schema");
+	if (js && p->schema)
+		return api_bad(e, "json_schema", "'json_schema' and a 'response_format' with a schema are exclusive");
+	if (js && compile(js, "json_schema", p, e))
+		return -1;
+	if (js)
+		what = "json_schema";
 	p->schema_param = what;
 	return 0;
 }
@@ -164,8 +166,7 @@ int api_resolve_format(struct api_params *p, const struct chat_template *ct, str
 				     p->one_call, err, sizeof(err)) : NULL;
 	json_decref(tools);
 	if (!s && tools && sscanf(err, "tools[%u]", &i) == 1) {
-		snprintf(at, sizeof(at), p->kind == API_RESPONSES ? "tools[%u].parameters" :
-			 "tools[%u].function.parameters", i);
+		snprintf(at, sizeof(at), api_ops_of(p->kind)->tool_params, i);
 		return api_bad(e, at, "'%s' (strict) is not a JSON schema we can follow: %s", at,
 			       strchr(err, ' ') + 1);
 	}

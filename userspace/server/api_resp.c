@@ -8,7 +8,8 @@
  * items, each {"type": "item_reference", "id"} replaced by the stored
  * item of that id. What is not in the store (never stored, deleted,
  * evicted) is a 400 that says so, never a shorter conversation.
- * Reference: the OpenAI API reference (responses: Reasoning, store,
+ * api_parse_responses() is the whole request (api_ops.c's parser of
+ * /v1/responses). Reference: the OpenAI API reference (responses: Reasoning, store,
  * previous_response_id, ItemReference) and the `openai` npm package's
  * types.
  */
@@ -150,4 +151,31 @@ int api_parse_response_opts(json_t *o, const struct api_store *st, struct api_pa
 fail:
 	json_decref(chain);
 	return -1;
+}
+
+int api_parse_responses(json_t *o, const struct api_store *store, struct api_params *p,
+			struct api_error *e)
+{
+	json_t *ins = api_field(o, "instructions"), *items = NULL;
+	int pre = 0, ret;
+
+	if (!json_object_get(o, "input"))
+		return api_bad(e, "input", "'input' is required");
+	if (ins && !json_is_string(ins))
+		return api_bad(e, "instructions", "'instructions' must be a string");
+	if (api_parse_common(o, p, "max_output_tokens", e) || api_parse_response_tools(o, p, e) ||
+	    api_parse_text_format(o, p, e) || api_parse_response_opts(o, store, p, &items, e))
+		return -1;
+	p->include_usage = true;
+	pre = ins ? 1 : 0;
+	ret = api_parse_input(items, pre, p, e);
+	json_decref(items);
+	if (ret)
+		return -1;
+	if (ins) {
+		p->msgs[0].role = "system";
+		p->msgs[0].content = strndup(json_string_value(ins), json_string_length(ins));
+		p->msgs[0].item = -1;
+	}
+	return api_check_tool_ids(p, e);
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "api_ops.h"
 
 #define MAX_NAME 64
 #define MAX_TOOLS 128	/* OpenAI's limit; also bounds the duplicate check */
@@ -525,8 +526,9 @@ static bool answered(const struct api_params *p, int from, int to, const char *i
 
 int api_check_tool_ids(const struct api_params *p, struct api_error *e)
 {
-	bool resp = p->kind == API_RESPONSES;
-	const char *list = resp ? "input" : "messages", *key = resp ? "call_id" : "tool_call_id";
+	const struct api_ops *ops = api_ops_of(p->kind);
+	bool resp = ops->items;
+	const char *list = ops->prompt_param, *key = ops->call_id_param;
 	int i, k, last = -1;
 
 	for (i = 0; i < p->n_msgs; i++) {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_native.h"
+#include "api_ops.h"
 #include "gen.h"
 #include "tokenizer.h"
 
@@ -30,13 +30,6 @@ void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
 	memcpy(*buf + *len, p, n);
 	*len += n;
 	(*buf)[*len] = 0;
-}
-
-static const char *object_name(const struct gen *g, bool chunk)
-{
-	if (g->kind == API_CHAT)
-		return chunk ? "chat.completion.chunk" : "chat.completion";
-	return "text_completion";
 }
 
 /* The calls returned: all of the reply's, or its first with @one_call. */
@@ -103,19 +96,20 @@ void fmt_sse(struct gen *g, const char *event, json_t *o)
 	free(s);
 }
 
-json_t *fmt_usage(const struct gen *g)
+int fmt_reasoning_tokens(const struct gen *g)
 {
 	const struct engine_usage *u = &g->usage;
-	int rs = g->reasoning_tokens < u->completion_tokens ? g->reasoning_tokens :
-		 u->completion_tokens;
 
-	if (g->kind == API_RESPONSES)
-		return json_pack("{s:i, s:{s:i}, s:i, s:{s:i}, s:i}",
-				 "input_tokens", u->prompt_tokens,
-				 "input_tokens_details", "cached_tokens", u->cached_tokens,
-				 "output_tokens", u->completion_tokens,
-				 "output_tokens_details", "reasoning_tokens", rs,
-				 "total_tokens", u->prompt_tokens + u->completion_tokens);
+	return g->reasoning_tokens < u->completion_tokens ? g->reasoning_tokens :
+	       u->completion_tokens;
+}
+
+/* The usage object of chat completions and completions. */
+static json_t *usage_json(const struct gen *g)
+{
+	const struct engine_usage *u = &g->usage;
+	int rs = fmt_reasoning_tokens(g);
+
 	return json_pack("{s:i, s:i, s:i, s:{s:i}, s:{s:i}}", "prompt_tokens", u->prompt_tokens,
 			 "completion_tokens", u->completion_tokens,
 			 "total_tokens", u->prompt_tokens + u->completion_tokens,
@@ -131,7 +125,7 @@ json_t *fmt_usage(const struct gen *g)
  * the parser to decide. The closing tag's tokens count; those wholly
  * after it do not.
  */
-static void count_reasoning(struct gen *g, enum chat_phase before, int n)
+void fmt_count_reasoning(struct gen *g, enum chat_phase before, int n)
 {
 	switch (chat_parser_phase(g->parser)) {
 	case CHAT_PHASE_START:
@@ -165,7 +159,7 @@ json_t *fmt_timings(const struct gen *g)
 
 static json_t *chunk_base(const struct gen *g)
 {
-	return json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object", object_name(g, true),
+	return json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object", g->ops->chunk_object,
 			 "created", (json_int_t)g->created, "model", g->s->model_id,
 			 "system_fingerprint", "rk1828");
 }
@@ -222,20 +216,12 @@ static void chat_feed(struct gen *g, const char *text, size_t len)
 		chat_parser_feed(g->parser, text, len, g->stream ? chat_piece : NULL, g);
 }
 
-void fmt_start(struct gen *g)
+/* Chat: a stream opens with the assistant's role; a forced call's opening is fed first. */
+void fmt_chat_start(struct gen *g)
 {
 	json_t *c;
 
-	if (g->kind == API_RESPONSES) {
-		fmt_resp_start(g);
-		return;
-	}
-	if (!g->stream) {
-		if (g->prefix)
-			chat_feed(g, g->prefix, strlen(g->prefix));
-		return;
-	}
-	if (g->kind == API_CHAT) {
+	if (g->stream) {
 		c = chunk_base(g);
 		/* With tools the content may stay null (only calls), as in the whole answer. */
 		json_object_set_new(c, "choices",
@@ -243,9 +229,9 @@ void fmt_start(struct gen *g)
 				  "assistant", "content", g->tools ? json_null() : json_string(""),
 				  "logprobs", "finish_reason"));
 		fmt_sse(g, NULL, c);
-		if (g->prefix)
-			chat_feed(g, g->prefix, strlen(g->prefix));
 	}
+	if (g->prefix)
+		chat_feed(g, g->prefix, strlen(g->prefix));
 }
 
 json_t *fmt_token_json(const struct gen *g, int32_t id, float lp, bool top)
@@ -312,16 +298,10 @@ static json_t *legacy_logprobs(const json_t *entries, size_t text_off)
 	return o;
 }
 
-void fmt_delta(struct gen *g, const struct engine_event *ev)
+json_t *fmt_take_text(struct gen *g, const struct engine_event *ev)
 {
-	json_t *c, *lp = NULL;
-	size_t off = g->text_len;
-	enum chat_phase before;
+	json_t *lp = NULL;
 
-	if (g->kind == API_NATIVE) {
-		native_delta(g, ev);
-		return;
-	}
 	gen_append(&g->text, &g->text_len, &g->text_cap, ev->text, ev->len);
 	if (g->logprobs && ev->logprobs && ev->n_ids) {
 		lp = logprobs_json(g, ev);
@@ -329,41 +309,40 @@ void fmt_delta(struct gen *g, const struct engine_event *ev)
 			g->lp = json_array();
 		json_array_extend(g->lp, lp);
 	}
-	if (g->kind == API_RESPONSES) {
+	return lp;
+}
+
+/* Chat: chunks as the parser settles the text; logprobs ride on the first. */
+void fmt_chat_delta(struct gen *g, const struct engine_event *ev)
+{
+	json_t *lp = fmt_take_text(g, ev);
+	enum chat_phase before;
+
+	g->pend_lp = g->stream ? lp : NULL;
+	before = chat_parser_phase(g->parser);
+	chat_feed(g, ev->text, ev->len);
+	fmt_count_reasoning(g, before, ev->n_ids);
+	if (g->pend_lp)
+		chat_chunk(g, json_pack("{s:s}", "content", ""));
+	if (!g->stream)
 		json_decref(lp);
-		before = chat_parser_phase(g->parser);
-		fmt_resp_feed(g, ev->text, ev->len);
-		count_reasoning(g, before, ev->n_ids);
-		return;
-	}
-	if (g->kind == API_CHAT && g->parser) {
-		/* Chunks as the parser settles the text; logprobs ride on the first. */
-		g->pend_lp = g->stream ? lp : NULL;
-		before = chat_parser_phase(g->parser);
-		chat_feed(g, ev->text, ev->len);
-		count_reasoning(g, before, ev->n_ids);
-		if (g->pend_lp)
-			chat_chunk(g, json_pack("{s:s}", "content", ""));
-		if (!g->stream)
-			json_decref(lp);
-		return;
-	}
+}
+
+/* Completions: a chunk of the text as it comes, with its legacy logprobs. */
+void fmt_text_delta(struct gen *g, const struct engine_event *ev)
+{
+	size_t off = g->text_len;
+	json_t *c, *lp = fmt_take_text(g, ev);
+
 	if (!g->stream || (!ev->len && !lp)) {
 		json_decref(lp);
 		return;
 	}
 	c = chunk_base(g);
-	if (g->kind == API_CHAT)
-		json_object_set_new(c, "choices",
-			json_pack("[{s:i, s:{s:s%}, s:o, s:n}]", "index", 0, "delta", "content",
-				  ev->text, ev->len, "logprobs",
-				  lp ? json_pack("{s:O}", "content", lp) : json_null(),
-				  "finish_reason"));
-	else
-		json_object_set_new(c, "choices",
-			json_pack("[{s:i, s:s%, s:o, s:n}]", "index", 0, "text", ev->text, ev->len,
-				  "logprobs", lp ? legacy_logprobs(lp, off) : json_null(),
-				  "finish_reason"));
+	json_object_set_new(c, "choices",
+		json_pack("[{s:i, s:s%, s:o, s:n}]", "index", 0, "text", ev->text, ev->len,
+			  "logprobs", lp ? legacy_logprobs(lp, off) : json_null(),
+			  "finish_reason"));
 	json_decref(lp);
 	fmt_sse(g, NULL, c);
 }
@@ -376,46 +355,49 @@ json_t *fmt_error_obj(const struct gen *g)
 			 "type", g->shutdown ? "unavailable_error" : "server_error", "param", "code");
 }
 
-void fmt_done(struct gen *g)
+/*
+ * The end of a chat or completions stream: the last chunk with @choice
+ * (stolen) and the finish reason, the usage chunk when asked for, [DONE];
+ * a failed generation's is an error event instead of the last chunk.
+ */
+static void stream_end(struct gen *g, json_t *choice)
 {
 	json_t *c;
 
-	if (g->kind == API_RESPONSES) {
-		fmt_resp_done(g);
-		return;
-	}
-	if (g->parser)	/* what the parser held back (a tag that never closed) */
-		chat_parser_finish(g->parser, g->stream ? chat_piece : NULL, g);
-	if (g->kind == API_NATIVE) {
-		native_done(g);
-		return;
-	}
-	if (!g->stream)
-		return;
 	if (g->finish == ENGINE_FINISH_ERROR || g->finish == ENGINE_FINISH_CANCELLED) {
+		json_decref(choice);
 		fmt_sse(g, NULL, json_pack("{s:o}", "error", fmt_error_obj(g)));
 	} else {
 		c = chunk_base(g);
-		if (g->kind == API_CHAT)
-			json_object_set_new(c, "choices",
-				json_pack("[{s:i, s:{}, s:n, s:s}]", "index", 0, "delta",
-					  "logprobs", "finish_reason", finish_name(g)));
-		else
-			json_object_set_new(c, "choices",
-				json_pack("[{s:i, s:s, s:n, s:s}]", "index", 0, "text", "",
-					  "logprobs", "finish_reason", finish_name(g)));
+		json_object_set_new(choice, "finish_reason", json_string(finish_name(g)));
+		json_object_set_new(c, "choices", json_pack("[o]", choice));
 		if (!g->include_usage)
 			json_object_set_new(c, "timings", fmt_timings(g));
 		fmt_sse(g, NULL, c);
 		if (g->include_usage) {
 			c = chunk_base(g);
 			json_object_set_new(c, "choices", json_array());
-			json_object_set_new(c, "usage", fmt_usage(g));
+			json_object_set_new(c, "usage", usage_json(g));
 			json_object_set_new(c, "timings", fmt_timings(g));
 			fmt_sse(g, NULL, c);
 		}
 	}
 	gen_append(&g->out, &g->out_len, &g->out_cap, "data: [DONE]\n\n", 14);
+}
+
+/* Chat: what the parser held back (a tag that never closed), then the stream's end. */
+void fmt_chat_done(struct gen *g)
+{
+	chat_parser_finish(g->parser, g->stream ? chat_piece : NULL, g);
+	if (g->stream)
+		stream_end(g, json_pack("{s:i, s:{}, s:n}", "index", 0, "delta", "logprobs"));
+}
+
+/* Completions: the stream's end. */
+void fmt_text_done(struct gen *g)
+{
+	if (g->stream)
+		stream_end(g, json_pack("{s:i, s:s, s:n}", "index", 0, "text", "", "logprobs"));
 }
 
 /*
@@ -447,31 +429,43 @@ static json_t *chat_message(struct gen *g, const char *text)
 	return m;
 }
 
-char *fmt_body(struct gen *g, size_t *len)
+/* A whole chat or completions answer with its one @choice (stolen). */
+static char *whole_body(struct gen *g, json_t *choice, size_t *len)
 {
-	const char *text = g->text ? g->text : "";
-	json_t *o, *ch;
+	json_t *o;
 	char *s;
 
-	if (g->kind == API_RESPONSES)
-		return fmt_resp_body(g, len);
-	o = json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object",
-		      object_name(g, false), "created", (json_int_t)g->created, "model",
-		      g->s->model_id, "system_fingerprint", "rk1828");
-	if (g->kind == API_CHAT)
-		ch = json_pack("{s:i, s:o, s:o, s:s}", "index", 0, "message",
-			       chat_message(g, text), "logprobs", g->lp ?
-			       json_pack("{s:O}", "content", g->lp) : json_null(),
-			       "finish_reason", finish_name(g));
-	else
-		ch = json_pack("{s:i, s:s%, s:o, s:s}", "index", 0, "text", text,
-			       g->text_len, "logprobs", g->lp ? legacy_logprobs(g->lp, 0) :
-			       json_null(), "finish_reason", finish_name(g));
-	json_object_set_new(o, "choices", json_pack("[o]", ch));
-	json_object_set_new(o, "usage", fmt_usage(g));
+	o = json_pack("{s:s, s:s, s:I, s:s, s:s}", "id", g->id, "object", g->ops->object,
+		      "created", (json_int_t)g->created, "model", g->s->model_id,
+		      "system_fingerprint", "rk1828");
+	json_object_set_new(o, "choices", json_pack("[o]", choice));
+	json_object_set_new(o, "usage", usage_json(g));
 	json_object_set_new(o, "timings", fmt_timings(g));
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	*len = s ? strlen(s) : 0;
 	return s;
+}
+
+char *fmt_chat_body(struct gen **gs, int n, size_t *len)
+{
+	struct gen *g = gs[0];
+	const char *text = g->text ? g->text : "";
+
+	(void)n;
+	return whole_body(g, json_pack("{s:i, s:o, s:o, s:s}", "index", 0, "message",
+				       chat_message(g, text), "logprobs", g->lp ?
+				       json_pack("{s:O}", "content", g->lp) : json_null(),
+				       "finish_reason", finish_name(g)), len);
+}
+
+char *fmt_text_body(struct gen **gs, int n, size_t *len)
+{
+	struct gen *g = gs[0];
+	const char *text = g->text ? g->text : "";
+
+	(void)n;
+	return whole_body(g, json_pack("{s:i, s:s%, s:o, s:s}", "index", 0, "text", text,
+				       g->text_len, "logprobs", g->lp ? legacy_logprobs(g->lp, 0) :
+				       json_null(), "finish_reason", finish_name(g)), len);
 }

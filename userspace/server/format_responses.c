@@ -114,6 +114,19 @@ void fmt_resp_free(struct gen *g)
 	g->ro = NULL;
 }
 
+/* The Responses API's usage object. */
+static json_t *usage_json(const struct gen *g)
+{
+	const struct engine_usage *u = &g->usage;
+
+	return json_pack("{s:i, s:{s:i}, s:i, s:{s:i}, s:i}",
+			 "input_tokens", u->prompt_tokens,
+			 "input_tokens_details", "cached_tokens", u->cached_tokens,
+			 "output_tokens", u->completion_tokens,
+			 "output_tokens_details", "reasoning_tokens", fmt_reasoning_tokens(g),
+			 "total_tokens", u->prompt_tokens + u->completion_tokens);
+}
+
 /* The response object with @status; its output the items closed so far. */
 static json_t *response_obj(struct gen *g, const char *status)
 {
@@ -133,7 +146,7 @@ static json_t *response_obj(struct gen *g, const char *status)
 	if (g->finish == ENGINE_FINISH_LENGTH)
 		json_object_set_new(o, "incomplete_details",
 				    json_pack("{s:s}", "reason", "max_output_tokens"));
-	json_object_set_new(o, "usage", fmt_usage(g));
+	json_object_set_new(o, "usage", usage_json(g));
 	json_object_set_new(o, "timings", fmt_timings(g));
 	return o;
 }
@@ -338,9 +351,14 @@ void fmt_resp_start(struct gen *g)
 		chat_parser_feed(g->parser, g->prefix, strlen(g->prefix), resp_piece, g);
 }
 
-void fmt_resp_feed(struct gen *g, const char *text, size_t len)
+void fmt_resp_delta(struct gen *g, const struct engine_event *ev)
 {
-	chat_parser_feed(g->parser, text, len, resp_piece, g);
+	enum chat_phase before;
+
+	json_decref(fmt_take_text(g, ev));	/* logprobs: kept in g->lp only */
+	before = chat_parser_phase(g->parser);
+	chat_parser_feed(g->parser, ev->text, ev->len, resp_piece, g);
+	fmt_count_reasoning(g, before, ev->n_ids);
 }
 
 /* Whether an item of @type is among the closed ones. */
@@ -392,12 +410,14 @@ void fmt_resp_done(struct gen *g)
 	fmt_sse(g, ev, json_pack("{s:s, s:o}", "type", ev, "response", o));
 }
 
-char *fmt_resp_body(struct gen *g, size_t *len)
+char *fmt_resp_body(struct gen **gs, int n, size_t *len)
 {
+	struct gen *g = gs[0];
 	json_t *o = response_obj(g, g->finish == ENGINE_FINISH_LENGTH ? "incomplete" :
 				 "completed");
 	char *s = json_dumps(o, JSON_COMPACT);
 
+	(void)n;
 	json_decref(o);
 	*len = s ? strlen(s) : 0;
 	return s;

@@ -16,10 +16,11 @@
 
 #include "api.h"
 #include "chat.h"
-#include "server.h"
+#include "srv.h"
 
 struct MHD_Connection;
 struct native_info;
+struct api_ops;
 
 /**
  * struct gen - generation state shared by an HTTP request and the engine
@@ -30,6 +31,7 @@ struct native_info;
  * @conn: the connection (valid while !@conn_gone)
  * @fd: its socket (watched by the monitor for a client that left)
  * @kind, @stream, @include_usage, @logprobs, @top_logprobs: from the request
+ * @ops: the API of @kind (api_ops.h): its renderers
  * @id, @item_id: "chatcmpl-...", "cmpl-...", "resp_..." and "msg_..."
  * @created: creation time, s since the epoch
  * @q: the engine request (valid until engine_req_put() in gen_put())
@@ -66,6 +68,7 @@ struct gen {
 	struct MHD_Connection *conn;
 	int fd;
 	enum api_kind kind;
+	const struct api_ops *ops;
 	bool stream, include_usage, logprobs;
 	int top_logprobs;
 	char id[48], item_id[48];
@@ -92,41 +95,57 @@ struct gen {
 	struct native_info *nat;
 };
 
-/* format.c: answers in the endpoint's schema (called with g->mu held). */
-void fmt_start(struct gen *g);
-void fmt_delta(struct gen *g, const struct engine_event *ev);
-void fmt_done(struct gen *g);
-char *fmt_body(struct gen *g, size_t *len);
+void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
+
+/*
+ * The renderers of the API kinds (their rows in api_ops.c; called through
+ * g->ops with g->mu held): format.c for chat completions (fmt_chat_*) and
+ * completions (fmt_text_*), format_responses.c for /v1/responses
+ * (fmt_resp_*), format_native.c for POST /completion (api_native.h).
+ */
+void fmt_chat_start(struct gen *g);
+void fmt_chat_delta(struct gen *g, const struct engine_event *ev);
+void fmt_chat_done(struct gen *g);
+char *fmt_chat_body(struct gen **g, int n, size_t *len);
+void fmt_text_delta(struct gen *g, const struct engine_event *ev);
+void fmt_text_done(struct gen *g);
+char *fmt_text_body(struct gen **g, int n, size_t *len);
+
 /*
  * fmt_token_json() - {token, logprob, bytes} of token @id (and an empty
  * top_logprobs array when @top), "token" lossy for a partial UTF-8
  * character, "bytes" exact.
  */
 json_t *fmt_token_json(const struct gen *g, int32_t id, float lp, bool top);
-void gen_append(char **buf, size_t *len, size_t *cap, const char *p, size_t n);
 
 /*
- * format.c's pieces shared with format_responses.c: fmt_sse() appends one
- * SSE event (named @event with its sequence_number, or a bare data line
- * when NULL; steals @o), fmt_usage()/fmt_timings() the usage and timings
- * objects, fmt_error_obj() the error of a failed generation.
+ * format.c's pieces shared by the renderers: fmt_sse() appends one SSE
+ * event (named @event with its sequence_number, or a bare data line when
+ * NULL; steals @o); fmt_take_text() appends an event's text to g->text
+ * and its logprobs entries to g->lp, returning them (a new reference, or
+ * NULL without logprobs); fmt_count_reasoning() counts the event's @n
+ * tokens as reasoning when they lie in the <think> block (the parser's
+ * phase was @before); fmt_reasoning_tokens() is usage's reasoning_tokens;
+ * fmt_timings() the timings object; fmt_error_obj() the error of a
+ * failed generation.
  */
 void fmt_sse(struct gen *g, const char *event, json_t *o);
-json_t *fmt_usage(const struct gen *g);
+json_t *fmt_take_text(struct gen *g, const struct engine_event *ev);
+void fmt_count_reasoning(struct gen *g, enum chat_phase before, int n);
+int fmt_reasoning_tokens(const struct gen *g);
 json_t *fmt_timings(const struct gen *g);
 json_t *fmt_error_obj(const struct gen *g);
 
 /*
  * format_responses.c: /v1/responses. fmt_resp_new() sets up g->ro from
- * the request (0, or -1 when out of memory), fmt_resp_free() frees it;
- * the others are fmt_start(), fmt_delta()'s text, fmt_done() and
- * fmt_body() of a response.
+ * the request (0, or -1 when out of memory), fmt_resp_free() frees it
+ * (NULL-safe); the others are its api_ops hooks.
  */
 int fmt_resp_new(struct gen *g, const struct api_params *p);
 void fmt_resp_free(struct gen *g);
 void fmt_resp_start(struct gen *g);
-void fmt_resp_feed(struct gen *g, const char *text, size_t len);
+void fmt_resp_delta(struct gen *g, const struct engine_event *ev);
 void fmt_resp_done(struct gen *g);
-char *fmt_resp_body(struct gen *g, size_t *len);
+char *fmt_resp_body(struct gen **g, int n, size_t *len);
 
 #endif

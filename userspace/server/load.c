@@ -12,7 +12,7 @@
 #include "gguf.h"
 #include "model.h"
 #include "rk1828.h"
-#include "server.h"
+#include "load.h"
 #include "tokenizer.h"
 
 /**
@@ -37,8 +37,10 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 {
 	struct engine_opts eo = {
 		.n_slots = s->o.n_slots, .n_ctx = s->o.n_ctx, .bucket = s->o.bucket,
+		.kv_type = s->o.kv_type,
 		.spec = (enum spec_kind)s->o.spec, .draft_max = s->o.draft_max,
-		.draft_min = s->o.draft_min,
+		.draft_min = s->o.draft_min, .draft_model = s->o.draft_model,
+		.split = (enum plan_split)s->o.split,
 		.queue_max = s->o.queue_max ? s->o.queue_max : -1, .verbose = s->o.verbose,
 		.progress = on_progress, .progress_user = s,
 	};
@@ -103,6 +105,7 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	s->n_cards = info.n_cards;
 	s->n_slots = info.n_slots;
 	s->n_ctx = info.n_ctx;
+	s->kv_type = info.kv_type;
 	s->o.queue_max = info.queue_max;
 	srv_set_progress(s, 1000, "done");
 	return 0;

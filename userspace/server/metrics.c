@@ -6,6 +6,10 @@
  * (sessions, queue, tokens, TTFT and TPOT histograms, prefix cache,
  * micro-batches, per-card busy fractions) comes from one
  * engine_get_stats() snapshot, so the figures agree with each other.
+ * With a drafter (--spec), the speculative decoding counters come from the
+ * same snapshot, labelled with the drafter, and under vLLM's names
+ * (vllm:spec_decode_num_drafts_total and _num_draft_tokens_total,
+ * _num_accepted_tokens_total) for dashboards made for vLLM.
  * The cards' own counters (memory, contexts, resets, per-queue jobs and
  * busy time, temperature, power) come from the driver's generic netlink
  * family through userspace/smi, rendered by the same code as
@@ -16,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
+#include "metrics.h"
 #include "smi.h"
 #include "smi_format.h"
 
@@ -112,6 +116,41 @@ static void engine_part(FILE *f, struct srv *s, const struct engine_stats *st)
 	gauge(f, "rk1828_uptime_seconds", "seconds since the engine started", st->uptime_s);
 }
 
+/* One counter sample labelled with the drafter, after its HELP and TYPE. */
+static void spec_counter(FILE *f, const char *name, const char *help, const char *drafter,
+			 uint64_t v)
+{
+	head(f, name, "counter", help);
+	fprintf(f, "%s{drafter=\"%s\"} %llu\n", name, drafter, (unsigned long long)v);
+}
+
+/*
+ * Speculative decoding, only when the engine has a drafter: tokens drafted
+ * and verified, accepted, and verify passes, per drafter (one per engine)
+ * and under vLLM's unlabelled names (a vLLM "draft" is one verify pass).
+ */
+static void spec_part(FILE *f, const struct engine_stats *st)
+{
+	const char *d = spec_name(st->spec);
+
+	if (st->spec == SPEC_NONE)
+		return;
+	spec_counter(f, "rk1828_spec_draft_tokens_total",
+		     "speculative decoding: drafted tokens verified by the target model", d,
+		     st->draft_tokens);
+	spec_counter(f, "rk1828_spec_accepted_tokens_total",
+		     "speculative decoding: of the drafted tokens, accepted", d, st->draft_accepted);
+	spec_counter(f, "rk1828_spec_verify_passes_total",
+		     "speculative decoding: verify passes (a decode token and its drafts)", d,
+		     st->verify_passes);
+	counter(f, "vllm:spec_decode_num_drafts_total", "verify passes (vLLM's drafts)",
+		st->verify_passes);
+	counter(f, "vllm:spec_decode_num_draft_tokens_total", "drafted tokens verified",
+		st->draft_tokens);
+	counter(f, "vllm:spec_decode_num_accepted_tokens_total", "drafted tokens accepted",
+		st->draft_accepted);
+}
+
 /* The driver's view of every card (all processes' jobs, not only ours). */
 static void cards_part(FILE *f)
 {
@@ -150,6 +189,7 @@ char *metrics_render(struct srv *s, size_t *len)
 	http_part(f, s);
 	if (loaded && s->e) {
 		engine_part(f, s, &st);
+		spec_part(f, &st);
 		metrics_gateway(f, &st);
 	}
 	cards_part(f);

@@ -13,7 +13,7 @@
  */
 #include <stdio.h>
 
-#include "server.h"
+#include "metrics.h"
 
 /* One family with its HELP and TYPE lines and an unlabelled sample. */
 static void family(FILE *f, const char *name, const char *type, const char *help, double v)

@@ -22,7 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "engine_opts.h"
+#include "http.h"
 #include "http_guard.h"
+#include "load.h"
 #include "server.h"
 
 #define EXIT_RUNTIME	1
@@ -46,11 +50,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rk1828-llm serve -m MODEL [--host 127.0.0.1] [--port 8080]\n"
 		"                        [--cards all|N|LIST] [--parallel S] [--ctx N] [--bucket B]\n"
+		"                        [--kv-type f32|f16|q8_0|q4_0|auto]\n"
 		"                        [--api-key KEY | --api-key-file FILE] [--alias NAME] [--queue Q]\n"
 		"                        [--no-ui] [-v]\n"
 		"                        [--allowed-host H] [--cors-origin O] [--per-ip-limit N]\n"
 		"                        [--header-timeout S] [--body-timeout S]\n"
-		"                        [--chat-template-file FILE] [--agent-port P]\n"
+		"                        [--chat-template-file FILE] [--agent-port P] [--split bytes|time]\n"
 		"\n"
 		"  OpenAI-compatible HTTP server with a web UI at http://HOST:PORT/\n"
 		"  --host H       listen address (default 127.0.0.1; 0.0.0.0 or :: for all)\n"
@@ -59,10 +64,17 @@ static void usage(FILE *f)
 		"  --parallel S   concurrent sessions, each with its own KV cache (default 4)\n"
 		"  --ctx N        context per session in tokens (default min(model, 4096))\n"
 		"  --bucket B     prefill bucket in tokens (default 128)\n"
-		"  --spec ngram   speculative decoding by prompt lookup (default none);\n"
+		"  --kv-type T    K/V cache type on the cards: f32 (default), f16, q8_0, q4_0,\n"
+		"                 or auto: the widest that fits --parallel sessions of --ctx\n"
+		"  --spec ngram|draft  speculative decoding by prompt lookup or a draft\n"
+		"                 model (--draft-model; default none);\n"
 		"                 per request: speculative.n_max / speculative.n_min\n"
 		"  --draft-max K  most drafted tokens per verify pass, 1..32 (default 16)\n"
 		"  --draft-min K  fewest drafted tokens worth a verify pass (default 0)\n"
+		"  --split S      bytes (default): balance the cards' bytes; time: balance\n"
+		"                 their predicted prefill time (built-in profile, PCIe)\n"
+		"  --draft-model FILE  --spec draft: the draft model (same vocabulary), run on\n"
+		"                 the host CPU\n"
 		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
 		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
 		"                 process list, where --api-key shows it to every user)\n"
@@ -110,7 +122,8 @@ static int parse_int(const char *s, const char *opt, long min, long max, long *o
 
 enum { O_HOST = 256, O_PORT, O_CARDS, O_PARALLEL, O_CTX, O_BUCKET, O_KEY, O_KEY_FILE, O_ALIAS,
        O_QUEUE, O_NOUI, O_ALLOWED_HOST, O_CORS_ORIGIN, O_PER_IP, O_HEADER_TIMEOUT,
-       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT };
+       O_BODY_TIMEOUT, O_TEMPLATE, O_SPEC, O_DRAFTMAX, O_DRAFTMIN, O_AGENT_PORT, O_KVTYPE,
+       O_DRAFTMODEL, O_SPLIT };
 
 static const struct option srv_long_opts[] = {
 	{ "model", required_argument, NULL, 'm' },
@@ -120,6 +133,7 @@ static const struct option srv_long_opts[] = {
 	{ "parallel", required_argument, NULL, O_PARALLEL },
 	{ "ctx", required_argument, NULL, O_CTX },
 	{ "bucket", required_argument, NULL, O_BUCKET },
+	{ "kv-type", required_argument, NULL, O_KVTYPE },
 	{ "api-key", required_argument, NULL, O_KEY },
 	{ "api-key-file", required_argument, NULL, O_KEY_FILE },
 	{ "alias", required_argument, NULL, O_ALIAS },
@@ -134,7 +148,9 @@ static const struct option srv_long_opts[] = {
 	{ "spec", required_argument, NULL, O_SPEC },
 	{ "draft-max", required_argument, NULL, O_DRAFTMAX },
 	{ "draft-min", required_argument, NULL, O_DRAFTMIN },
+	{ "draft-model", required_argument, NULL, O_DRAFTMODEL },
 	{ "agent-port", required_argument, NULL, O_AGENT_PORT },
+	{ "split", required_argument, NULL, O_SPLIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -254,6 +270,7 @@ static int read_template(const char *path, struct srv_opts *o)
 /* One option @c with @arg into @o: 0, or -1 with the message printed (-h exits 0). */
 static int parse_opt(int c, const char *arg, struct srv_opts *o)
 {
+	uint32_t u;
 	long v;
 
 	if (c >= O_ALLOWED_HOST && c <= O_BODY_TIMEOUT)
@@ -269,20 +286,16 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		break;
 	case O_CARDS: o->cards = arg; break;
 	case O_PARALLEL:
-		if (parse_int(arg, "--parallel", 1, 64, &v))
+		if (engine_opt_arg(ENGINE_OPT_PARALLEL, arg, &u))
 			return -1;
-		o->n_slots = (int)v;
+		o->n_slots = (int)u;
 		break;
 	case O_CTX:
-		if (parse_int(arg, "--ctx", 1, 1 << 24, &v))
-			return -1;
-		o->n_ctx = (uint32_t)v;
-		break;
+		return engine_opt_arg(ENGINE_OPT_CTX, arg, &o->n_ctx);
 	case O_BUCKET:
-		if (parse_int(arg, "--bucket", 1, 1 << 16, &v))
-			return -1;
-		o->bucket = (uint32_t)v;
-		break;
+		return engine_opt_arg(ENGINE_OPT_BUCKET, arg, &o->bucket);
+	case O_KVTYPE:
+		return engine_opt_kv_type(arg, &o->kv_type);
 	case O_KEY:
 		if (!*arg) {
 			fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
@@ -305,18 +318,31 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 		o->queue_max = (int)v;
 		break;
 	case O_NOUI: o->no_ui = true; break;
-	case O_SPEC:
-		/* spec_parse()'s names; serve-fake links no engine. */
-		if (strcmp(arg, "none") && strcmp(arg, "ngram")) {
-			fprintf(stderr, "rk1828-llm: --spec %s: none or ngram\n", arg);
+	case O_SPEC: {
+		enum spec_kind k;
+
+		if (spec_parse(arg, &k)) {
+			fprintf(stderr, "rk1828-llm: --spec %s: %s\n", arg, SPEC_NAMES);
 			return -1;
 		}
-		o->spec = strcmp(arg, "ngram") ? SPEC_NONE : SPEC_NGRAM;
+		o->spec = (int)k;
 		break;
+	}
 	case O_DRAFTMAX:
 		if (parse_int(arg, "--draft-max", 1, SPEC_MAX_DRAFT, &v))
 			return -1;
 		o->draft_max = (int)v;
+		break;
+	case O_SPLIT:
+		/* plan_split_parse()'s names; serve-fake links no planner. */
+		if (strcmp(arg, "bytes") && strcmp(arg, "time")) {
+			fprintf(stderr, "rk1828-llm: --split %s: bytes or time\n", arg);
+			return -1;
+		}
+		o->split = strcmp(arg, "time") ? PLAN_SPLIT_BYTES : PLAN_SPLIT_TIME;
+		break;
+	case O_DRAFTMODEL:
+		o->draft_model = arg;
 		break;
 	case O_DRAFTMIN:
 		if (parse_int(arg, "--draft-min", 0, SPEC_MAX_DRAFT, &v))
@@ -413,14 +439,6 @@ static void free_srv(struct srv *s)
 	free(s);
 }
 
-void srv_set_progress(struct srv *s, int permille, const char *what)
-{
-	pthread_mutex_lock(&s->lock);
-	snprintf(s->load_what, sizeof(s->load_what), "%s", what);
-	pthread_mutex_unlock(&s->lock);
-	atomic_store(&s->load_permille, permille);
-}
-
 struct loader {
 	struct srv *s;
 	int ret;
@@ -486,9 +504,12 @@ static void shutdown_server(struct srv *s, const sigset_t *set, int sig)
 
 	if (sig == SIGUSR1)
 		fprintf(stderr, "rk1828-llm: drained: stopping\n");
-	else
+	else {
+		int n = http_running(s);
+
 		fprintf(stderr, "rk1828-llm: %s: stopping (no new connections, cancelling %d running request%s)\n",
-			strsignal(sig), s->n_gens, s->n_gens == 1 ? "" : "s");
+			strsignal(sig), n, n == 1 ? "" : "s");
+	}
 	atomic_store(&s->state, SRV_STOPPING);
 	agent_stop(s);
 	http_quiesce(s);
@@ -532,9 +553,7 @@ static int serve_until_signal(struct srv *s, const sigset_t *set)
 			return sig;
 		if (atomic_load(&s->state) != SRV_READY)
 			continue;
-		pthread_mutex_lock(&s->lock);
-		n = s->n_gens;
-		pthread_mutex_unlock(&s->lock);
+		n = http_running(s);
 		atomic_store(&s->state, SRV_DRAINING);
 		fprintf(stderr, "rk1828-llm: User defined signal 1: draining (new requests get 503, %d running request%s finish%s, then exit)\n",
 			n, n == 1 ? "" : "s", n == 1 ? "es" : "");
@@ -606,9 +625,10 @@ int serve_main(int argc, char **argv)
 	}
 	if (!sig) {
 		atomic_store(&s->state, SRV_READY);
-		fprintf(stderr, "rk1828-llm: ready: model %s, %d session%s of %u tokens, plan %s\n"
+		fprintf(stderr, "rk1828-llm: ready: model %s, %d session%s of %u tokens, KV %s, plan %s\n"
 			"rk1828-llm: %s http://%s:%d/  (OpenAI API at /v1, metrics at /metrics)\n",
-			s->model_id, s->n_slots, s->n_slots == 1 ? "" : "s", s->n_ctx, s->plan,
+			s->model_id, s->n_slots, s->n_slots == 1 ? "" : "s", s->n_ctx,
+			quant_kv_type_name(s->kv_type), s->plan,
 			s->o.no_ui ? "API" : "web UI", strchr(s->o.host, ':') ? "[::]" : s->o.host,
 			s->o.port);
 		sig = serve_until_signal(s, &set);

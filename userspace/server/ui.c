@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "server.h"
+#include "ui.h"
 
 #define EMBED(sym, file) \
 	__asm__(".section .rodata\n.global " #sym "\n.balign 16\n" #sym ":\n" \

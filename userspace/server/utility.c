@@ -24,7 +24,8 @@
 
 #include "api.h"
 #include "gguf.h"
-#include "server.h"
+#include "prompt.h"
+#include "utility.h"
 #include "tokenizer.h"
 #include "utf8.h"
 
@@ -315,9 +316,10 @@ json_t *util_props(struct srv *s)
 			   "samplers", json_pack("[s, s, s, s, s]", "penalties", "top_k", "top_p",
 						 "min_p", "temperature"));
 	dgs = json_pack("{s:i, s:o}", "n_ctx", (int)s->n_ctx, "params", params);
-	return json_pack("{s:o, s:i, s:s, s:s, s:s%, s:s, s:o, s:o, s:s, s:i, s:{s:b, s:b}}",
+	return json_pack("{s:o, s:i, s:s, s:s, s:s, s:s%, s:s, s:o, s:o, s:s, s:i, s:{s:b, s:b}}",
 			 "default_generation_settings", dgs,
 			 "total_slots", s->n_slots,
+			 "kv_type", quant_kv_type_name(s->kv_type),
 			 "model_alias", s->model_id,
 			 "model_path", s->o.model ? s->o.model : "",
 			 "chat_template", have_t && utf8_is_valid(t.s, t.len) ? t.s : "",

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gguf.h"
+#include "load.h"
 #include "server.h"
 #include "tokenizer.h"
 
@@ -56,6 +57,8 @@ int srv_load(struct srv *s, char *err, size_t errlen)
 	s->card_ids[1] = 1;
 	s->n_slots = eo.n_slots;
 	s->n_ctx = eo.n_ctx;
+	/* What the cards would store: --kv-type, auto as if F32 fitted. */
+	s->kv_type = s->o.kv_type == PLAN_KV_AUTO ? QUANT_TYPE_F32 : s->o.kv_type;
 	srv_set_progress(s, 1000, "done");
 	return 0;
 }

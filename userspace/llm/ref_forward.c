@@ -469,6 +469,18 @@ struct ref_scratch {
 };
 
 /*
+ * A cached K or V row of @n values as a card of K/V type @type stores it:
+ * encoded, then decoded (@tmp holds the bytes, at least 4 @n).
+ */
+static void kv_round(int type, float *row, int n, void *tmp)
+{
+	if (type == QUANT_TYPE_F32)
+		return;
+	if (!quant_quantize_row(type, row, tmp, (size_t)n))
+		quant_dequantize_row(type, tmp, row, (size_t)n);
+}
+
+/*
  * Self-attention of block @l on the normalised input @xb; the output
  * projection goes to @out [dim]. qwen35: gated, q rows interleaved [q, gate].
  */
@@ -509,6 +521,8 @@ static void attention(struct ref_model *m, int l, const float *xb, int pos, floa
 	rope(k, c->n_kv_heads, c, pos);
 	memcpy(kc + (size_t)pos * kvd, k, sizeof(float) * kvd);
 	memcpy(vc + (size_t)pos * kvd, v, sizeof(float) * kvd);
+	kv_round(m->kv_type, kc + (size_t)pos * kvd, kvd, w->tmp);
+	kv_round(m->kv_type, vc + (size_t)pos * kvd, kvd, w->tmp);
 
 	for (h = 0; h < c->n_heads; h++) {
 		const float *qh = q + h * hd;

@@ -25,8 +25,8 @@
  * section rule sends it to the fourth section, whose position is 0 for
  * text. The norm before the FFN is post_attention_norm.
  */
-#ifndef RK_TEST_REF_FORWARD_H
-#define RK_TEST_REF_FORWARD_H
+#ifndef RK_LLM_REF_FORWARD_H
+#define RK_LLM_REF_FORWARD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -109,9 +109,15 @@ struct ref_config {
  * @v_cache: same shape as @k_cache
  * @conv_state: qwen35 [n_layers][conv_k - 1][channels] (zero at start)
  * @ssm_state: qwen35 [n_layers][ssm_rank][ssm_state][ssm_state]
+ * @kv_type: QUANT_TYPE_* the K/V rows are rounded through before they are
+ *	cached (quant_quantize_row() then quant_dequantize_row(), the whole
+ *	row of n_kv_heads * head_dim values): the exact F32 forward over the
+ *	dequantized stored K/V of a card with that K/V type. F32 (0) by
+ *	default; set it before the first ref_forward()
  */
 struct ref_model {
 	struct ref_config c;
+	int kv_type;
 	struct gguf_file *file;
 	struct ref_tensor token_embd, output_norm, output;
 	struct ref_layer *layers;
