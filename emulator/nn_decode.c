@@ -26,7 +26,7 @@
 #define INL inline __attribute__((always_inline))
 
 #ifndef NN_DEC_PREFETCH
-#define NN_DEC_PREFETCH 1	/* prefetch the next call's rows (prefetch_next()) */
+#define NN_DEC_PREFETCH 1	/* prefetch the rows this many calls ahead (prefetch_next()) */
 #endif
 
 
@@ -140,7 +140,7 @@ static NN_AVX2 INL __m256 blk32_vec(int type, const uint8_t *p, int j, const str
 static NN_AVX2 INL void prefetch_next(const uint8_t *const *w, int nr, size_t span,
 				      size_t it, size_t n_it)
 {
-	const char *next = (const char *)w[0] + span;
+	const char *next = (const char *)w[0] + span * NN_DEC_PREFETCH;
 	size_t b = span * it / n_it, e = span * (it + 1) / n_it;
 
 	(void)nr;
