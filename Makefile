@@ -215,7 +215,7 @@ $(B)/librk1828.a: $(call obj,$(LIB_SRC))
 # with <rk1828/rk1828.h> and rk1828.pc. LIB_SOVERSION follows the ABI rule
 # of userspace/doc/librk1828.rst; LIB_MINOR counts compatible additions.
 LIB_SOVERSION := 1
-LIB_MINOR := 0.0
+LIB_MINOR := 1.0
 LIB_SONAME := librk1828.so.$(LIB_SOVERSION)
 LIB_SO := $(B)/$(LIB_SONAME).$(LIB_MINOR)
 $(B)/obj-pic/userspace/lib/%.o: userspace/lib/%.c $(B)/flags.stamp | check-build-deps

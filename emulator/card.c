@@ -185,6 +185,44 @@ static int queue_init(struct emu_card *card, unsigned int idx)
 	return 0;
 }
 
+/*
+ * The peer window: the top cfg.p2p_window bytes of card memory are a memfd
+ * mapped shared over the anonymous mapping (MAP_FIXED), so the same pages
+ * are QEMU's BAR and the card's memory. 0 or an errno.
+ */
+static int p2p_window_init(struct emu_card *card)
+{
+	uint64_t size = card->cfg.p2p_window, base;
+	void *p;
+
+	if (!size)
+		return 0;
+	if ((size & (size - 1)) || size > card->cfg.mem_size / 2 ||
+	    size % (uint64_t)sysconf(_SC_PAGESIZE))
+		return EINVAL;
+	base = card->cfg.mem_size - size;
+	card->p2p_fd = memfd_create("rk1828-p2p-window", MFD_CLOEXEC);
+	if (card->p2p_fd < 0)
+		return errno;
+	if (ftruncate(card->p2p_fd, (off_t)size) < 0)
+		return errno;
+	p = mmap(card->mem + base, size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, card->p2p_fd, 0);
+	if (p == MAP_FAILED)
+		return errno;
+	card->p2p_base = base;
+	card->p2p_size = size;
+	return 0;
+}
+
+int emu_card_p2p_window(const struct emu_card *card, uint64_t *base,
+			uint64_t *size)
+{
+	*base = card->p2p_base;
+	*size = card->p2p_size;
+	return card->p2p_size ? card->p2p_fd : -1;
+}
+
 struct emu_card *emu_card_create(const struct emu_card_config *cfg)
 {
 	struct emu_card *card;
@@ -207,6 +245,7 @@ struct emu_card *emu_card_create(const struct emu_card_config *cfg)
 		card->cfg.threads = n > 0 ? (int)n : 1;
 	}
 	card->notify_fd = -1;
+	card->p2p_fd = -1;
 	card->start_ns = util_now_ns();
 	if (cfg->timing) {
 		card->timing = emu_timing_create(cfg->timing, cfg->link, cfg->timing_only);
@@ -224,6 +263,9 @@ struct emu_card *emu_card_create(const struct emu_card_config *cfg)
 		card->mem = NULL;
 		goto fail;
 	}
+	err = p2p_window_init(card);
+	if (err)
+		goto fail;
 	card->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (card->notify_fd < 0) {
 		err = errno;
@@ -282,6 +324,8 @@ void emu_card_destroy(struct emu_card *card)
 		pthread_rwlock_destroy(&card->ctx_lock);
 	if (card->notify_fd >= 0)
 		close(card->notify_fd);
+	if (card->p2p_fd >= 0)
+		close(card->p2p_fd);
 	if (card->mem)
 		munmap(card->mem, card->cfg.mem_size);
 	emu_timing_destroy(card->timing);

@@ -54,6 +54,9 @@
  *	WRITE and READ
  * @temp_limit_mc: temperature at which the card flags itself throttled
  *	(STATS), millidegrees Celsius; 0: 95000
+ * @p2p_window: bytes at the top of card memory to expose as the PCIe peer
+ *	window (a power of two, at most half of @mem_size), backed by a
+ *	memfd the PCIe front end shares with QEMU; 0: none
  */
 struct emu_card_config {
 	uint64_t mem_size;
@@ -65,6 +68,7 @@ struct emu_card_config {
 	bool timing_only;
 	enum cost_link link;
 	int32_t temp_limit_mc;
+	uint64_t p2p_window;
 };
 
 /**
@@ -279,6 +283,17 @@ uint8_t *emu_card_mem(const struct emu_card *card);
  * Return: the size.
  */
 uint64_t emu_card_mem_size(const struct emu_card *card);
+
+/**
+ * emu_card_p2p_window() - the card's peer window
+ * @card: the card
+ * @base: set to the card address of the window's first byte
+ * @size: set to its size in bytes (0: no window)
+ *
+ * Return: the memfd behind the window (owned by the card), or -1.
+ */
+int emu_card_p2p_window(const struct emu_card *card, uint64_t *base,
+			uint64_t *size);
 
 /**
  * emu_card_serial() - the card's serial number

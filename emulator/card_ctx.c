@@ -131,9 +131,32 @@ uint32_t card_op_ctx_destroy(struct emu_card *card, uint32_t id)
 }
 
 /*
- * Zero card memory [start, start + len): whole pages are dropped with
- * MADV_DONTNEED (a private anonymous mapping then reads zeros and the host
- * gets the memory back), the partial pages at the edges are cleared.
+ * Drop whole pages [a, b): MADV_DONTNEED for the private anonymous
+ * mapping, MADV_REMOVE for the shared peer window (DONTNEED would keep
+ * the shared pages and their contents); memset where that fails.
+ */
+static void mem_drop(struct emu_card *card, uint64_t a, uint64_t b)
+{
+	uint64_t w0 = card->p2p_base, w1 = card->p2p_base + card->p2p_size;
+	uint64_t c = a > w0 ? a : w0, d = b < w1 ? b : w1;
+
+	if (!card->p2p_size || c >= d) {
+		if (madvise(card->mem + a, b - a, MADV_DONTNEED))
+			memset(card->mem + a, 0, b - a);
+		return;
+	}
+	if (a < c)
+		mem_drop(card, a, c);
+	if (madvise(card->mem + c, d - c, MADV_REMOVE))
+		memset(card->mem + c, 0, d - c);
+	if (d < b)
+		mem_drop(card, d, b);
+}
+
+/*
+ * Zero card memory [start, start + len): whole pages are dropped (a
+ * private anonymous mapping then reads zeros and the host gets the memory
+ * back; see mem_drop()), the partial pages at the edges are cleared.
  */
 static void mem_clear(struct emu_card *card, uint64_t start, uint64_t len)
 {
@@ -148,8 +171,7 @@ static void mem_clear(struct emu_card *card, uint64_t start, uint64_t len)
 	}
 	memset(card->mem + start, 0, a - start);
 	memset(card->mem + b, 0, end - b);
-	if (madvise(card->mem + a, b - a, MADV_DONTNEED))
-		memset(card->mem + a, 0, b - a);
+	mem_drop(card, a, b);
 }
 
 uint32_t card_op_map(struct emu_card *card, uint32_t id, uint64_t start,

@@ -111,6 +111,8 @@ struct emu_card {
 	struct emu_card_config cfg;
 	struct emu_telemetry tel;
 	uint8_t *mem;
+	int p2p_fd;			/* memfd of the peer window, or -1 */
+	uint64_t p2p_base, p2p_size;	/* the window in card memory */
 	int notify_fd;
 	volatile int abort;
 

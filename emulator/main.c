@@ -58,6 +58,9 @@ static void usage(FILE *f)
 		"      --timing-only    as --timing (default profile rk1828) but EXEC skips\n"
 		"                       the math: deterministic filler outputs, so weights\n"
 		"                       may stay holes and big models run at modelled speed\n"
+		"      --p2p-window MIB with --pcie: expose the top MIB MiB of card memory\n"
+		"                       as the peer window, BAR4 (a power of two; default\n"
+		"                       64, 0 for none; none when memory is under 2x MIB)\n"
 		"      --link usb|pcie  the link --timing shapes WRITE/READ to (default the\n"
 		"                       card's own: pcie with --pcie, else usb)\n"
 		"      --temp-limit C   temperature (Celsius, 1..200) at which STATS reports\n"
@@ -140,6 +143,7 @@ static int load_timing(struct emu_opts *o, const char *name)
 struct opt_seen {
 	const char *timing;	/* --timing PROFILE */
 	bool serial, link;	/* --serial, --link given */
+	const char *p2p;	/* --p2p-window MIB */
 };
 
 /*
@@ -227,6 +231,19 @@ static int finish_options(int argc, char **argv, struct emu_opts *o,
 		cfg->link = COST_LINK_PCIE;
 	if ((seen->timing || cfg->timing_only) && load_timing(o, seen->timing))
 		return 2;
+	if (o->pcie) {
+		char *end;
+		unsigned long mib = seen->p2p ? strtoul(seen->p2p, &end, 10) : 64;
+
+		if (seen->p2p && (*end || (mib & (mib - 1)) || mib > 2048)) {
+			fprintf(stderr, "rk1828-emu: bad --p2p-window '%s' (MiB, a power of two up to 2048, or 0)\n",
+				seen->p2p);
+			return 2;
+		}
+		cfg->p2p_window = (uint64_t)mib << 20;
+		if (cfg->p2p_window > cfg->mem_size / 2)
+			cfg->p2p_window = 0;
+	}
 	return -1;
 }
 
@@ -251,6 +268,7 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 		{ "timing", required_argument, NULL, 'T' },
 		{ "timing-only", no_argument, NULL, 'O' },
 		{ "link", required_argument, NULL, 'L' },
+		{ "p2p-window", required_argument, NULL, 'W' },
 		{ 0 }
 	};
 	struct emu_card_config *cfg = &o->cfg;
@@ -285,6 +303,9 @@ static int parse_options(int argc, char **argv, struct emu_opts *o)
 			break;
 		case 'P':
 			o->pcie = true;
+			break;
+		case 'W':
+			seen.p2p = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -50,6 +50,40 @@ void pcie_log(const struct pcie_dev *d, const char *fmt, ...)
 	fprintf(stderr, "rk1828-emu: pcie: %s\n", buf);
 }
 
+static int link_send(struct pcie_dev *d, const void *buf, size_t len);
+
+/* Send @len bytes of @buf with one file descriptor in the first piece. */
+static int link_send_fd(struct pcie_dev *d, const void *buf, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	do {
+		n = sendmsg(d->fd, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		pcie_log(d, "sendmsg: %s", strerror(errno));
+		return -1;
+	}
+	/* The descriptor went with the first byte; the rest is plain. */
+	return link_send(d, (const uint8_t *)buf + n, len - (size_t)n);
+}
+
 static int link_send(struct pcie_dev *d, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -110,6 +144,15 @@ static uint32_t reg_read(struct pcie_dev *d, uint64_t off)
 		return RK1828_PCI_STATUS_READY |
 		       (d->ring_error ? RK1828_PCI_STATUS_RING_ERROR : 0);
 	case RK1828_PCI_REG_SCRATCH: return d->scratch;
+	case RK1828_PCI_REG_P2P_BASE_LO:
+	case RK1828_PCI_REG_P2P_BASE_HI: {
+		uint64_t base, size;
+
+		if (emu_card_p2p_window(d->card, &base, &size) < 0)
+			return 0;
+		return off == RK1828_PCI_REG_P2P_BASE_LO ? (uint32_t)base :
+		       (uint32_t)(base >> 32);
+	}
 	default: return 0;
 	}
 }
@@ -241,6 +284,8 @@ static int on_hello(struct pcie_dev *d, const struct rk1828_link_msg *m)
 		struct rk1828_link_msg msg;
 		struct rk1828_link_identity id;
 	} ack;
+	uint64_t base, size;
+	int wfd;
 
 	memset(&ack, 0, sizeof(ack));
 	ack.msg.magic = RK1828_LINK_MAGIC;
@@ -259,7 +304,11 @@ static int on_hello(struct pcie_dev *d, const struct rk1828_link_msg *m)
 	if (m->value != RK1828_LINK_VERSION)
 		pcie_log(d, "proxy speaks link version %" PRIu64 ", we speak %u",
 			 m->value, RK1828_LINK_VERSION);
-	return link_send(d, &ack, sizeof(ack));
+	wfd = emu_card_p2p_window(d->card, &base, &size);
+	if (wfd < 0)
+		return link_send(d, &ack, sizeof(ack));
+	ack.id.p2p_size_mib = (uint32_t)(size >> 20);
+	return link_send_fd(d, &ack, sizeof(ack), wfd);
 }
 
 static int on_mmio_read(struct pcie_dev *d, const struct rk1828_link_msg *m)

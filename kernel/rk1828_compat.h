@@ -166,4 +166,27 @@ static inline u64 rk1828_file_client_id(const struct drm_file *file)
 #endif
 }
 
+/*
+ * MODULE_IMPORT_NS() takes a string literal from 6.13 on, a bare token
+ * before.
+ */
+#ifdef RK1828_HAVE_IMPORT_NS_STRING
+#define RK1828_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS("DMA_BUF")
+#else
+#define RK1828_IMPORT_NS_DMA_BUF()	MODULE_IMPORT_NS(DMA_BUF)
+#endif
+
+/*
+ * dma_buf_move_notify() and &dma_buf_attach_ops.move_notify are
+ * dma_buf_invalidate_mappings() and .invalidate_mappings from 7.1 on
+ * (same locking: the reservation lock is held).
+ */
+#ifdef RK1828_HAVE_DMABUF_INVALIDATE_MAPPINGS
+#define rk1828_dma_buf_invalidate(dmabuf)	dma_buf_invalidate_mappings(dmabuf)
+#define RK1828_DMABUF_INVALIDATE_OP		invalidate_mappings
+#else
+#define rk1828_dma_buf_invalidate(dmabuf)	dma_buf_move_notify(dmabuf)
+#define RK1828_DMABUF_INVALIDATE_OP		move_notify
+#endif
+
 #endif /* __RK1828_COMPAT_H__ */

@@ -54,6 +54,11 @@ static int rk1828_info_show(struct seq_file *m, void *unused)
 	seq_printf(m, "gone: %d\n", atomic_read(&rdev->gone));
 	seq_printf(m, "dead: %d\n", atomic_read(&rdev->dead));
 	seq_printf(m, "resets: %lld\n", atomic64_read(&rdev->resets));
+	seq_printf(m, "p2p window: card %#llx, %llu bytes\n", rdev->p2p.base,
+		   rdev->p2p.size);
+	seq_printf(m, "p2p bytes: %lld, bounce bytes: %lld\n",
+		   atomic64_read(&rdev->p2p.p2p_bytes),
+		   atomic64_read(&rdev->p2p.bounce_bytes));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(rk1828_info);

@@ -17,11 +17,13 @@
 #include <drm/drm_print.h>
 #include <drm/rk1828_accel.h>
 
+#include "rk1828_compat.h"
 #include "rk1828_drv.h"
 #include "rk1828_hif_engine.h"
 #include "rk1828_gem.h"
 #include "rk1828_job.h"
 #include "rk1828_netlink.h"
+#include "rk1828_p2p.h"
 #include "rk1828_telemetry.h"
 
 static unsigned int rk1828_job_timeout_ms = 20000;
@@ -278,7 +280,7 @@ static int rk1828_ioctl_get_param(struct drm_device *drm, void *data,
 		break;
 	case DRM_RK1828_PARAM_CAPABILITIES:
 		args->value = DRM_RK1828_CAP_TIMELINE_SYNCOBJ |
-			      DRM_RK1828_CAP_EXEC_DECODER;
+			      DRM_RK1828_CAP_EXEC_DECODER | DRM_RK1828_CAP_P2P;
 		if (rdev->dma_dev)
 			args->value |= DRM_RK1828_CAP_PRIME_IMPORT;
 		break;
@@ -291,6 +293,9 @@ static int rk1828_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_RK1828_PARAM_CARD_STATE:
 		args->value = rk1828_is_dead(rdev) ? DRM_RK1828_CARD_DEAD :
 			      DRM_RK1828_CARD_OK;
+		break;
+	case DRM_RK1828_PARAM_P2P_WINDOW:
+		args->value = rdev->p2p.size;
 		break;
 	default:
 		ret = -EINVAL;
@@ -306,6 +311,7 @@ static const struct drm_ioctl_desc rk1828_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(RK1828_BO_INFO, rk1828_ioctl_bo_info, 0),
 	DRM_IOCTL_DEF_DRV(RK1828_SUBMIT, rk1828_ioctl_submit, 0),
 	DRM_IOCTL_DEF_DRV(RK1828_BO_WAIT, rk1828_ioctl_bo_wait, 0),
+	DRM_IOCTL_DEF_DRV(RK1828_P2P_QUERY, rk1828_ioctl_p2p_query, 0),
 };
 
 /*
@@ -318,9 +324,12 @@ static const struct drm_ioctl_desc rk1828_ioctls[] = {
  * 1.1 - GET_PARAM CARD_STATE (dead card); SUBMIT -ECANCELED for a banned
  *       context; jobs of a closed file and jobs whose dependency failed
  *       are cancelled; legacy and master core ioctls refused (-EACCES)
+ * 1.2 - card-to-card P2P: GET_PARAM P2P_WINDOW, CAP_P2P, BO_CREATE
+ *       BO_P2P (exportable peer-window card BOs), BO_INFO BO_PEER,
+ *       P2P_QUERY
  */
 #define RK1828_DRIVER_MAJOR	1
-#define RK1828_DRIVER_MINOR	1
+#define RK1828_DRIVER_MINOR	2
 
 static const struct drm_driver rk1828_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
@@ -374,6 +383,7 @@ struct rk1828_device *rk1828_device_alloc(struct device *parent)
 	INIT_LIST_HEAD(&rdev->ctx_list);
 	INIT_LIST_HEAD(&rdev->ctx_lost);
 	INIT_LIST_HEAD(&rdev->mm_quarantine);
+	rk1828_p2p_init(rdev);
 	rdev->job_timeout_ms = max(rk1828_job_timeout_ms, 1U);
 	return rdev;
 }
@@ -441,6 +451,7 @@ int rk1828_device_register(struct rk1828_device *rdev)
 	ret = drmm_add_action_or_reset(drm, rk1828_mm_release, NULL);
 	if (ret)
 		return ret;
+	rk1828_p2p_check_window(rdev);
 
 	ret = rk1828_sched_init_all(rdev);
 	if (ret)
@@ -486,6 +497,8 @@ void rk1828_device_unplug(struct rk1828_device *rdev)
 	wake_up_all(&rdev->reset_wq);
 	rk1828_nl_card_remove(rdev);
 	drm_dev_unplug(&rdev->drm);
+	/* After our jobs failed: importers wait for theirs and unmap. */
+	rk1828_p2p_revoke_all(rdev);
 }
 
 static int __init rk1828_init(void)
@@ -529,3 +542,4 @@ module_exit(rk1828_exit);
 MODULE_AUTHOR("The rk1828 authors");
 MODULE_DESCRIPTION("Rockchip RK1828 NPU card accel driver");
 MODULE_LICENSE("Dual MIT/GPL");
+RK1828_IMPORT_NS_DMA_BUF();

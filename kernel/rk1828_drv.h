@@ -24,6 +24,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "rk1828_hif.h"
+#include "rk1828_p2p.h"
 #include "rk1828_telemetry.h"
 
 #define RK1828_DRIVER_NAME	"rk1828"
@@ -241,6 +242,7 @@ struct rk1828_sched {
  * @ctx_list: live contexts (debugfs)
  * @job_timeout_ms: job timeout in milliseconds
  * @telemetry: the card's last STATS reply and its poll
+ * @p2p: the peer window, exported P2P dma-bufs, P2P and host byte counts
  */
 struct rk1828_device {
 	struct drm_device drm;
@@ -288,6 +290,7 @@ struct rk1828_device {
 
 	unsigned int job_timeout_ms;
 	struct rk1828_telemetry telemetry;
+	struct rk1828_p2p p2p;
 };
 
 /**

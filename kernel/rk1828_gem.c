@@ -23,6 +23,8 @@
 #include "rk1828_drv.h"
 #include "rk1828_hif_engine.h"
 #include "rk1828_gem.h"
+#include "rk1828_p2p.h"
+#include "rk1828_peer.h"
 
 /**
  * DOC: host BOs
@@ -72,16 +74,27 @@ struct drm_gem_object *rk1828_gem_create_object(struct drm_device *drm,
  *
  * The card itself never touches host memory; the USB host controller
  * does, so the attachment is made for it (as drivers/gpu/drm/udl does).
- * A buffer exported by this device comes back as the same object.
+ * A buffer exported by this device comes back as the same object. A
+ * peer-window BO of another rk1828 card becomes a peer BO, attached for
+ * P2P DMA (rk1828_peer.c); every other buffer keeps the host path.
  *
  * Return: the GEM object or an ERR_PTR(); -EOPNOTSUPP when the transport
- * has no DMA device.
+ * has no DMA device or P2P between the cards is not possible.
  */
 struct drm_gem_object *rk1828_gem_prime_import(struct drm_device *drm,
 					       struct dma_buf *dma_buf)
 {
 	struct rk1828_device *rdev = to_rk1828_device(drm);
 
+	if (rk1828_p2p_is_ours(dma_buf)) {
+		struct drm_gem_object *obj = dma_buf->priv;
+
+		if (obj->dev == drm) {
+			drm_gem_object_get(obj);
+			return obj;
+		}
+		return rk1828_peer_bo_import(rdev, dma_buf);
+	}
 	if (!rdev->dma_dev)
 		return ERR_PTR(-EOPNOTSUPP);
 	return drm_gem_prime_import_dev(drm, dma_buf, rdev->dma_dev);
@@ -127,7 +140,9 @@ static void rk1828_card_bo_free(struct drm_gem_object *obj)
 static struct dma_buf *rk1828_card_bo_export(struct drm_gem_object *obj,
 					     int flags)
 {
-	return ERR_PTR(-EOPNOTSUPP);
+	if (!to_rk1828_card_bo(obj)->p2p)
+		return ERR_PTR(-EOPNOTSUPP);
+	return rk1828_p2p_export(obj, flags);
 }
 
 static int rk1828_card_bo_mmap(struct drm_gem_object *obj,
@@ -143,7 +158,9 @@ static int rk1828_card_bo_mmap(struct drm_gem_object *obj,
  * mapped into the card context of the file that created it before
  * BO_CREATE returns and unmapped before the range goes back to the
  * allocator, so the card rejects any access to it from other contexts.
- * Card BOs cannot be mmap()ed (-EINVAL) or exported (-EOPNOTSUPP).
+ * Card BOs cannot be mmap()ed (-EINVAL). Only BOs in the peer window
+ * (%DRM_RK1828_BO_P2P) can be exported, as P2P dma-bufs; others fail
+ * with -EOPNOTSUPP.
  */
 const struct drm_gem_object_funcs rk1828_card_bo_funcs = {
 	.free = rk1828_card_bo_free,
@@ -151,12 +168,29 @@ const struct drm_gem_object_funcs rk1828_card_bo_funcs = {
 	.mmap = rk1828_card_bo_mmap,
 };
 
+/*
+ * Card memory [*start, *end) for a card BO: the peer window for P2P BOs,
+ * the memory below it for all others.
+ */
+static void rk1828_card_bo_range(struct rk1828_device *rdev, bool p2p,
+				 u64 *start, u64 *end)
+{
+	if (p2p) {
+		*start = rdev->p2p.base;
+		*end = rdev->p2p.base + rdev->p2p.size;
+	} else {
+		*start = RK1828_CARD_ALIGN;
+		*end = rdev->p2p.size ? rdev->p2p.base : rdev->mem_size;
+	}
+}
+
 static int rk1828_card_bo_create(struct rk1828_device *rdev,
-				 struct rk1828_file *fpriv, u64 size,
+				 struct rk1828_file *fpriv, u64 size, bool p2p,
 				 struct drm_gem_object **out)
 {
 	enum rk1828_hif_fate fate;
 	struct rk1828_card_bo *bo;
+	u64 start, end;
 	int ret;
 
 	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
@@ -165,11 +199,14 @@ static int rk1828_card_bo_create(struct rk1828_device *rdev,
 	bo->base.funcs = &rk1828_card_bo_funcs;
 	drm_gem_private_object_init(&rdev->drm, &bo->base, size);
 	bo->ctx = rk1828_ctx_get(fpriv->ctx);
+	bo->p2p = p2p;
+	INIT_LIST_HEAD(&bo->export_node);
 
+	rk1828_card_bo_range(rdev, p2p, &start, &end);
 	mutex_lock(&rdev->mm_lock);
-	ret = drm_mm_insert_node_generic(&rdev->mm, &bo->node, size,
-					 RK1828_CARD_ALIGN, 0,
-					 DRM_MM_INSERT_BEST);
+	ret = drm_mm_insert_node_in_range(&rdev->mm, &bo->node, size,
+					  RK1828_CARD_ALIGN, 0, start, end,
+					  DRM_MM_INSERT_BEST);
 	if (!ret)
 		rdev->mem_free -= size;
 	mutex_unlock(&rdev->mm_lock);
@@ -223,7 +260,15 @@ static int rk1828_bo_describe(struct drm_gem_object *obj, u32 *flags,
 
 	if (rk1828_bo_is_card(obj)) {
 		*flags = DRM_RK1828_BO_CARD;
+		if (to_rk1828_card_bo(obj)->p2p)
+			*flags |= DRM_RK1828_BO_P2P;
 		*card_addr = to_rk1828_card_bo(obj)->node.start;
+		*mmap_offset = 0;
+		return 0;
+	}
+	if (rk1828_bo_is_peer(obj)) {
+		*flags = DRM_RK1828_BO_PEER;
+		*card_addr = 0;
 		*mmap_offset = 0;
 		return 0;
 	}
@@ -245,9 +290,11 @@ static int rk1828_bo_describe(struct drm_gem_object *obj, u32 *flags,
  * @data: &struct drm_rk1828_bo_create
  * @file: the caller
  *
- * Return: 0; -EINVAL for zero size, unknown flags, none or both kinds;
- * -E2BIG for a card BO larger than card memory; -ENOMEM when memory is
- * short; -ENODEV once unplugged; errors of the card's MAP.
+ * Return: 0; -EINVAL for zero size, unknown flags, none or both kinds,
+ * %DRM_RK1828_BO_P2P without %DRM_RK1828_BO_CARD; -E2BIG for a card BO
+ * larger than card memory (or the peer window); -EOPNOTSUPP for a P2P BO
+ * on a card without a peer window; -ENOMEM when memory is short; -ENODEV
+ * once unplugged; errors of the card's MAP.
  */
 int rk1828_ioctl_bo_create(struct drm_device *drm, void *data,
 			   struct drm_file *file)
@@ -256,21 +303,26 @@ int rk1828_ioctl_bo_create(struct drm_device *drm, void *data,
 	struct rk1828_file *fpriv = file->driver_priv;
 	struct drm_rk1828_bo_create *args = data;
 	const u32 kinds = DRM_RK1828_BO_HOST | DRM_RK1828_BO_CARD;
+	bool p2p = args->flags & DRM_RK1828_BO_P2P;
 	struct drm_gem_object *obj;
 	u64 size, card_addr, mmap_offset;
 	u32 handle, flags;
 	int ret, idx;
 
-	if (!args->size || (args->flags & ~kinds) ||
-	    hweight32(args->flags & kinds) != 1)
+	if (!args->size || (args->flags & ~(kinds | DRM_RK1828_BO_P2P)) ||
+	    hweight32(args->flags & kinds) != 1 ||
+	    (p2p && !(args->flags & DRM_RK1828_BO_CARD)))
 		return -EINVAL;
+	if (p2p && !rdev->p2p.size)
+		return -EOPNOTSUPP;
 
 	if (args->flags & DRM_RK1828_BO_CARD) {
 		if (check_add_overflow(args->size, RK1828_CARD_BO_ALIGN - 1,
 				       &size))
 			return -E2BIG;
 		size = round_down(size, RK1828_CARD_BO_ALIGN);
-		if (size > rdev->mem_size - RK1828_CARD_ALIGN)
+		if (size > rdev->mem_size - RK1828_CARD_ALIGN ||
+		    (p2p && size > rdev->p2p.size))
 			return -E2BIG;
 	} else {
 		if (check_add_overflow(args->size, (u64)PAGE_SIZE - 1, &size))
@@ -282,7 +334,7 @@ int rk1828_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -ENODEV;
 
 	if (args->flags & DRM_RK1828_BO_CARD)
-		ret = rk1828_card_bo_create(rdev, fpriv, size, &obj);
+		ret = rk1828_card_bo_create(rdev, fpriv, size, p2p, &obj);
 	else
 		ret = rk1828_host_bo_create(rdev, size, &obj);
 	if (ret)

@@ -19,11 +19,18 @@ struct rk1828_ctx;
 
 /**
  * struct rk1828_card_bo - a buffer in card memory
- * @base: GEM object (private: no shmem backing, not mmap-able, not
- *	exportable)
+ * @base: GEM object (private: no shmem backing, not mmap-able; only
+ *	@p2p BOs are exportable)
  * @node: range of card memory, [node.start, node.start + node.size)
  * @ctx: context the range is mapped into (holds a reference)
  * @mapped: the MAP may have been applied on the card (UNMAP is due)
+ * @p2p: the range lies in the card's peer window (%DRM_RK1828_BO_P2P):
+ *	exportable as a P2P dma-buf (rk1828_p2p.c)
+ * @revoked: the card is gone and the mappings of the dma-buf were
+ *	revoked; protected by the reservation lock
+ * @dmabuf: the live dma-buf of a @p2p BO (no reference: it holds one on
+ *	the BO), NULL when none; protected by &rk1828_p2p.lock
+ * @export_node: entry in &rk1828_p2p.exports while @dmabuf is set
  * @quarantine: entry in &rk1828_device.mm_quarantine once freed with a
  *	failed UNMAP
  */
@@ -32,6 +39,10 @@ struct rk1828_card_bo {
 	struct drm_mm_node node;
 	struct rk1828_ctx *ctx;
 	bool mapped;
+	bool p2p;
+	bool revoked;
+	struct dma_buf *dmabuf;
+	struct list_head export_node;
 	struct list_head quarantine;
 };
 

@@ -29,8 +29,13 @@
 
 /* Value of %RK1828_PCI_REG_ID: "RPC1". */
 #define RK1828_PCI_MAGIC		0x31435052
-/* Register interface version 1.0, (major << 16) | minor. */
-#define RK1828_PCI_IF_VERSION		0x00010000
+/*
+ * Register interface version 1.1, (major << 16) | minor: 1.1 adds the
+ * peer window (BAR4, P2P_BASE).
+ */
+#define RK1828_PCI_IF_VERSION		0x00010001
+/* BAR4 (64-bit prefetchable, so BAR4+5): the peer window, optional. */
+#define RK1828_PCI_BAR_P2P		4
 
 /*
  * Global registers, 32 bits each. RO: writes are ignored; WO: reads
@@ -47,6 +52,8 @@
  * TEST (WO): RK1828_PCI_TEST_* test knobs of the emulator (a misbehaving
  *	card on purpose); real cards ignore them.
  * SCRATCH (RW): no effect; a register read round trip for link tests.
+ * P2P_BASE_LO/HI (RO, interface 1.1): card address of offset 0 of the
+ *	peer window (BAR4), whose size is the BAR's; 0 without a window.
  */
 #define RK1828_PCI_REG_ID		0x000
 #define RK1828_PCI_REG_IF_VERSION	0x004
@@ -57,6 +64,8 @@
 #define RK1828_PCI_REG_RESET		0x018
 #define RK1828_PCI_REG_TEST		0x01c
 #define RK1828_PCI_REG_SCRATCH		0x020
+#define RK1828_PCI_REG_P2P_BASE_LO	0x024
+#define RK1828_PCI_REG_P2P_BASE_HI	0x028
 
 /* CAPS: queues, largest ring (log2 entries), most SG entries per command. */
 #define RK1828_PCI_CAPS_QUEUES(c)	((c) & 0xff)

@@ -59,6 +59,8 @@ enum rk1828_job_kind {
  *	&rk1828_transport_ops.exec); owned by the BO
  * @host_off: byte offset in @host_bo
  * @host_mapped: @host_map is valid
+ * @host_peer: @host_bo is a peer BO (rk1828_peer.c): @host_sgt holds a
+ *	peer card's bus addresses, set under the reservation lock at push
  * @bos: distinct BOs of the job (references held)
  * @bo_count: entries in @bos
  * @bo_write: bit i set when the job writes @bos[i]
@@ -85,6 +87,7 @@ struct rk1828_job {
 	struct sg_table *host_sgt;
 	u64 host_off;
 	bool host_mapped;
+	bool host_peer;
 	struct drm_gem_object *bos[RK1828_JOB_MAX_BOS];
 	u32 bo_count;
 	DECLARE_BITMAP(bo_write, RK1828_JOB_MAX_BOS);

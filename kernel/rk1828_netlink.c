@@ -115,7 +115,12 @@ static int rk1828_nl_put_state(struct sk_buff *skb, struct rk1828_device *rdev)
 			rk1828_is_dead(rdev) ? RK1828_CARD_STATE_DEAD :
 			RK1828_CARD_STATE_OK) ||
 	    nla_put_uint(skb, RK1828_A_CARD_RESETS,
-			 atomic64_read(&rdev->resets)))
+			 atomic64_read(&rdev->resets)) ||
+	    nla_put_uint(skb, RK1828_A_CARD_P2P_WINDOW, rdev->p2p.size) ||
+	    nla_put_uint(skb, RK1828_A_CARD_P2P_BYTES,
+			 atomic64_read(&rdev->p2p.p2p_bytes)) ||
+	    nla_put_uint(skb, RK1828_A_CARD_BOUNCE_BYTES,
+			 atomic64_read(&rdev->p2p.bounce_bytes)))
 		return -EMSGSIZE;
 	return 0;
 }

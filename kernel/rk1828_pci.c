@@ -489,6 +489,21 @@ static int rk1828_pci_check_card(struct rk1828_pci *pci)
 	return 0;
 }
 
+/* The peer window of an interface 1.1 card (protocol.rst, "Peer window"). */
+static void rk1828_pci_p2p_window(struct rk1828_pci *pci)
+{
+	u32 ifv = rk1828_pci_rd(pci, RK1828_PCI_REG_IF_VERSION);
+	u64 base;
+
+	if ((ifv & 0xffff) < 1)
+		return;
+	base = rk1828_pci_rd(pci, RK1828_PCI_REG_P2P_BASE_LO) |
+	       (u64)rk1828_pci_rd(pci, RK1828_PCI_REG_P2P_BASE_HI) << 32;
+	if (base)
+		rk1828_p2p_set_window(pci->rdev, pci->pdev, RK1828_PCI_BAR_P2P,
+				      base);
+}
+
 /* Raw link rate in Mbit/s (lanes x GT/s), as USB reports 5000 for 5 Gbit/s. */
 static u32 rk1828_pci_link_speed(u32 link)
 {
@@ -655,6 +670,7 @@ static int rk1828_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id
 	rdev->link_speed = rk1828_pci_link_speed(rk1828_pci_rd(pci, RK1828_PCI_REG_LINK));
 	rdev->bounce_size = SZ_64K;
 	rdev->xfer_max = RK1828_PCI_XFER_MAX;
+	rk1828_pci_p2p_window(pci);
 
 	ret = rk1828_device_register(rdev);
 	if (ret)

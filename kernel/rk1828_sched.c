@@ -41,7 +41,8 @@ static int rk1828_job_run_dma(struct rk1828_job *job,
 	struct device *dev = job->rdev->dma_dev;
 	int ret;
 
-	if (!job->host_sgt)
+	/* A peer card's window (bus addresses, no pages) needs no sync. */
+	if (!job->host_sgt || job->host_peer)
 		return rk1828_hif_run(job->rdev, job->sched->hif_queue, cmd);
 	if (job->kind == RK1828_JOB_WRITE)
 		dma_sync_sgtable_for_device(dev, job->host_sgt, DMA_BIDIRECTIONAL);
@@ -91,6 +92,8 @@ static int rk1828_job_execute(struct rk1828_job *job)
 			if (ret)
 				return ret;
 		}
+		atomic64_add(job->size, job->host_peer ?
+			     &rdev->p2p.p2p_bytes : &rdev->p2p.bounce_bytes);
 		return 0;
 	case RK1828_JOB_CARD_COPY:
 		cmd.opcode = RK1828_HIF_OP_COPY;

@@ -26,6 +26,7 @@
 #include "rk1828_gem.h"
 #include "rk1828_job.h"
 #include "rk1828_job_priv.h"
+#include "rk1828_peer.h"
 #include "rk1828_syncs.h"
 
 /*
@@ -68,7 +69,8 @@ static int rk1828_job_lookup_bo(struct drm_file *file, u32 handle,
 		drm_gem_object_put(obj);
 		return -ENOENT;
 	}
-	if (!rk1828_bo_is_card(obj) && !rk1828_bo_is_host(obj)) {
+	if (!rk1828_bo_is_card(obj) && !rk1828_bo_is_host(obj) &&
+	    !rk1828_bo_is_peer(obj)) {
 		drm_gem_object_put(obj);
 		return -EINVAL;
 	}
@@ -103,6 +105,24 @@ static int rk1828_job_get_sgt(struct rk1828_job *job)
 		return 0;
 	}
 	sgt = drm_gem_shmem_get_pages_sgt(shmem);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	job->host_sgt = sgt;
+	return 0;
+}
+
+/*
+ * A job on a peer BO takes its mapping while the reservation lock is held
+ * and adds its fence before the lock is dropped: a revocation (under the
+ * same lock) waits for the job, and a job after it fails with -ENODEV.
+ */
+static int rk1828_job_take_peer_sgt(struct rk1828_job *job)
+{
+	struct sg_table *sgt;
+
+	if (!job->host_peer)
+		return 0;
+	sgt = rk1828_peer_bo_sgt(job->host_bo);
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
 	job->host_sgt = sgt;
@@ -165,6 +185,11 @@ static int rk1828_job_setup_copy(struct rk1828_job *job,
 		job->host_off = args->dst_offset;
 	}
 
+	/* A peer BO's mapping is taken under its reservation lock at push. */
+	if (rk1828_bo_is_peer(job->host_bo)) {
+		job->host_peer = true;
+		return job->rdev->tops->exec ? 0 : -EOPNOTSUPP;
+	}
 	if (job->rdev->tops->exec)
 		return rk1828_job_get_sgt(job);
 	ret = rk1828_gem_vmap(job->host_bo, &job->host_map);
@@ -283,6 +308,9 @@ static int rk1828_job_push_locked(struct rk1828_job *job,
 		if (ret)
 			goto err_unlock;
 	}
+	ret = rk1828_job_take_peer_sgt(job);
+	if (ret)
+		goto err_unlock;
 
 	/* Point of no return: from here on nothing can fail. */
 	drm_sched_job_arm(&job->base);

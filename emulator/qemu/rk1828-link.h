@@ -19,6 +19,10 @@
  *   The emulator answers %RK1828_LINK_HELLO_ACK with its version in @value
  *   followed by a &struct rk1828_link_identity: the card, not the proxy,
  *   decides its PCI identity, BAR0 size, link and MSI-X vector count.
+ *   With a peer window (@p2p_size_mib not 0, link version 2) the answer
+ *   carries one file descriptor, the memfd of the window: the proxy maps
+ *   it as BAR4 (RAM, 64-bit prefetchable), so the pages of the card's
+ *   window and of the BAR are the same.
  * - %RK1828_LINK_IRQFDS (proxy -> emulator): @count eventfds, one per MSI-X
  *   vector. The emulator raises vector v by writing to eventfd v; the
  *   proxy then calls msix_notify() (or sets the pending bit while the
@@ -33,8 +37,12 @@
  *   DMA, sent whenever bus mastering is switched on or off and after a
  *   reset: @count &struct rk1828_link_region entries follow, and the
  *   message carries the @size distinct file descriptors they name (the
- *   guest RAM is a memory-backend-memfd with share=on). @count 0: DMA is disabled
- *   (bus mastering off), every access of the card fails.
+ *   guest RAM is a memory-backend-memfd with share=on, and the peer
+ *   windows of the other cards, also memfds, at the bus addresses of
+ *   their BAR4). Sent again whenever the guest's memory map changes
+ *   while bus mastering is on (BARs assigned, a card hot-plugged or
+ *   removed). @count 0: DMA is disabled (bus mastering off), every access
+ *   of the card fails.
  * - %RK1828_LINK_RESET: the device was reset (system reset, FLR): the card
  *   performs a full reset and disables its rings.
  */
@@ -44,7 +52,7 @@
 #include <stdint.h>
 
 #define RK1828_LINK_MAGIC	0x4b4e4c52u	/* "RLNK" */
-#define RK1828_LINK_VERSION	1u
+#define RK1828_LINK_VERSION	2u	/* 2: peer window (p2p_size_mib) */
 
 /* Most MSI-X vectors and memory regions a link message may carry. */
 #define RK1828_LINK_MAX_VECTORS	16u
@@ -91,6 +99,7 @@ struct rk1828_link_msg {
  * @link_width: PCIe lanes
  * @vectors: MSI-X vectors, 1 to %RK1828_LINK_MAX_VECTORS
  * @bar0_size: bytes of BAR0 (registers), a power of two >= 4096
+ * @p2p_size_mib: MiB of the peer window (BAR4), a power of two; 0: none
  * @pad: zero
  */
 struct rk1828_link_identity {
@@ -104,7 +113,8 @@ struct rk1828_link_identity {
 	uint8_t link_width;
 	uint8_t vectors;
 	uint32_t bar0_size;
-	uint32_t pad[3];
+	uint32_t p2p_size_mib;
+	uint32_t pad[2];
 };
 
 /**

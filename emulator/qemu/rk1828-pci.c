@@ -15,7 +15,13 @@
  *  - the guest's RAM (a memory-backend-memfd with share=on) is described
  *    to the emulator with its file descriptors whenever bus mastering is
  *    switched on or off, so the card's bus-master DMA is a memcpy in the
- *    emulator at the bus address the driver programmed.
+ *    emulator at the bus address the driver programmed;
+ *  - BAR4, the card's peer window, is RAM from the memfd the emulator
+ *    sends with HELLO_ACK (memory_region_init_ram_from_fd), so a peer
+ *    card's DMA into it is a memory write; the memory map sent to the
+ *    emulator includes the other cards' windows, and a memory listener
+ *    sends it again whenever the guest's memory map changes while bus
+ *    mastering is on (protocol.rst, "Peer window").
  * The PCI identity, BAR0 size, link and vector count come from the
  * emulator's HELLO_ACK. The link protocol is emulator/qemu/rk1828-link.h;
  * the card's registers are documented in Documentation/accel/rk1828/
@@ -60,6 +66,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(RK1828PCIState, RK1828_PCI)
 #define RK1828_PCIE_CAP_OFFSET 0x80
 /* BAR2: MSI-X table and PBA (BAR0 is 64-bit: it takes BAR0 and BAR1). */
 #define RK1828_MSIX_BAR 2
+/* BAR4 (and BAR5): the peer window, 64-bit prefetchable RAM. */
+#define RK1828_P2P_BAR 4
 
 typedef struct RK1828Vector {
     RK1828PCIState *s;
@@ -77,9 +85,13 @@ struct RK1828PCIState {
     int fd;             /* connection to the emulator, -1 once gone */
     struct rk1828_link_identity id;
     MemoryRegion bar0;
+    MemoryRegion p2p_bar;
+    int p2p_fd;         /* memfd of the peer window until BAR4 owns it */
     RK1828Vector vec[RK1828_LINK_MAX_VECTORS];
     unsigned int nvec;
     bool dma_on;        /* state of the last MEMMAP sent */
+    MemoryListener listener;
+    bool listening;
 };
 
 /* The emulator is gone: the card behaves like a device that fell off the bus. */
@@ -354,6 +366,45 @@ static void rk1828_pci_reset(DeviceState *dev)
     rk1828_link_send(s, RK1828_LINK_MEMMAP, 0, 0, 0, 0, NULL, 0, NULL, 0);
 }
 
+/*
+ * Receive the HELLO_ACK: @len bytes, and the window's memfd that comes
+ * with the first byte when the card has a peer window.
+ */
+static int rk1828_recv_ack(RK1828PCIState *s, void *buf, size_t len)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = { .iov_base = buf, .iov_len = len };
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1,
+        .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+    };
+    struct pollfd p = { .fd = s->fd, .events = POLLIN };
+    struct cmsghdr *c;
+    ssize_t n;
+
+    if (poll(&p, 1, s->timeout_ms) <= 0) {
+        rk1828_link_lost(s, "no HELLO answer within the timeout", 0);
+        return -1;
+    }
+    do {
+        n = recvmsg(s->fd, &mh, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+        rk1828_link_lost(s, "recvmsg", n ? errno : 0);
+        return -1;
+    }
+    for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)) && s->p2p_fd < 0) {
+            memcpy(&s->p2p_fd, CMSG_DATA(c), sizeof(int));
+        }
+    }
+    return rk1828_link_recv(s, (char *)buf + n, len - n);
+}
+
 static int rk1828_connect(RK1828PCIState *s, Error **errp)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -384,7 +435,7 @@ static int rk1828_connect(RK1828PCIState *s, Error **errp)
     }
     if (rk1828_link_send(s, RK1828_LINK_HELLO, 0, 0, 0, RK1828_LINK_VERSION,
                          NULL, 0, NULL, 0) ||
-        rk1828_link_recv(s, &ack, sizeof(ack))) {
+        rk1828_recv_ack(s, &ack, sizeof(ack))) {
         error_setg(errp, "rk1828-pci: no HELLO answer from %s", s->socket_path);
         return -1;
     }
@@ -403,7 +454,47 @@ static int rk1828_connect(RK1828PCIState *s, Error **errp)
                    s->socket_path, s->id.vectors, s->id.bar0_size);
         return -1;
     }
+    if (s->id.p2p_size_mib &&
+        (s->p2p_fd < 0 || (s->id.p2p_size_mib & (s->id.p2p_size_mib - 1)))) {
+        error_setg(errp, "rk1828-pci: %s announces a %u MiB peer window %s",
+                   s->socket_path, s->id.p2p_size_mib,
+                   s->p2p_fd < 0 ? "without its memfd" : "(not a power of two)");
+        return -1;
+    }
     return 0;
+}
+
+/* BAR4: the peer window, the emulator's memfd as RAM (no MMIO callbacks). */
+static int rk1828_setup_p2p_bar(RK1828PCIState *s, Error **errp)
+{
+    Error *err = NULL;
+
+    if (!s->id.p2p_size_mib) {
+        return 0;
+    }
+    memory_region_init_ram_from_fd(&s->p2p_bar, OBJECT(s), "rk1828-p2p-window",
+                                   (uint64_t)s->id.p2p_size_mib << 20,
+                                   RAM_SHARED, s->p2p_fd, 0, &err);
+    if (err) {
+        error_propagate(errp, err);
+        return -1;
+    }
+    s->p2p_fd = -1;     /* the RAM block closes it */
+    pci_register_bar(PCI_DEVICE(s), RK1828_P2P_BAR,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->p2p_bar);
+    return 0;
+}
+
+/* The guest's memory map changed (a BAR moved, a card came or went). */
+static void rk1828_memory_commit(MemoryListener *l)
+{
+    RK1828PCIState *s = container_of(l, RK1828PCIState, listener);
+
+    if (s->dma_on) {
+        rk1828_send_memmap(s);
+    }
 }
 
 static int rk1828_setup_vectors(RK1828PCIState *s, Error **errp)
@@ -494,6 +585,7 @@ static void rk1828_pci_realize(PCIDevice *pdev, Error **errp)
     Error *err = NULL;
 
     s->fd = -1;
+    s->p2p_fd = -1;
     if (rk1828_check_ram(s, errp) || rk1828_connect(s, errp)) {
         goto fail;
     }
@@ -506,14 +598,24 @@ static void rk1828_pci_realize(PCIDevice *pdev, Error **errp)
                           "rk1828-regs", s->id.bar0_size);
     pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
-    if (rk1828_setup_vectors(s, errp)) {
+    if (rk1828_setup_p2p_bar(s, errp) || rk1828_setup_vectors(s, errp)) {
         goto fail;
     }
     s->dma_on = true;
     rk1828_send_memmap(s);      /* bus mastering starts off: no DMA */
+    s->listener = (MemoryListener) {
+        .name = "rk1828-pci",
+        .commit = rk1828_memory_commit,
+    };
+    memory_listener_register(&s->listener, &address_space_memory);
+    s->listening = true;
     return;
 
 fail:
+    if (s->p2p_fd >= 0) {
+        close(s->p2p_fd);
+        s->p2p_fd = -1;
+    }
     if (s->fd >= 0) {
         close(s->fd);
         s->fd = -1;
@@ -525,6 +627,10 @@ static void rk1828_pci_exit(PCIDevice *pdev)
     RK1828PCIState *s = RK1828_PCI(pdev);
     unsigned int i;
 
+    if (s->listening) {
+        memory_listener_unregister(&s->listener);
+        s->listening = false;
+    }
     for (i = 0; i < s->nvec; i++) {
         qemu_set_fd_handler(s->vec[i].fd, NULL, NULL, NULL);
         msix_vector_unuse(pdev, i);

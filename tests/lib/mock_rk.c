@@ -38,6 +38,9 @@
 #define CLKFILE_FD0	3000000		/* modelled clock: CLKFILE_FD0 + ring index */
 #define CLKFILES	8192
 #define SYNCOBJ_FD0	4000000		/* syncobj fd: SYNCOBJ_FD0 + shared index */
+#define P2PBUF_FD0	5000000		/* dma-buf of a peer-window card BO */
+#define MP2PBUF		64
+#define MOCK_P2P_WINDOW	(MOCK_CARD_MEM / 4)
 #define MSYNCS		4096
 
 struct mbuf {
@@ -53,13 +56,21 @@ struct msync {
 	int64_t t_done;		/* modelled clock: its fence's end */
 };
 
-enum { M_FREE, M_HOST, M_CARD, M_SYNC };
+enum { M_FREE, M_HOST, M_CARD, M_SYNC, M_PEER };
 
 struct mobj {
 	int kind;
 	struct mbuf *buf;	/* host BOs */
 	uint64_t addr, size;	/* card BOs */
 	int sync;		/* syncobjs: index into syncs[] */
+	bool p2p;		/* card BOs: in the peer window (exportable) */
+	int peer_card;		/* peer BOs: the exporter (its memory at addr) */
+};
+
+/* An exported peer-window card BO: where its memory is. */
+struct mp2pbuf {
+	int card;
+	uint64_t addr, size;
 };
 
 /* A sync_file exported on the modelled clock. */
@@ -78,6 +89,7 @@ struct mcard {
 	int64_t free_at;	/* modelled clock: end of its last job */
 	int64_t copy_free_at;	/* mock_rk_clock_link(): end of its last COPY */
 	uint64_t live;		/* sparse: bytes of its card BOs not destroyed */
+	uint64_t p2p_bytes;	/* COPY bytes to or from peer BOs */
 };
 
 static struct mcard mcards[MOCK_CARDS];
@@ -102,6 +114,9 @@ static struct mbuf *dmabufs[MDMABUF];
 static struct mbuf *all_bufs[4096];	/* freed at exit (no refcounts in the mock) */
 static int n_all_bufs;
 static int n_dmabufs;
+static struct mp2pbuf p2pbufs[MP2PBUF];
+static int n_p2pbufs;
+static bool p2p_on;
 static char mock_err[256];
 static int mock_live_objs;
 static int n_cards_made;
@@ -253,10 +268,78 @@ int rk_bo_destroy(struct rk_card *card, struct rk_bo *bo)
 	return 0;
 }
 
+int rk_p2p_query(struct rk_card *importer, const struct rk_card *exporter,
+		 enum rk_p2p_status *status, uint64_t *window)
+{
+	calls.other++;
+	*status = importer->fd == exporter->fd ? RK_P2P_SAME_CARD :
+		  p2p_on ? RK_P2P_OK : RK_P2P_NO_KERNEL;
+	if (window)
+		*window = MOCK_P2P_WINDOW;
+	return 0;
+}
+
+const char *rk_p2p_status_name(enum rk_p2p_status status)
+{
+	return status == RK_P2P_OK ? "p2p" : status == RK_P2P_NO_KERNEL ?
+	       "no-kernel-p2pdma" : "other";
+}
+
+int rk_bo_create_p2p(struct rk_card *card, uint64_t size, struct rk_bo *bo)
+{
+	int ret = rk_bo_create(card, size, RK_BO_CARD, bo);
+
+	if (!ret)
+		mc(card)->obj[bo->handle - 1].p2p = true;
+	return ret;
+}
+
+void mock_rk_p2p(bool on)
+{
+	p2p_on = on;
+}
+
+uint64_t mock_rk_p2p_bytes(int card)
+{
+	return mcards[card].p2p_bytes;
+}
+
+/* A peer-window card BO as a dma-buf fd. */
+static int export_p2p(struct rk_card *card, const struct mobj *o, int *fd)
+{
+	if (!o->p2p || n_p2pbufs == MP2PBUF)
+		return mfail(-EOPNOTSUPP, "PRIME export of a card BO");
+	p2pbufs[n_p2pbufs] = (struct mp2pbuf){ card->fd, o->addr, o->size };
+	*fd = P2PBUF_FD0 + n_p2pbufs++;
+	return 0;
+}
+
+/* Import of a peer-window BO: the same BO on its card, a peer BO elsewhere. */
+static int import_p2p(struct rk_card *card, int fd, struct rk_bo *bo)
+{
+	const struct mp2pbuf *pb = &p2pbufs[fd - P2PBUF_FD0];
+	uint32_t h;
+
+	if (pb->card == card->fd || !p2p_on)
+		return mfail(-EOPNOTSUPP, "PRIME import of a peer-window BO");
+	h = new_obj(card, M_PEER);
+	if (!h)
+		return mfail(-ENOMEM, "PRIME import");
+	mc(card)->obj[h - 1].peer_card = pb->card;
+	mc(card)->obj[h - 1].addr = pb->addr;
+	mc(card)->obj[h - 1].size = pb->size;
+	bo->handle = h;
+	bo->kind = RK_BO_PEER;
+	bo->size = pb->size;
+	return 0;
+}
+
 int rk_bo_export(struct rk_card *card, const struct rk_bo *bo, int *fd)
 {
 	struct mobj *o = obj(card, bo->handle, M_HOST);
 
+	if (!o && obj(card, bo->handle, M_CARD))
+		return export_p2p(card, obj(card, bo->handle, M_CARD), fd);
 	if (!o || n_dmabufs == MDMABUF)
 		return mfail(-EINVAL, "PRIME export");
 	dmabufs[n_dmabufs] = o->buf;
@@ -269,6 +352,8 @@ int rk_bo_import(struct rk_card *card, int fd, struct rk_bo *bo)
 	uint32_t h;
 
 	memset(bo, 0, sizeof(*bo));
+	if (fd >= P2PBUF_FD0 && fd < P2PBUF_FD0 + n_p2pbufs)
+		return import_p2p(card, fd, bo);
 	if (fd < DMABUF_FD0 || fd >= DMABUF_FD0 + n_dmabufs)
 		return mfail(-EBADF, "PRIME import");
 	h = new_obj(card, M_HOST);
@@ -455,8 +540,12 @@ static uint8_t *bo_ptr(const struct rk_card *card, uint32_t h, uint64_t off, uin
 
 	if (!o)
 		o = obj(card, h, M_CARD);
+	if (!o)
+		o = obj(card, h, M_PEER);
 	if (!o || off > o->size || size > o->size - off)
 		return NULL;
+	if (o->kind == M_PEER)
+		return mcards[o->peer_card].mem + o->addr + off;
 	return o->kind == M_HOST ? o->buf->p + off : mc(card)->mem + o->addr + off;
 }
 
@@ -596,6 +685,12 @@ static int copy_job(struct rk_card *card, uint32_t src, uint64_t src_off, uint32
 		return mfail(-EINVAL, "SUBMIT(COPY)");
 	if (sh && dh)
 		return mfail(-EINVAL, "SUBMIT(COPY) host->host");
+	/* Like the driver: a peer BO pairs with a card BO of this card. */
+	if ((obj(card, src, M_PEER) && !obj(card, dst, M_CARD)) ||
+	    (obj(card, dst, M_PEER) && !obj(card, src, M_CARD)))
+		return mfail(-EINVAL, "SUBMIT(COPY) peer BO without a card BO");
+	if (obj(card, src, M_PEER) || obj(card, dst, M_PEER))
+		mc(card)->p2p_bytes += size;
 	st = in_error(card, in, n_in);
 	if (!st)
 		memmove(d, s, size);
@@ -688,8 +783,11 @@ void mock_rk_reset(void)
 		mcards[i].free_at = 0;
 		mcards[i].copy_free_at = 0;
 		mcards[i].live = 0;
+		mcards[i].p2p_bytes = 0;
 	}
 	n_dmabufs = 0;
+	n_p2pbufs = 0;
+	p2p_on = false;
 	n_syncs = 0;
 	mock_live_objs = 0;
 	memset(&calls, 0, sizeof(calls));

@@ -120,4 +120,14 @@ struct mock_rk_calls {
 /* mock_rk_get_calls() - the counters of struct mock_rk_calls. */
 void mock_rk_get_calls(struct mock_rk_calls *c);
 
+/*
+ * mock_rk_p2p() - make rk_p2p_query() answer RK_P2P_OK for every pair of
+ * distinct cards (@on), or RK_P2P_NO_KERNEL (the default, Debian 6.12's
+ * answer). Peer-window BOs export, their import on another card is a
+ * RK_BO_PEER whose COPY moves bytes straight into the exporter's memory.
+ */
+void mock_rk_p2p(bool on);
+/* mock_rk_p2p_bytes() - bytes COPY jobs of @card moved to or from peer BOs. */
+uint64_t mock_rk_p2p_bytes(int card);
+
 #endif

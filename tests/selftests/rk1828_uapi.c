@@ -523,9 +523,10 @@ TEST_F(rk, param_values)
 	EXPECT_TRUE(v & DRM_RK1828_CAP_TIMELINE_SYNCOBJ);
 	EXPECT_TRUE(v & DRM_RK1828_CAP_PRIME_IMPORT);
 	EXPECT_TRUE(v & DRM_RK1828_CAP_EXEC_DECODER);
+	EXPECT_TRUE(v & DRM_RK1828_CAP_P2P);	/* driver 1.2 */
 	EXPECT_EQ(0, v & ~(DRM_RK1828_CAP_TIMELINE_SYNCOBJ |
 			   DRM_RK1828_CAP_PRIME_IMPORT |
-			   DRM_RK1828_CAP_EXEC_DECODER));
+			   DRM_RK1828_CAP_EXEC_DECODER | DRM_RK1828_CAP_P2P));
 	ASSERT_EQ(0, rkt_get_param(self->fd, DRM_RK1828_PARAM_NUM_QUEUES, &v));
 	EXPECT_EQ(2, v);
 	ASSERT_EQ(0, rkt_get_param(self->fd, DRM_RK1828_PARAM_CARD_STATE, &v));
@@ -558,7 +559,7 @@ TEST_F(rk, param_rejects)
 {
 	struct drm_rk1828_get_param gp = { 0 };
 
-	gp.param = DRM_RK1828_PARAM_CARD_STATE + 1;
+	gp.param = DRM_RK1828_PARAM_P2P_WINDOW + 1;
 	EXPECT_EQ(-EINVAL, rkt_ioctl(self->fd, DRM_IOCTL_RK1828_GET_PARAM, &gp));
 	gp.param = 0xffffffff;
 	EXPECT_EQ(-EINVAL, rkt_ioctl(self->fd, DRM_IOCTL_RK1828_GET_PARAM, &gp));
@@ -651,7 +652,7 @@ TEST_F(rk, bo_create_rejects)
 	static const uint32_t bad_flags[] = {
 		0, DRM_RK1828_BO_HOST | DRM_RK1828_BO_CARD,
 		DRM_RK1828_BO_HOST | (1U << 2), DRM_RK1828_BO_CARD | (1U << 31),
-		1U << 2,
+		1U << 2, DRM_RK1828_BO_CARD | DRM_RK1828_BO_PEER,
 	};
 	uint64_t f0 = rkt_mem_free(self->fd);
 	struct rkt_bo bo;

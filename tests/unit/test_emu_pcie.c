@@ -10,7 +10,10 @@
  * (address out of reach, reply larger than the buffer, the BAD_DMA test
  * knob) failing only their command, the BAD_CPL knob, a full completion
  * ring holding back completions until the host consumes, RESET_QUEUES and
- * RESET_CARD, and the end of the connection.
+ * RESET_CARD, the peer window (its memfd in HELLO_ACK, P2P_BASE, the same
+ * pages as card memory, a READ whose buffer is the window's bus address,
+ * MAP clearing window pages for the BAR's side too), and the end of the
+ * connection.
  * Output: "ok N - name" / "not ok N - name", then "# N passed, M failed".
  */
 #include <endian.h>
@@ -46,7 +49,12 @@
 #define BUF_OFF		0x20000u
 #define BUF2_OFF	0x200000u
 
-static int sock = -1, ramfd = -1;
+/* The card's peer window: 4 MiB at the top of its 64 MiB, BAR4 at WIN_GPA. */
+#define WIN_SIZE	(4u << 20)
+#define WIN_GPA		0x80000000ull
+
+static int sock = -1, ramfd = -1, winfd = -1;
+static uint8_t *win;
 static uint8_t *ram;
 static int irq[EMU_PCIE_VECTORS];
 static uint32_t next_seq = 500;
@@ -270,9 +278,33 @@ static void test_identity(void)
 		struct rk1828_link_identity id;
 	} ack;
 
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = &ack, .iov_len = sizeof(ack) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct pollfd pf = { .fd = sock, .events = POLLIN };
+	struct cmsghdr *c;
+	ssize_t got;
+
 	link_msg(RK1828_LINK_HELLO, 0, 0, 0, RK1828_LINK_VERSION, NULL, 0, NULL, 0);
-	tap_ok(xrecv(&ack, sizeof(ack)) == 0 && ack.m.type == RK1828_LINK_HELLO_ACK &&
-	       ack.m.value == RK1828_LINK_VERSION, "HELLO answered with HELLO_ACK, version 1");
+	/* The window's memfd comes with the first byte of the answer. */
+	got = poll(&pf, 1, TMO) == 1 ? recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) : -1;
+	for (c = got > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&winfd, CMSG_DATA(c), sizeof(int));
+	tap_ok(got > 0 && xrecv((char *)&ack + got, sizeof(ack) - got) == 0 &&
+	       ack.m.type == RK1828_LINK_HELLO_ACK && ack.m.value == RK1828_LINK_VERSION,
+	       "HELLO answered with HELLO_ACK, version 2");
+	win = winfd >= 0 ? mmap(NULL, WIN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, winfd, 0) :
+	      MAP_FAILED;
+	tap_ok(ack.id.p2p_size_mib == 4 && winfd >= 0 && win != MAP_FAILED,
+	       "HELLO_ACK: a 4 MiB peer window with its memfd (got %u MiB, fd %d)",
+	       ack.id.p2p_size_mib, winfd);
 	tap_ok(ack.id.vendor_id == 0x1d87 && ack.id.device_id == 0x1828 &&
 	       ack.id.class_code == 0x120000, "identity 1d87:1828, class 120000 (processing accelerator)");
 	tap_ok(ack.id.vectors == 3 && ack.id.bar0_size == 4096 &&
@@ -294,6 +326,48 @@ static void test_identity(void)
 	tap_ok(rd(RK1828_PCI_REG_SCRATCH) == 0xa5a51828, "SCRATCH reads back");
 	tap_ok(rd(RK1828_PCI_REG_STATUS) == RK1828_PCI_STATUS_READY, "STATUS: ready, no error");
 	tap_ok(rd(RK1828_PCI_QREG(2, RK1828_PCI_Q_VECTOR)) == 2, "queue 2 raises vector 2");
+	tap_ok(rd(RK1828_PCI_REG_P2P_BASE_LO) == (60u << 20) && rd(RK1828_PCI_REG_P2P_BASE_HI) == 0,
+	       "P2P_BASE: the window is card memory from 60 MiB (the top 4 MiB)");
+}
+
+/*
+ * The window's pages are card memory; a READ whose buffer is the window's
+ * bus address (a peer's BAR in the guest, here the card's own) lands there.
+ */
+static void test_peer_window(struct emu_card *card)
+{
+	struct rk1828_link_region r[2] = {
+		{ .gpa = RAM_GPA, .size = RAM, .offset = 0, .fd_index = 0 },
+		{ .gpa = WIN_GPA, .size = WIN_SIZE, .offset = 0, .fd_index = 1 },
+	};
+	const uint64_t base = 60u << 20;
+	uint8_t *cm = emu_card_mem(card);
+	int fds[2] = { ramfd, winfd };
+	struct rk1828_hif_msg h;
+	bool zero = true;
+	uint32_t i;
+
+	if (win == MAP_FAILED) {
+		tap_ok(false, "peer window tests: no window mapping");
+		return;
+	}
+	memset(win, 0x5a, 8192);
+	tap_ok(cm[base] == 0x5a && cm[base + 8191] == 0x5a,
+	       "bytes written through the BAR's memfd are card memory at P2P_BASE");
+	h = hdr(RK1828_HIF_OP_MAP, 1, base, 1u << 20, 0, 0);
+	tap_ok(run(MGMT, &h, 0, 0, 0, NULL) == 0, "MAP 1 MiB of the window into context 1");
+	for (i = 0; i < 8192; i++)
+		zero &= win[i] == 0 && cm[base + i] == 0;
+	tap_ok(zero, "MAP cleared the window pages on both sides (MADV_REMOVE)");
+
+	link_msg(RK1828_LINK_MEMMAP, 2, 2, 0, 0, r, sizeof(r), fds, 2);
+	setup_ring(COPYQ, 4, 4);
+	h = hdr(RK1828_HIF_OP_READ, 1, 0x20000, 65536, 0, 0);
+	tap_ok(run(COPYQ, &h, WIN_GPA + 0x1000, 65536, 0, NULL) == 0 &&
+	       memcmp(win + 0x1000, cm + 0x20000, 65536) == 0 &&
+	       memcmp(cm + base + 0x1000, cm + 0x20000, 65536) == 0,
+	       "READ into the window's bus address: card to card memory, no host RAM");
+	memmap(true);
 }
 
 static void test_dma_off(void)
@@ -510,7 +584,8 @@ static void test_reset(void)
 
 int main(void)
 {
-	struct emu_card_config cfg = { .mem_size = 64u << 20, .serial = 7, .threads = 1 };
+	struct emu_card_config cfg = { .mem_size = 64u << 20, .serial = 7, .threads = 1,
+				       .p2p_window = WIN_SIZE };
 	struct emu_card *card = emu_card_create(&cfg);
 	pthread_t th;
 	int sv[2], ret = -1, i;
@@ -535,6 +610,7 @@ int main(void)
 	test_dma_off();
 	test_info(card);
 	test_write_read(card);
+	test_peer_window(card);
 	test_wrap();
 	test_faults();
 	test_backpressure();

@@ -54,12 +54,16 @@ static double rel_diff(const float *a, const float *b, int n)
 /*
  * Prefill @toks with @n_cards cards and bucket @bucket, then N_DECODE
  * greedy steps; compare every logits vector with the reference @ref_logits
- * ([1 + N_DECODE][n_vocab]) and the greedy tokens with @ref_toks.
+ * ([1 + N_DECODE][n_vocab]) and the greedy tokens with @ref_toks. With
+ * @p2p the mock lets every pair of cards use peer-to-peer DMA: every hop
+ * must then be P2P, hidden states must move card to card (the senders'
+ * peer bytes) and the results must be the same.
  */
 static void run_case(const struct llm_model *m, struct rk_card *cards, int n_cards,
 		     uint32_t bucket, const int32_t *toks, int n, const float *ref_logits,
-		     const int32_t *ref_toks)
+		     const int32_t *ref_toks, bool p2p)
 {
+	const char *how = p2p ? " p2p" : "";
 	uint64_t fr[MOCK_CARDS];
 	struct plan_sizes sz = { .n_ctx = 64, .bucket = bucket };
 	struct pipe_opts po = { .n_ctx = 64, .bucket = bucket, .timeout_ms = 1000 };
@@ -71,6 +75,7 @@ static void run_case(const struct llm_model *m, struct rk_card *cards, int n_car
 	int i, good_toks = 1, ret, cur;
 
 	mock_rk_reset();
+	mock_rk_p2p(p2p);
 	for (i = 0; i < n_cards; i++)
 		fr[i] = MOCK_CARD_MEM - 4096;
 	ret = plan_model(m, &sz, n_cards, fr, NULL, &plan, err, sizeof(err));
@@ -79,10 +84,14 @@ static void run_case(const struct llm_model *m, struct rk_card *cards, int n_car
 	if (ret)
 		goto out;
 	ret = pipe_create(&p, m, cards, &plan, &po, err, sizeof(err));
-	tap_ok(ret == 0, "%d cards, bucket %u: pipeline created%s%s", n_cards, bucket,
+	tap_ok(ret == 0, "%d cards, bucket %u%s: pipeline created%s%s", n_cards, bucket, how,
 	   ret ? ": " : "", ret ? err : "");
 	if (ret)
 		goto out;
+	for (i = 1, cur = 0; i < n_cards; i++)
+		cur += pipe_hop_p2p(p, i);
+	tap_ok(cur == (p2p ? n_cards - 1 : 0), "%d cards, bucket %u%s: %d of %d hops by P2P",
+	       n_cards, bucket, how, cur, n_cards - 1);
 	ret = pipe_forward(p, toks, n, 0, lg, err, sizeof(err));
 	if (!ret)
 		worst = rel_diff(lg, ref_logits, m->n_vocab);
@@ -102,8 +111,18 @@ static void run_case(const struct llm_model *m, struct rk_card *cards, int n_car
 		cur = (int)util_argmax(lg, m->n_vocab);
 	}
 	tap_ok(ret == 0 && worst <= 1e-4 && good_toks,
-	   "%d cards, bucket %u: %d decode steps match reference (rel %.2e)%s%s", n_cards,
-	   bucket, N_DECODE, worst, ret ? ": " : "", ret ? err : "");
+	   "%d cards, bucket %u%s: %d decode steps match reference (rel %.2e)%s%s", n_cards,
+	   bucket, how, N_DECODE, worst, ret ? ": " : "", ret ? err : "");
+	if (n_cards > 1) {
+		uint64_t hid = (uint64_t)m->dim * sizeof(float), moved = 0;
+
+		for (i = 0; i < n_cards - 1; i++)
+			moved += mock_rk_p2p_bytes(plan.seg[i].card);
+		/* Prefill rows plus one row per decode step, per hop. */
+		tap_ok(moved == (p2p ? (uint64_t)(n_cards - 1) * (n + N_DECODE) * hid : 0),
+		       "%d cards, bucket %u%s: %llu hidden-state bytes went card to card",
+		       n_cards, bucket, how, (unsigned long long)moved);
+	}
 out:
 	pipe_destroy(p);
 	tap_ok(mock_rk_live_objs() == 0, "%d cards, bucket %u: every BO and syncobj released (%d left)",
@@ -390,7 +409,10 @@ int main(void)
 	mock_rk_cards(cards);
 	for (c = 1; c <= MOCK_CARDS; c++)
 		for (b = 0; b < 3; b++)
-			run_case(&m, cards, c, buckets[b], toks, n, ref_logits, ref_toks);
+			run_case(&m, cards, c, buckets[b], toks, n, ref_logits, ref_toks, false);
+	for (c = 2; c <= MOCK_CARDS; c++)
+		for (b = 0; b < 3; b++)
+			run_case(&m, cards, c, buckets[b], toks, n, ref_logits, ref_toks, true);
 	test_failure(&m, cards, toks, n);
 	for (c = 1; c <= MOCK_CARDS; c *= 2)
 		test_calls(&m, cards, c, toks, n);

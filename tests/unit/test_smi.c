@@ -85,6 +85,9 @@ static struct nl_msg *card_msg(bool telemetry)
 	nla_put_u32(m, RK1828_A_CARD_CONTEXTS, 2);
 	nla_put_u32(m, RK1828_A_CARD_STATE, RK1828_CARD_STATE_OK);
 	put_uint(m, RK1828_A_CARD_RESETS, 4);
+	put_uint(m, RK1828_A_CARD_P2P_WINDOW, 64ULL << 20);
+	put_uint(m, RK1828_A_CARD_P2P_BYTES, 3ULL << 33);
+	put_uint(m, RK1828_A_CARD_BOUNCE_BYTES, 12345);
 	put_queue(m, RK1828_QUEUE_MGMT, 100, false, telemetry);
 	put_queue(m, RK1828_QUEUE_COMPUTE, 200, true, telemetry);
 	put_queue(m, RK1828_QUEUE_COPY, 300, true, telemetry);
@@ -115,6 +118,11 @@ static void test_parse_card(void)
 	tap_ok(!strcmp(c.fw_version, "rk1828-emu 1.1") && c.protocol_version == 0x10001 &&
 	       c.link_type == 1 && c.link_speed_mbps == 5000 && c.contexts == 2 && !c.dead &&
 	       c.resets == 4, "fw, protocol 1.1, usb 5000 Mbit/s, 2 contexts, ok, 4 resets");
+	tap_ok(c.p2p_window == 64ULL << 20 && c.p2p_bytes == 3ULL << 33 &&
+	       c.bounce_bytes == 12345,
+	       "p2p window 64 MiB, p2p bytes 24 GiB (8-byte uint), bounce bytes 12345 (got %llu %llu %llu)",
+	       (unsigned long long)c.p2p_window, (unsigned long long)c.p2p_bytes,
+	       (unsigned long long)c.bounce_bytes);
 	tap_ok(c.has == (SMI_HAS_STATE | SMI_HAS_THERMAL | SMI_HAS_UPTIME) && c.temp_mc == 45500 &&
 	       c.temp_limit_mc == 95000 && !c.throttled && c.power_mw == 2500 &&
 	       c.energy_uj == 7000000 && c.uptime_ns == 400000000000ULL,
@@ -406,6 +414,9 @@ static void test_table_json(void)
 	tap_ok(json_integer_value(json_object_get(j, "memory_used_bytes")) == (json_int_t)GIB &&
 	       json_integer_value(json_object_get(j, "memory_total_bytes")) == (json_int_t)(4 * GIB) &&
 	       json_integer_value(json_object_get(j, "resets")) == 4 &&
+	       json_integer_value(json_object_get(j, "p2p_bytes")) == (json_int_t)(3ULL << 33) &&
+	       json_integer_value(json_object_get(j, "bounce_bytes")) == 12345 &&
+	       json_integer_value(json_object_get(j, "p2p_window_bytes")) == 64 << 20 &&
 	       json_integer_value(json_object_get(j, "contexts")) == 2 &&
 	       !strcmp(json_string_value(json_object_get(j, "node")), "/dev/accel/accel3") &&
 	       !strcmp(json_string_value(json_object_get(j, "protocol_version")), "1.1") &&
@@ -483,6 +494,7 @@ static bool is_counter(const char *key)
 	static const char *const counters[] = {
 		"resets", "energy_joules", "commands", "command_errors", "jobs_submitted",
 		"jobs_completed", "jobs_failed", "jobs_timedout", "busy_seconds",
+		"p2p_bytes", "bounce_bytes",
 	};
 	size_t i;
 

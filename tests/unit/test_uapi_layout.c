@@ -67,6 +67,13 @@ RK_AT(drm_rk1828_bo_wait, timeout_ns, 8);
 RK_AT(drm_rk1828_bo_wait, job_status, 16);
 RK_AT(drm_rk1828_bo_wait, pad, 20);
 
+RK_SIZE(drm_rk1828_p2p_query, 24);
+RK_AT(drm_rk1828_p2p_query, peer_fd, 0);
+RK_AT(drm_rk1828_p2p_query, flags, 4);
+RK_AT(drm_rk1828_p2p_query, distance, 8);
+RK_AT(drm_rk1828_p2p_query, status, 12);
+RK_AT(drm_rk1828_p2p_query, window_size, 16);
+
 int main(void)
 {
 	tap_ok(sizeof(struct drm_rk1828_get_param) == 16, "get_param is 16 bytes");
@@ -79,5 +86,8 @@ int main(void)
 	tap_ok(sizeof(struct drm_rk1828_bo_wait) == 24 &&
 	       offsetof(struct drm_rk1828_bo_wait, job_status) == 16,
 	       "bo_wait is 24 bytes, job_status at 16");
+	tap_ok(sizeof(struct drm_rk1828_p2p_query) == 24 &&
+	       offsetof(struct drm_rk1828_p2p_query, window_size) == 16,
+	       "p2p_query is 24 bytes, window_size at 16");
 	return tap_done();
 }

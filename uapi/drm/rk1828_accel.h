@@ -23,6 +23,7 @@ extern "C" {
 #define DRM_RK1828_BO_INFO		0x02
 #define DRM_RK1828_SUBMIT		0x03
 #define DRM_RK1828_BO_WAIT		0x04
+#define DRM_RK1828_P2P_QUERY		0x05
 
 #define DRM_IOCTL_RK1828_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_GET_PARAM, struct drm_rk1828_get_param)
@@ -34,6 +35,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_SUBMIT, struct drm_rk1828_submit)
 #define DRM_IOCTL_RK1828_BO_WAIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_BO_WAIT, struct drm_rk1828_bo_wait)
+#define DRM_IOCTL_RK1828_P2P_QUERY \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_RK1828_P2P_QUERY, struct drm_rk1828_p2p_query)
 
 /**
  * DOC: core ioctls
@@ -73,6 +76,11 @@ extern "C" {
  *	Card context id of this file (for debugging and logs).
  * %DRM_RK1828_PARAM_CARD_STATE:
  *	One of &enum drm_rk1828_card_state (driver 1.1).
+ * %DRM_RK1828_PARAM_P2P_WINDOW:
+ *	Bytes of card memory the card exposes to its peers on the bus (its
+ *	peer window, a PCIe BAR), where %DRM_RK1828_BO_P2P card BOs live; 0
+ *	when it has none (USB cards, PCIe cards without the window). Driver
+ *	1.2.
  */
 #define DRM_RK1828_PARAM_PROTOCOL_VERSION	0
 #define DRM_RK1828_PARAM_CARD_MEM_SIZE		1
@@ -84,6 +92,7 @@ extern "C" {
 #define DRM_RK1828_PARAM_NUM_QUEUES		7
 #define DRM_RK1828_PARAM_CONTEXT_ID		8
 #define DRM_RK1828_PARAM_CARD_STATE		9
+#define DRM_RK1828_PARAM_P2P_WINDOW		10
 
 /**
  * enum drm_rk1828_card_state - %DRM_RK1828_PARAM_CARD_STATE values
@@ -103,6 +112,12 @@ enum drm_rk1828_card_state {
 #define DRM_RK1828_CAP_PRIME_IMPORT		0x2ULL
 /** DRM_RK1828_CAP_EXEC_DECODER - EXEC runs decoder-layer segment programs */
 #define DRM_RK1828_CAP_EXEC_DECODER		0x4ULL
+/**
+ * DRM_RK1828_CAP_P2P - the driver knows &DRM_IOCTL_RK1828_P2P_QUERY and
+ * %DRM_RK1828_BO_P2P (driver 1.2); whether a given pair of cards can use
+ * peer-to-peer DMA is what the query answers
+ */
+#define DRM_RK1828_CAP_P2P			0x8ULL
 
 /**
  * enum drm_rk1828_link_type - link between host and card
@@ -133,6 +148,19 @@ struct drm_rk1828_get_param {
 #define DRM_RK1828_BO_HOST	0x1U
 /** DRM_RK1828_BO_CARD - card memory: weights, KV cache, activations */
 #define DRM_RK1828_BO_CARD	0x2U
+/**
+ * DRM_RK1828_BO_P2P - with %DRM_RK1828_BO_CARD: a card BO in the card's
+ * peer window, exportable by PRIME as a dma-buf that other PCIe devices
+ * (another rk1828 card) write or read by peer-to-peer DMA (driver 1.2)
+ */
+#define DRM_RK1828_BO_P2P	0x4U
+/**
+ * DRM_RK1828_BO_PEER - BO_INFO only: a %DRM_RK1828_BO_P2P buffer of
+ * another card imported by PRIME for peer-to-peer DMA; a COPY job moves
+ * data between it and this card's BOs as with a host BO, but the card's
+ * DMA engine reaches the peer's memory directly (driver 1.2)
+ */
+#define DRM_RK1828_BO_PEER	0x8U
 
 /**
  * struct drm_rk1828_bo_create - create a buffer object
@@ -145,9 +173,21 @@ struct drm_rk1828_get_param {
  * reads as zeros (the card clears card memory when it is mapped), so no
  * client ever sees another client's data.
  *
- * Errors: -EINVAL for zero size, unknown flags or none/both kinds,
- * -ENOMEM when the card (or the host) has not enough free memory,
- * -E2BIG for a size above the card memory size, -ENODEV once unplugged.
+ * %DRM_RK1828_BO_P2P (with %DRM_RK1828_BO_CARD only) allocates the BO in
+ * the card's peer window (%DRM_RK1828_PARAM_P2P_WINDOW) and makes it
+ * exportable with &DRM_IOCTL_PRIME_HANDLE_TO_FD; every other card BO is
+ * refused export with -EOPNOTSUPP. Importing the dma-buf succeeds only
+ * for a device that can reach the window by peer-to-peer DMA (see
+ * &DRM_IOCTL_RK1828_P2P_QUERY); on this card itself it gives back the
+ * same BO.
+ *
+ * Errors: -EINVAL for zero size, unknown flags, none/both kinds or
+ * %DRM_RK1828_BO_P2P on a host BO,
+ * -ENOMEM when the card (or the host) has not enough free memory (for
+ * %DRM_RK1828_BO_P2P: in the peer window),
+ * -E2BIG for a size above the card memory size (or the peer window),
+ * -EOPNOTSUPP for %DRM_RK1828_BO_P2P on a card without a peer window,
+ * -ENODEV once unplugged.
  */
 struct drm_rk1828_bo_create {
 	/** @size: in, size in bytes; out, the rounded-up size */
@@ -171,7 +211,11 @@ struct drm_rk1828_bo_create {
 struct drm_rk1828_bo_info {
 	/** @handle: in, GEM handle */
 	__u32 handle;
-	/** @flags: out, DRM_RK1828_BO_HOST or DRM_RK1828_BO_CARD */
+	/**
+	 * @flags: out, DRM_RK1828_BO_HOST or DRM_RK1828_BO_CARD (with
+	 * DRM_RK1828_BO_P2P for a BO in the peer window), or
+	 * DRM_RK1828_BO_PEER
+	 */
 	__u32 flags;
 	/** @size: out, size in bytes */
 	__u64 size;
@@ -233,8 +277,10 @@ enum drm_rk1828_job_type {
  * with no fence or timeline point not yet submitted; -ENOENT for a BO or
  * syncobj handle this file does not own; -EFAULT for bad user pointers;
  * -ENOMEM; -ECANCELED once this file's context is banned (three of its
- * jobs timed out, driver 1.1); -ENODEV once the card is gone. Nothing is
- * queued when the ioctl fails.
+ * jobs timed out, driver 1.1); -ENODEV once the card is gone, or for a
+ * COPY on a %DRM_RK1828_BO_PEER BO whose exporting card is gone (driver
+ * 1.2); -EOPNOTSUPP for a peer BO on a card that cannot use it. Nothing
+ * is queued when the ioctl fails.
  *
  * A job that does not run signals its fence with the reason: -ECANCELED
  * when its file was closed (or its process exited) before the job started
@@ -308,6 +354,62 @@ struct drm_rk1828_bo_wait {
 	__s32 job_status;
 	/** @pad: in, must be zero */
 	__u32 pad;
+};
+
+/**
+ * enum drm_rk1828_p2p_status - why peer-to-peer DMA is or is not possible
+ * @DRM_RK1828_P2P_OK: this card's DMA engine can reach the peer's window;
+ *	its %DRM_RK1828_BO_P2P BOs import here for peer-to-peer COPY jobs
+ * @DRM_RK1828_P2P_NO_WINDOW: the peer exposes no peer window (a USB card,
+ *	or a PCIe card without one)
+ * @DRM_RK1828_P2P_NOT_PCI: this card is not a PCIe device (USB)
+ * @DRM_RK1828_P2P_NO_KERNEL: the kernel was built without
+ *	CONFIG_PCI_P2PDMA, so no dma-buf exporter allows peer-to-peer DMA
+ * @DRM_RK1828_P2P_TOPOLOGY: the kernel's pci_p2pdma_distance() refuses
+ *	the pair (for instance separate root ports of a host bridge not on
+ *	its allow list; the kernel log names the reason)
+ * @DRM_RK1828_P2P_SAME_CARD: the peer is this card (its BOs need no
+ *	transfer between cards)
+ */
+enum drm_rk1828_p2p_status {
+	DRM_RK1828_P2P_OK = 0,
+	DRM_RK1828_P2P_NO_WINDOW = 1,
+	DRM_RK1828_P2P_NOT_PCI = 2,
+	DRM_RK1828_P2P_NO_KERNEL = 3,
+	DRM_RK1828_P2P_TOPOLOGY = 4,
+	DRM_RK1828_P2P_SAME_CARD = 5,
+};
+
+/**
+ * struct drm_rk1828_p2p_query - can this card DMA into a peer card's window
+ *
+ * Asks whether this card (the file the ioctl is called on, the importer)
+ * can move data by peer-to-peer DMA to and from the %DRM_RK1828_BO_P2P
+ * BOs of the card behind @peer_fd (the exporter), i.e. whether importing
+ * such a BO here will succeed. The answer depends only on the two cards,
+ * the PCI topology and the kernel, so a runtime asks once per pair.
+ *
+ * Errors: -EINVAL for non-zero @flags, or a @peer_fd that is not
+ * an open rk1828 accel node; -EBADF for a @peer_fd that is not an open
+ * file; -ENODEV once either card is gone. A pair that cannot use
+ * peer-to-peer DMA is not an error: the ioctl returns 0 with @status
+ * saying why.
+ */
+struct drm_rk1828_p2p_query {
+	/** @peer_fd: in, an open file of the peer's accel node */
+	__s32 peer_fd;
+	/** @flags: in, must be zero */
+	__u32 flags;
+	/**
+	 * @distance: out, the kernel's pci_p2pdma_distance() of the pair
+	 * (a relative cost, smaller is better) with %DRM_RK1828_P2P_OK,
+	 * else -1
+	 */
+	__s32 distance;
+	/** @status: out, one of &enum drm_rk1828_p2p_status */
+	__u32 status;
+	/** @window_size: out, bytes of the peer's window (0: none) */
+	__u64 window_size;
 };
 
 #if defined(__cplusplus)

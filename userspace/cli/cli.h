@@ -156,6 +156,12 @@ int cli_encode_chat(const struct tokenizer *tok, const struct args *a,
 /* cmd_run() - rk1828-llm run (cmd_run.c): exit status. */
 int cmd_run(const struct args *a);
 
+/*
+ * cli_print_hop() - print "hop cardA -> cardB: p2p" or "...: host (REASON)":
+ * how hidden states would go from @from to @to (cli_hops.c).
+ */
+void cli_print_hop(struct rk_card *from, struct rk_card *to);
+
 /* cmd_tokenize() - rk1828-llm tokenize (cmd_tokenize.c): exit status. */
 int cmd_tokenize(const struct args *a);
 

@@ -908,6 +908,14 @@ static int cmd_info(void)
 		       c->protocol >> 16, c->protocol & 0xffff,
 		       (unsigned long long)c->serial);
 	}
+	/* Every ordered pair: a plan may put the cards in any order. */
+	for (i = 0; i < n; i++) {
+		int j;
+
+		for (j = 0; j < n; j++)
+			if (j != i)
+				cli_print_hop(&cards[i], &cards[j]);
+	}
 	rk_close_all(cards, n);
 	return 0;
 }
@@ -1227,6 +1235,9 @@ static void print_plan(const struct args *a, const struct session *S)
 		printf("card%d: %s: %s of %s free (%llu bytes), KV %s a session\n", s->card_id,
 		       blk, need, fr, (unsigned long long)s->bytes, kv);
 	}
+	/* Real cards: how hidden states go from each stage to the next. */
+	for (i = 1; S->cards && i < S->plan.n_segs; i++)
+		cli_print_hop(&S->cards[S->plan.seg[i - 1].card], &S->cards[S->plan.seg[i].card]);
 }
 
 /*

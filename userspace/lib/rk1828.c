@@ -86,11 +86,14 @@ static uint64_t caps_from_uapi(uint64_t v)
 {
 	return ((v & DRM_RK1828_CAP_TIMELINE_SYNCOBJ) ? RK_CAP_TIMELINE_SYNCOBJ : 0) |
 	       ((v & DRM_RK1828_CAP_PRIME_IMPORT) ? RK_CAP_PRIME_IMPORT : 0) |
-	       ((v & DRM_RK1828_CAP_EXEC_DECODER) ? RK_CAP_EXEC_DECODER : 0);
+	       ((v & DRM_RK1828_CAP_EXEC_DECODER) ? RK_CAP_EXEC_DECODER : 0) |
+	       ((v & DRM_RK1828_CAP_P2P) ? RK_CAP_P2P : 0);
 }
 
 static enum rk_bo_kind kind_from_uapi(uint32_t flags)
 {
+	if (flags & DRM_RK1828_BO_PEER)
+		return RK_BO_PEER;
 	return (flags & DRM_RK1828_BO_CARD) ? RK_BO_CARD : RK_BO_HOST;
 }
 
@@ -369,6 +372,57 @@ int rk_bo_import(struct rk_card *card, int dmabuf_fd, struct rk_bo *bo)
 		drmIoctl(card->fd, DRM_IOCTL_GEM_CLOSE, &gc);
 	}
 	return ret;
+}
+
+int rk_p2p_query(struct rk_card *importer, const struct rk_card *exporter,
+		 enum rk_p2p_status *status, uint64_t *window)
+{
+	struct drm_rk1828_p2p_query q = { .peer_fd = exporter->fd };
+
+	if (window)
+		*window = 0;
+	if (!(importer->caps & RK_CAP_P2P) || !(exporter->caps & RK_CAP_P2P)) {
+		*status = RK_P2P_NO_DRIVER;
+		return 0;
+	}
+	if (drmIoctl(importer->fd, DRM_IOCTL_RK1828_P2P_QUERY, &q))
+		return rk_fail(importer, neg_errno(), "P2P_QUERY(%s)", exporter->node);
+	*status = q.status <= RK_P2P_SAME_CARD ? (enum rk_p2p_status)q.status :
+		  RK_P2P_TOPOLOGY;
+	if (window)
+		*window = q.window_size;
+	return 0;
+}
+
+const char *rk_p2p_status_name(enum rk_p2p_status status)
+{
+	static const char *const names[] = {
+		[RK_P2P_OK] = "p2p", [RK_P2P_NO_WINDOW] = "no-window",
+		[RK_P2P_NOT_PCI] = "not-pcie", [RK_P2P_NO_KERNEL] = "no-kernel-p2pdma",
+		[RK_P2P_TOPOLOGY] = "topology", [RK_P2P_SAME_CARD] = "same-card",
+		[RK_P2P_NO_DRIVER] = "old-driver",
+	};
+
+	return (unsigned int)status < sizeof(names) / sizeof(names[0]) ?
+	       names[status] : "unknown";
+}
+
+int rk_bo_create_p2p(struct rk_card *card, uint64_t size, struct rk_bo *bo)
+{
+	struct drm_rk1828_bo_create c = {
+		.size = size,
+		.flags = DRM_RK1828_BO_CARD | DRM_RK1828_BO_P2P,
+	};
+
+	memset(bo, 0, sizeof(*bo));
+	if (drmIoctl(card->fd, DRM_IOCTL_RK1828_BO_CREATE, &c))
+		return rk_fail(card, neg_errno(), "BO_CREATE(card, peer window, %llu bytes)",
+			       (unsigned long long)size);
+	bo->handle = c.handle;
+	bo->kind = RK_BO_CARD;
+	bo->size = c.size;
+	bo->card_addr = c.card_addr;
+	return 0;
 }
 
 int rk_bo_wait(struct rk_card *card, const struct rk_bo *bo,

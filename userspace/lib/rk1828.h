@@ -44,10 +44,15 @@ extern "C" {
  *	dma-buf; COPY jobs move it to and from card memory
  * @RK_BO_CARD: card memory: weights, KV cache, activations; EXEC programs
  *	address it, the CPU cannot map it
+ * @RK_BO_PEER: another card's memory imported for peer-to-peer DMA
+ *	(rk_bo_import() of a dma-buf from rk_bo_create_p2p() on another
+ *	card): COPY jobs move data between it and this card's card BOs as
+ *	with a host BO, without touching host memory; not mmap-able
  */
 enum rk_bo_kind {
 	RK_BO_HOST = 1,
 	RK_BO_CARD = 2,
+	RK_BO_PEER = 3,
 };
 
 /**
@@ -69,6 +74,29 @@ enum rk_link_type {
 #define RK_CAP_PRIME_IMPORT		0x2ULL
 /* EXEC runs decoder-layer segment programs. */
 #define RK_CAP_EXEC_DECODER		0x4ULL
+/* The driver knows card-to-card P2P (rk_p2p_query(), rk_bo_create_p2p()). */
+#define RK_CAP_P2P			0x8ULL
+
+/**
+ * enum rk_p2p_status - whether one card can DMA into another's memory
+ * @RK_P2P_OK: yes: the exporter's rk_bo_create_p2p() BOs import on the
+ *	importer as %RK_BO_PEER and its COPY jobs reach them directly
+ * @RK_P2P_NO_WINDOW: the exporter exposes no memory to peers (USB card)
+ * @RK_P2P_NOT_PCI: the importer is not a PCIe card
+ * @RK_P2P_NO_KERNEL: the kernel has no CONFIG_PCI_P2PDMA
+ * @RK_P2P_TOPOLOGY: the kernel refuses the pair (PCI topology)
+ * @RK_P2P_SAME_CARD: both are the same card
+ * @RK_P2P_NO_DRIVER: a driver older than 1.2 (no P2P support)
+ */
+enum rk_p2p_status {
+	RK_P2P_OK = 0,
+	RK_P2P_NO_WINDOW = 1,
+	RK_P2P_NOT_PCI = 2,
+	RK_P2P_NO_KERNEL = 3,
+	RK_P2P_TOPOLOGY = 4,
+	RK_P2P_SAME_CARD = 5,
+	RK_P2P_NO_DRIVER = 6,
+};
 
 /**
  * struct rk_card - one opened RK1828 accel node
@@ -229,6 +257,36 @@ int rk_bo_export(struct rk_card *card, const struct rk_bo *bo, int *dmabuf_fd);
  * Return: 0 or negative errno.
  */
 int rk_bo_import(struct rk_card *card, int dmabuf_fd, struct rk_bo *bo);
+
+/**
+ * rk_p2p_query() - can @importer move data to and from @exporter's memory
+ *	by peer-to-peer DMA
+ * @importer: the card whose COPY jobs would use the peer's memory
+ * @exporter: the card that would create the buffers (rk_bo_create_p2p())
+ * @status: out, &enum rk_p2p_status
+ * @window: out (may be NULL), bytes of @exporter's peer window
+ *
+ * Asks the driver once; the answer depends only on the pair, the PCI
+ * topology and the kernel. Return: 0 (a pair that cannot is not an
+ * error); negative errno of the ioctl.
+ */
+int rk_p2p_query(struct rk_card *importer, const struct rk_card *exporter,
+		 enum rk_p2p_status *status, uint64_t *window);
+
+/** rk_p2p_status_name() - a short word for @status ("p2p", "no-kernel", ...). */
+const char *rk_p2p_status_name(enum rk_p2p_status status);
+
+/**
+ * rk_bo_create_p2p() - create a card BO in the card's peer window
+ * @card: the card (the exporter)
+ * @size: bytes (> 0)
+ * @bo: out, a %RK_BO_CARD BO that rk_bo_export() can share with cards
+ *	for which rk_p2p_query() says %RK_P2P_OK
+ *
+ * Return: 0; -EOPNOTSUPP without a peer window; -ENOMEM when the window
+ * is full; -E2BIG; other negative errno.
+ */
+int rk_bo_create_p2p(struct rk_card *card, uint64_t size, struct rk_bo *bo);
 
 /**
  * rk_bo_wait() - wait for every job using @bo

@@ -284,8 +284,9 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 	if (k > 0)	/* stage k-1's out[s]: its OUT of micro-batch i, just queued */
 		in[n_in++] = (struct rk_sync){ st->sy_prev[s], 0 };
 	out = (struct rk_sync){ st->sy_in[s], 0 };
+	/* With P2P stage k-1 wrote the hidden states into in_card itself. */
 	if (rk_submit_copy(st->card, st->in_host[s].handle, 0, st->in_card[s].handle, 0,
-			   st->prog_size + hid, in, n_in, &out, 1, NULL))
+			   st->prog_size + (st->p2p_in ? 0 : hid), in, n_in, &out, 1, NULL))
 		goto fail;
 
 	/* EXEC. */
@@ -308,10 +309,12 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 		in[n_in++] = (struct rk_sync){ st->sy_next[s], 0 };
 	/* No logits rows: a token-sized copy keeps the job graph uniform. */
 	out_len = st->last ? (n_out ? (uint64_t)n_out * p->m->n_vocab * sizeof(float) : 4) : hid;
-	st->in_bytes_of[s] = st->prog_size + hid;
+	st->in_bytes_of[s] = st->prog_size + (st->p2p_in ? 0 : hid);
 	st->out_bytes_of[s] = out_len;
 	out = (struct rk_sync){ st->sy_out[s], 0 };
-	if (rk_submit_copy(st->card, st->out_card[s].handle, 0, st->out_host[s].handle,
+	if (rk_submit_copy(st->card, st->out_card[s].handle, 0,
+			   !st->last && p->st[k + 1].p2p_in ? st->out_peer[s].handle :
+			   st->out_host[s].handle,
 			   st->last ? 0 : p->st[k + 1].prog_size, out_len, in, n_in, &out, 1, NULL))
 		goto fail;
 	return 0;

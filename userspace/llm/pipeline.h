@@ -57,6 +57,9 @@
  * @progress: optional, called during the weight upload with the bytes
  *	uploaded so far and the total over all cards
  * @progress_user: passed to @progress
+ * @no_p2p: hidden states always take the host hop, also between cards
+ *	that could use peer-to-peer DMA (comparisons; RK1828_P2P=off in the
+ *	environment does the same)
  */
 struct pipe_opts {
 	uint32_t n_ctx;
@@ -69,9 +72,11 @@ struct pipe_opts {
 	int verbose;
 	void (*progress)(void *user, uint64_t done, uint64_t total);
 	void *progress_user;
+	bool no_p2p;
 };
 
 struct pipeline;
+struct llm_hop;
 
 /**
  * pipe_create() - allocate buffers on every card of @plan and upload the
@@ -212,6 +217,16 @@ int pipe_depth(const struct pipeline *p);
 
 /** pipe_n_stages() - cards in the pipeline. */
 int pipe_n_stages(const struct pipeline *p);
+
+/**
+ * pipe_hop_p2p() - do hidden states reach stage @k by peer-to-peer DMA
+ * @p: the pipeline
+ * @k: a stage, 1 .. pipe_n_stages() - 1
+ *
+ * Return: 1 when stage k-1 writes them straight into stage @k's card
+ * memory, 0 for the host hop (or a @k out of range).
+ */
+int pipe_hop_p2p(const struct pipeline *p, int k);
 
 /**
  * struct pipe_stats - host-side accounting since pipe_create()

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hops.h"
 #include "pipeline.h"
 #include "rk1828/program.h"
 
@@ -60,6 +61,12 @@
  * @state_off: hybrid models: offset in @kv of block i's two state regions
  *	(K and V caches, or conv and recurrent state), 2 per block
  * @state_one: hybrid models: bytes of one sequence's block of each region
+ * @p2p_in: k > 0: hidden states arrive by peer-to-peer DMA: @in_card are
+ *	peer-window BOs that stage k-1's OUT copy writes directly (its
+ *	@out_peer), and @in_host holds only the program area
+ * @hop: k > 0: how hidden states come from stage k-1 (hops.h)
+ * @out_peer: per slot, stage k+1's @in_card imported here when stage k+1
+ *	has @p2p_in (the OUT copy's destination)
  */
 struct stage {
 	struct rk_card *card;
@@ -81,6 +88,9 @@ struct stage {
 	uint64_t out_bytes;
 	int64_t exec_end_ns, busy_ns;
 	uint64_t *state_off, *state_one;
+	bool p2p_in;
+	struct llm_hop hop;
+	struct rk_bo out_peer[MAX_SLOTS];
 };
 
 /**

@@ -289,6 +289,7 @@ static void stage_free(struct stage *st)
 		rk_bo_destroy(st->card, &st->out_card[s]);
 		rk_bo_destroy(st->card, &st->in_host[s]);
 		rk_bo_destroy(st->card, &st->out_host[s]);
+		rk_bo_destroy(st->card, &st->out_peer[s]);
 	}
 	rk_bo_destroy(st->card, &st->weights);
 	rk_bo_destroy(st->card, &st->kv);
@@ -333,8 +334,16 @@ static int stage_alloc_bos(struct pipeline *p, int k, uint64_t wsize, uint64_t s
 	MK(&st->kv, state_bytes ? state_bytes : 4096, RK_BO_CARD,
 	   p->hybrid ? "KV caches and recurrent states" : "KV cache");
 	for (s = 0; s < p->nslot; s++) {
-		MK(&st->in_card[s], st->prog_size + act, RK_BO_CARD,
-		   "program + input activations");
+		if (st->p2p_in) {
+			if (rk_bo_create_p2p(st->card, st->prog_size + act, &st->in_card[s]))
+				return pipe_err(err, errlen, st,
+						"allocating input activations in the peer window: %s",
+						rk_error());
+			MK(&st->in_host[s], st->prog_size, RK_BO_HOST, "host program area");
+		}
+		if (!st->p2p_in)
+			MK(&st->in_card[s], st->prog_size + act, RK_BO_CARD,
+			   "program + input activations");
 		MK(&st->out_card[s], st->last ? st->out_bytes : act, RK_BO_CARD,
 		   "output activations");
 		MK(&st->out_host[s], st->out_bytes, RK_BO_HOST, "host output");
@@ -352,10 +361,12 @@ static int stage_map_sync(struct pipeline *p, int k, char *err, size_t errlen)
 	int s;
 
 	for (s = 0; s < p->nslot; s++) {
-		if ((k == 0 && rk_bo_mmap(st->card, &st->in_host[s])) ||
+		bool own_in = k == 0 || st->p2p_in;
+
+		if ((own_in && rk_bo_mmap(st->card, &st->in_host[s])) ||
 		    rk_bo_mmap(st->card, &st->out_host[s]))
 			return pipe_err(err, errlen, st, "%s", rk_error());
-		if (k == 0)
+		if (own_in)
 			st->in_map[s] = st->in_host[s].map;
 		if (rk_syncobj_create(st->card, true, &st->sy_in[s]) ||
 		    rk_syncobj_create(st->card, true, &st->sy_exec[s]) ||
@@ -470,6 +481,20 @@ static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
 		    share_syncobj(b, b->sy_in[s], a, &a->sy_next[s], err, errlen))
 			return -1;
 
+		if (b->p2p_in) {
+			/* b's input buffer in its window, written by a's DMA. */
+			if (rk_bo_export(b->card, &b->in_card[s], &fd))
+				return pipe_err(err, errlen, b, "%s", rk_error());
+			if (rk_bo_import(a->card, fd, &a->out_peer[s])) {
+				close(fd);
+				return pipe_err(err, errlen, a,
+						"importing card%d's input buffer for P2P: %s",
+						b->card->index, rk_error());
+			}
+			close(fd);
+			continue;
+		}
+
 		if (rk_bo_export(a->card, &a->out_host[s], &fd))
 			return pipe_err(err, errlen, a, "%s", rk_error());
 		if (rk_bo_import(b->card, fd, &b->in_host[s])) {
@@ -481,6 +506,31 @@ static int link_stages(struct pipeline *p, int k, char *err, size_t errlen)
 		b->in_map[s] = a->out_host[s].map;
 	}
 	return 0;
+}
+
+/*
+ * How hidden states reach stage @k from stage k-1: P2P when the pair
+ * allows it and stage k's input buffers fit its peer window.
+ */
+static int stage_hop(struct pipeline *p, int k, char *err, size_t errlen)
+{
+	struct stage *a = &p->st[k - 1], *b = &p->st[k];
+	uint64_t act = (uint64_t)p->o.bucket * p->m->dim * sizeof(float);
+	uint64_t one = align_up(b->prog_size + act, 4096);
+	char how[64];
+
+	if (llm_hop_decide(a->card, b->card, one * (uint64_t)p->nslot, p->o.no_p2p, &b->hop))
+		return pipe_err(err, errlen, a, "%s", rk_error());
+	b->p2p_in = b->hop.p2p;
+	if (p->o.verbose)
+		fprintf(stderr, "card%d -> card%d: hidden states by %s\n", a->card->index,
+			b->card->index, llm_hop_format(&b->hop, how, sizeof(how)));
+	return 0;
+}
+
+int pipe_hop_p2p(const struct pipeline *p, int k)
+{
+	return k > 0 && k < p->n_stages && p->st[k].p2p_in;
 }
 
 int pipe_create(struct pipeline **pp, const struct llm_model *m,
@@ -538,6 +588,10 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 		struct stage *st = &p->st[k];
 
 		st->card = &cards[plan->seg[k].card];
+		if (k > 0 && stage_hop(p, k, err, errlen)) {
+			pipe_destroy(p);
+			return -1;
+		}
 		if (stage_init(p, k, err, errlen) ||
 		    (k > 0 && link_stages(p, k, err, errlen))) {
 			pipe_destroy(p);

@@ -80,6 +80,9 @@ struct smi_queue {
  * @contexts: open contexts (files)
  * @dead: the card's state is dead (a queue reset failed)
  * @resets: successful queue resets since the card was probed
+ * @p2p_window: bytes of the card's peer window (0: none)
+ * @p2p_bytes: bytes the card's COPY jobs moved by peer-to-peer DMA
+ * @bounce_bytes: bytes the card's COPY jobs moved through host memory
  * @temp_mc: temperature, millidegrees Celsius
  * @temp_limit_mc: throttle temperature, millidegrees Celsius
  * @throttled: the card is at or above @temp_limit_mc
@@ -99,6 +102,7 @@ struct smi_card {
 	uint32_t contexts;
 	bool dead;
 	uint64_t resets;
+	uint64_t p2p_window, p2p_bytes, bounce_bytes;
 	int32_t temp_mc, temp_limit_mc;
 	bool throttled;
 	uint32_t power_mw;

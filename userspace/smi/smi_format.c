@@ -184,6 +184,9 @@ json_t *smi_card_json(const struct smi_card *c, double busy)
 	json_object_set_new(o, "memory_used_bytes", json_integer((json_int_t)mem_used(c)));
 	json_object_set_new(o, "contexts", json_integer(c->contexts));
 	json_object_set_new(o, "resets", json_integer((json_int_t)c->resets));
+	json_object_set_new(o, "p2p_window_bytes", json_integer((json_int_t)c->p2p_window));
+	json_object_set_new(o, "p2p_bytes", json_integer((json_int_t)c->p2p_bytes));
+	json_object_set_new(o, "bounce_bytes", json_integer((json_int_t)c->bounce_bytes));
 	json_object_set_new(o, "busy_percent", num_or_null(busy >= 0, busy));
 	json_object_set_new(o, "temperature_celsius", num_or_null(thermal, c->temp_mc / 1000.0));
 	json_object_set_new(o, "temperature_limit_celsius",
@@ -315,6 +318,9 @@ static const struct mkey {
 	{ "memory_used_bytes", "card memory allocated to buffers, bytes", false },
 	{ "contexts", "open contexts (files) on the card", false },
 	{ "resets", "queue resets that succeeded since the card was probed", true },
+	{ "p2p_window_bytes", "card memory exposed to peer cards (PCIe BAR), bytes", false },
+	{ "p2p_bytes", "bytes the card's copies moved card to card by peer-to-peer DMA", true },
+	{ "bounce_bytes", "bytes the card's copies moved through host memory", true },
 	{ "link_speed_mbps", "negotiated link speed, Mbit/s", false },
 	{ "temperature_celsius", "temperature the card reports", false },
 	{ "temperature_limit_celsius", "temperature at which the card throttles", false },

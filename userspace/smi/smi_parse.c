@@ -150,6 +150,12 @@ static int card_attr(const struct nlattr *a, struct smi_card *c, bool *has_index
 	}
 	case RK1828_A_CARD_RESETS:
 		return GET(a, T_UINT, c->resets);
+	case RK1828_A_CARD_P2P_WINDOW:
+		return GET(a, T_UINT, c->p2p_window);
+	case RK1828_A_CARD_P2P_BYTES:
+		return GET(a, T_UINT, c->p2p_bytes);
+	case RK1828_A_CARD_BOUNCE_BYTES:
+		return GET(a, T_UINT, c->bounce_bytes);
 	case RK1828_A_CARD_TEMPERATURE:
 		c->has |= SMI_HAS_THERMAL;
 		return GET(a, T_S32, c->temp_mc);
