@@ -137,13 +137,12 @@ static NN_AVX2 INL __m256 blk32_vec(int type, const uint8_t *p, int j, const str
  * call's rows are the @span bytes after the last: block @it of @n_it
  * fetches its share of them. Prefetches past the matrix are harmless.
  */
-static NN_AVX2 INL void prefetch_next(const uint8_t *const *w, int nr, size_t span,
-				      size_t it, size_t n_it)
+static NN_AVX2 INL void prefetch_next(const uint8_t *const *w, size_t span, size_t it,
+				      size_t n_it)
 {
 	const char *next = (const char *)w[0] + span * NN_DEC_PREFETCH;
 	size_t b = span * it / n_it, e = span * (it + 1) / n_it;
 
-	(void)nr;
 	for (b &= ~(size_t)63; b < e; b += 64)
 		_mm_prefetch(next + b, _MM_HINT_T0);
 }
@@ -157,7 +156,7 @@ static NN_AVX2 INL void rows_blk32(int type, const uint8_t *const *w, int nr, co
 
 	for (i = 0, off = 0; i < k; i += 32, off += bb) {
 		if (NN_DEC_PREFETCH)
-			prefetch_next(w, nr, (size_t)nr * (k / 32) * bb, i / 32, k / 32);
+			prefetch_next(w, (size_t)nr * (k / 32) * bb, i / 32, k / 32);
 #pragma GCC unroll 8
 		for (r = 0; r < nr; r++) {
 			const uint8_t *p = w[r] + off;
@@ -302,7 +301,7 @@ static NN_AVX2 INL void rows_kq(int type, const uint8_t *const *w, int nr, const
 
 	for (i = 0, off = 0; i < k; i += QUANT_QK_K, off += bb) {
 		if (NN_DEC_PREFETCH && !six)
-			prefetch_next(w, nr, (size_t)nr * (k / QUANT_QK_K) * bb, i / QUANT_QK_K,
+			prefetch_next(w, (size_t)nr * (k / QUANT_QK_K) * bb, i / QUANT_QK_K,
 				      k / QUANT_QK_K);
 		for (r = 0; r < nr; r++) {
 			kq_scales(type, w[r] + off, dd[r], mm[r]);
