@@ -25,6 +25,10 @@
 
 #define INL inline __attribute__((always_inline))
 
+#ifndef NN_DEC_PREFETCH
+#define NN_DEC_PREFETCH 1	/* prefetch the rows this many calls ahead (prefetch_next()) */
+#endif
+
 
 
 static NN_AVX2 INL float f16_at(const uint8_t *p)
@@ -126,6 +130,23 @@ static NN_AVX2 INL __m256 blk32_vec(int type, const uint8_t *p, int j, const str
 	return _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), s->a, s->b);
 }
 
+/*
+ * Streaming, the 4 rows of a call are 4 short streams (a 4096-wide Q4_K
+ * row is 36 cache lines) that the hardware prefetcher hardly trains on
+ * before they end. The rows of nn_matmul() are contiguous, so the next
+ * call's rows are the @span bytes after the last: block @it of @n_it
+ * fetches its share of them. Prefetches past the matrix are harmless.
+ */
+static NN_AVX2 INL void prefetch_next(const uint8_t *const *w, size_t span, size_t it,
+				      size_t n_it)
+{
+	const char *next = (const char *)w[0] + span * NN_DEC_PREFETCH;
+	size_t b = span * it / n_it, e = span * (it + 1) / n_it;
+
+	for (b &= ~(size_t)63; b < e; b += 64)
+		_mm_prefetch(next + b, _MM_HINT_T0);
+}
+
 /* @nr rows of a 32-weight block type into acc[0..nr-1]. */
 static NN_AVX2 INL void rows_blk32(int type, const uint8_t *const *w, int nr, const float *x,
 				   size_t k, __m256 *acc)
@@ -134,6 +155,8 @@ static NN_AVX2 INL void rows_blk32(int type, const uint8_t *const *w, int nr, co
 	int r, j;
 
 	for (i = 0, off = 0; i < k; i += 32, off += bb) {
+		if (NN_DEC_PREFETCH)
+			prefetch_next(w, (size_t)nr * (k / 32) * bb, i / 32, k / 32);
 #pragma GCC unroll 8
 		for (r = 0; r < nr; r++) {
 			const uint8_t *p = w[r] + off;
@@ -277,6 +300,9 @@ static NN_AVX2 INL void rows_kq(int type, const uint8_t *const *w, int nr, const
 	int r, c, j;
 
 	for (i = 0, off = 0; i < k; i += QUANT_QK_K, off += bb) {
+		if (NN_DEC_PREFETCH && !six)
+			prefetch_next(w, (size_t)nr * (k / QUANT_QK_K) * bb, i / QUANT_QK_K,
+				      k / QUANT_QK_K);
 		for (r = 0; r < nr; r++) {
 			kq_scales(type, w[r] + off, dd[r], mm[r]);
 			/*

@@ -425,17 +425,18 @@ static void test_matmul(void)
  * (fewer than 16, or than 4) in tiles of whole rows. All must give the
  * same bits: each token of a T-token matmul equals the 1-token matmul of
  * that token alone, and the 2-token one. 37 rows (two panels, a tile, a
- * remainder of 1), 768 columns (three chunks), on 1 and 3 threads.
+ * remainder of 1), 768 columns (three chunks), 3, 7 and 128 tokens (a
+ * prefill bucket: 42 tiles of 3 tokens and one of 2), on 1 and 3 threads.
  */
 static void test_decode_fused(void)
 {
-	enum { R = 37, K = 768, TMAX = 7 };
+	enum { R = 37, K = 768, TMAX = 128 };
 	static const int types[] = {
 		QUANT_TYPE_F32, QUANT_TYPE_F16, QUANT_TYPE_BF16, QUANT_TYPE_Q8_0,
 		QUANT_TYPE_Q4_0, QUANT_TYPE_Q4_1, QUANT_TYPE_Q5_0, QUANT_TYPE_Q5_1,
 		QUANT_TYPE_Q4_K, QUANT_TYPE_Q5_K, QUANT_TYPE_Q6_K,
 	};
-	static const size_t toks[] = { 3, 7 };
+	static const size_t toks[] = { 3, 7, 128 };	/* 128: a prefill bucket */
 	static uint8_t w[R * K * 4];
 	static float row[K], x[TMAX * K], yt[TMAX * R], y1[R], y2[2 * R];
 	struct tpool *pool = tp_create(3);
@@ -462,7 +463,7 @@ static void test_decode_fused(void)
 		for (i = 0; i < TMAX * K; i++)
 			x[i] = frand();
 		for (tk = 0; tk < sizeof(toks) / sizeof(toks[0]); tk++) {
-			struct tpool *p = tk ? pool : NULL;
+			struct tpool *p = tk == 1 ? NULL : pool;
 
 			nn_matmul(p, types[ti], w, x, yt, R, K, toks[tk]);
 			nn_matmul(p, types[ti], w, x, y2, R, K, 2);
@@ -475,7 +476,7 @@ static void test_decode_fused(void)
 			}
 		}
 		tap_ok(same && nonzero > 10 * R / 2,
-		       "%s decode (1, 2 tokens) and prefill panels (3, 7 tokens) give the same bits "
+		       "%s decode (1, 2 tokens) and prefill panels (3, 7, 128 tokens) give the same bits "
 		       "(%d x %d)", quant_type_name(types[ti]), R, K);
 	}
 	tp_destroy(pool);
