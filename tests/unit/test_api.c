@@ -579,6 +579,38 @@ static void test_format_tools(void)
 	       "tool_choice required with a schema, generic route: calls only, from inside the first");
 	api_params_free(&p);
 
+	/* No schema: tool_choice required or a named function are calls only. */
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "],\"tool_choice\":\"required\"}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &json_ct, &e);
+	tap_ok(!rc && p.schema && whole(p.schema, "{\"name\": \"f\", \"arguments\": {}}\n</tool_call>") &&
+	       !whole(p.schema, "hello") && !whole(p.schema, "{\"a\":1}"),
+	       "tool_choice required without a schema: calls only, no free text (%d %s)", rc,
+	       rc ? e.msg : "");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F ",{\"type\":\"function\",\"function\":{\"name\":\"g\",\"strict\":true,"
+		  "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":10}},"
+		  "\"required\":[\"city\"],\"additionalProperties\":false}}}],"
+		  "\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"g\"}}}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &plain, &e);
+	tap_ok(!rc && p.schema && whole(p.schema, "{\"city\": \"Paris\"}}\n</tool_call>") &&
+	       !whole(p.schema, "\"Atef\"}\n</tool_call>") &&
+	       !whole(p.schema, "{\"city\": \"Paris is big\"}}\n</tool_call>") &&
+	       !whole(p.schema, "{}}\n</tool_call>"),
+	       "a named strict function without a schema: its arguments follow its parameters (%d %s)",
+	       rc, rc ? e.msg : "");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "]}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &json_ct, &e);
+	tap_ok(!rc && !p.schema, "tool_choice auto without a schema: free text or calls, unconstrained");
+	api_params_free(&p);
+
+	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "],\"tool_choice\":\"required\"}", &p, &e);
+	rc = rc ? rc : api_resolve_format(&p, &xml_ct, &e);
+	tap_ok(!rc && !p.schema, "tool_choice required, an XML template: no grammar (the reply prefix only)");
+	api_params_free(&p);
+
 	rc = chat("{" MSGS ",\"tools\":[" TOOL_F "],\"tool_choice\":\"none\"" FMT_A "}", &p, &e);
 	rc = rc ? rc : api_resolve_format(&p, &json_ct, &e);
 	tap_ok(!rc && whole(p.schema, "{\"a\":1}") && !whole(p.schema, CALL_F),

@@ -155,7 +155,17 @@ int api_resolve_format(struct api_params *p, const struct chat_template *ct, str
 	char err[400], at[64];
 	unsigned int i;
 
-	if (!p->schema || !p->tools_json)
+	if (!p->tools_json)
+		return 0;
+	/*
+	 * Without a schema a reply is free text or calls; tool_choice
+	 * "required" or a named function makes it calls only, and OpenAI's
+	 * "strict" holds their arguments to the parameters: the grammar of
+	 * calls alone. It knows the JSON call form only; an XML template's
+	 * calls keep the reply prefix chat_render() gives them.
+	 */
+	if (!p->schema && (ct->tools == CHAT_TOOLS_XML ||
+			   (p->tool_choice != API_TOOL_REQUIRED && p->tool_choice != API_TOOL_FUNCTION)))
 		return 0;
 	if (ct->tools == CHAT_TOOLS_XML)
 		return api_bad(e, p->schema_param,
