@@ -171,6 +171,15 @@ static void test_tools(void)
 	rc = chat("{" MSGS "," TOOLS ",\"tool_choice\":\"required\",\"stream\":1}", &p, &e);
 	tap_ok(rc == -1 && !strcmp(e.param, "stream"), "other fields are still checked with tools");
 	api_params_free(&p);
+	rc = chat("{\"messages\":[{\"role\":\"user\",\"content\":null}]}", &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "messages[0].content"),
+	       "a user message with null content: 400 naming messages[0].content (%s)", e.msg);
+	api_params_free(&p);
+	rc = chat("{\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\"}]}",
+		  &p, &e);
+	tap_ok(rc == -1 && e.status == 400 && !strcmp(e.param, "messages[1].content"),
+	       "a user message without content: 400 naming messages[1].content (%s)", e.msg);
+	api_params_free(&p);
 	rc = chat("{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]," TOOLS "}", &p, &e);
 	tap_ok(rc == 0 && !strcmp(p.msgs[0].role, "tool") && !p.msgs[0].tool_call_id,
 	       "a tool message without tool_call_id parses (the template decides; llama-server is lenient)");

@@ -523,6 +523,9 @@ static int parse_msgs(json_t *arr, struct api_params *p, struct api_error *e)
 		p->msgs[p->n_msgs].role = r;
 		p->msgs[p->n_msgs].item = (int)i;
 		snprintf(at, sizeof(at), "%s.content", where);
+		/* Only an assistant's (with its calls) may be null or absent. */
+		if (!api_field(m, "content") && strcmp(json_string_value(role), "assistant"))
+			return api_bad(e, at, "'%s' is required: a %s message has content", at, r);
 		if (api_parse_content(api_field(m, "content"), at, NULL,
 				      &p->msgs[p->n_msgs++].content, e))
 			return -1;
