@@ -576,6 +576,20 @@ int serve_main(int argc, char **argv)
 		free_srv(s);
 		return EXIT_USAGE;
 	}
+	/*
+	 * The model loads after the port is open (GET /health says how far);
+	 * a file that cannot be read at all is said before anything listens.
+	 */
+	{
+		FILE *mf = fopen(s->o.model, "rb");
+
+		if (!mf) {
+			fprintf(stderr, "rk1828-llm: %s: %s\n", s->o.model, strerror(errno));
+			free_srv(s);
+			return EXIT_RUNTIME;
+		}
+		fclose(mf);
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->t_start = time(NULL);
 	atomic_store(&s->state, SRV_LOADING);
