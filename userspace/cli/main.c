@@ -751,7 +751,8 @@ static int parse_opt(int c, const char *arg, struct args *a)
 		usage(stdout);
 		exit(0);
 	}
-	usage(stderr);
+	/* getopt said which option; the whole usage would bury it. */
+	fprintf(stderr, "rk1828-llm: try 'rk1828-llm --help'\n");
 	return -1;
 }
 
