@@ -34,6 +34,8 @@
  * rk1828_kv_type_ok() - whether @type is a K/V cache type (F32, F16,
  * Q8_0, Q4_0)
  * @type: QUANT_TYPE_*
+ *
+ * Return: true for the four types, false for any other.
  */
 static inline bool rk1828_kv_type_ok(int type)
 {
