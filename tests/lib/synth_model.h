@@ -148,4 +148,17 @@ int synth_model_write(const struct synth_model *s, const char *path, char *err,
  */
 int synth_model_tmp(const struct synth_model *s, char *path, char *err, size_t errlen);
 
+/**
+ * synth_small_qwen_write() - the unit tests' small random qwen2 (Q/K/V
+ * biases) or qwen3 (Q/K norms, head size 32 != dim / heads, tied LM head)
+ * model: 4 blocks, dim 64, 4 heads, 2 KV heads, FFN 96, vocab 40, context
+ * 128, Q4_0/Q8_0/F16 matrices
+ * @path: file created or truncated
+ * @arch: "qwen2" or "qwen3"
+ * @err, @errlen: as for synth_model_write()
+ *
+ * Return: as synth_model_write().
+ */
+int synth_small_qwen_write(const char *path, const char *arch, char *err, size_t errlen);
+
 #endif

@@ -96,36 +96,6 @@ static void test_rows(void)
 
 /* --------------------------------------------------------------- models */
 
-/* test_pipeline.c's synthetic qwen2 / qwen3 (4 blocks, dim 64, 2 KV heads). */
-static int write_synth(const char *path, const char *arch, char *err, size_t errlen)
-{
-	bool q3 = !strcmp(arch, "qwen3");
-	struct synth_model s = {
-		.arch = arch, .n_layers = 4, .dim = 64, .ffn = 96, .n_heads = 4,
-		.n_kv_heads = 2, .head_dim = q3 ? 32 : 16, .n_ctx = 128, .n_vocab = 40,
-		.rope_theta = 1000000.0f, .rms_eps = 1e-6f,
-		.biases = !q3, .qk_norm = q3, .tied = q3, .fill = SYNTH_RANDOM,
-		.t = {
-			[SYNTH_EMBD] = { QUANT_TYPE_Q8_0, 0, 0.5f },
-			[SYNTH_ATTN_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_Q] = { QUANT_TYPE_Q4_0, 0, 0.25f },
-			[SYNTH_K] = { QUANT_TYPE_Q8_0, 0, 0.25f },
-			[SYNTH_V] = { QUANT_TYPE_F16, 0, 0.25f },
-			[SYNTH_O] = { QUANT_TYPE_Q4_0, 0, 0.15f },
-			[SYNTH_BIAS] = { QUANT_TYPE_F32, 0, 0.1f },
-			[SYNTH_QK_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_FFN_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_GATE] = { QUANT_TYPE_Q4_0, 0, 0.25f },
-			[SYNTH_UP] = { QUANT_TYPE_Q8_0, 0, 0.25f },
-			[SYNTH_DOWN] = { QUANT_TYPE_Q4_0, 0, 0.15f },
-			[SYNTH_OUT_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_OUTPUT] = { QUANT_TYPE_Q8_0, 0, 0.25f },
-		},
-	};
-
-	return synth_model_write(&s, path, err, errlen);
-}
-
 /* A model under test: its file, the loaded model, its tokens. */
 struct mcase {
 	const char *name;
@@ -375,7 +345,7 @@ static int open_case(struct mcase *mc, const char *name, const char *path, const
 			return -1;
 		close(fd);
 		mc->tmp = true;
-		if (write_synth(mc->path, arch, err, sizeof(err))) {
+		if (synth_small_qwen_write(mc->path, arch, err, sizeof(err))) {
 			tap_ok(0, "%s: write: %s", name, err);
 			return -1;
 		}

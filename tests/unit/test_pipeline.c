@@ -273,40 +273,6 @@ static void test_plan_seqs(const struct llm_model *m)
 
 /* ------------------------------------------------ synthetic qwen models */
 
-/*
- * A random 4-block qwen2 (Q/K/V biases) or qwen3 (Q/K norms, head size
- * 32 != dim / heads) model: dim 64, 4 heads, 2 KV heads, FFN 96,
- * vocab 40, Q4_0/Q8_0/F16 matrices, tied LM head for qwen3.
- */
-static int write_synth(const char *path, const char *arch, char *err, size_t errlen)
-{
-	bool q3 = !strcmp(arch, "qwen3");
-	struct synth_model s = {
-		.arch = arch, .n_layers = 4, .dim = 64, .ffn = 96, .n_heads = 4,
-		.n_kv_heads = 2, .head_dim = q3 ? 32 : 16, .n_ctx = 128, .n_vocab = 40,
-		.rope_theta = 1000000.0f, .rms_eps = 1e-6f,
-		.biases = !q3, .qk_norm = q3, .tied = q3, .fill = SYNTH_RANDOM,
-		.t = {
-			[SYNTH_EMBD] = { QUANT_TYPE_Q8_0, 0, 0.5f },
-			[SYNTH_ATTN_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_Q] = { QUANT_TYPE_Q4_0, 0, 0.25f },
-			[SYNTH_K] = { QUANT_TYPE_Q8_0, 0, 0.25f },
-			[SYNTH_V] = { QUANT_TYPE_F16, 0, 0.25f },
-			[SYNTH_O] = { QUANT_TYPE_Q4_0, 0, 0.15f },
-			[SYNTH_BIAS] = { QUANT_TYPE_F32, 0, 0.1f },
-			[SYNTH_QK_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_FFN_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_GATE] = { QUANT_TYPE_Q4_0, 0, 0.25f },
-			[SYNTH_UP] = { QUANT_TYPE_Q8_0, 0, 0.25f },
-			[SYNTH_DOWN] = { QUANT_TYPE_Q4_0, 0, 0.15f },
-			[SYNTH_OUT_NORM] = { QUANT_TYPE_F32, 1, 0.1f },
-			[SYNTH_OUTPUT] = { QUANT_TYPE_Q8_0, 0, 0.25f },
-		},
-	};
-
-	return synth_model_write(&s, path, err, errlen);
-}
-
 /* Pipeline on 1 and 3 mock cards vs the reference for a synthetic model. */
 static void test_synth(struct rk_card *cards, const char *arch)
 {
@@ -321,7 +287,7 @@ static void test_synth(struct rk_card *cards, const char *arch)
 	memset(&m, 0, sizeof(m));
 	if (fd >= 0)
 		close(fd);
-	if (fd < 0 || write_synth(path, arch, err, sizeof(err)) ||
+	if (fd < 0 || synth_small_qwen_write(path, arch, err, sizeof(err)) ||
 	    !(gf = gguf_open(path, err, sizeof(err))) ||
 	    llm_model_load(&m, gf, err, sizeof(err)) ||
 	    !(ref = ref_load(path, 64, err, sizeof(err)))) {
