@@ -56,7 +56,7 @@ static int build(const char *path, const struct mk_opts *o)
 		.n_layers = o->layers, .dim = o->dim, .ffn = o->ffn,
 		.n_heads = o->heads, .n_kv_heads = o->kv_heads, .n_ctx = o->ctx,
 		.n_vocab = VOCAB, .rope_theta = 10000.0f, .rms_eps = 1e-5f,
-		.tied = true, .vocab = true, .fill = SYNTH_RANDOM, .seed = o->seed,
+		.tied = true, .vocab = SYNTH_VOCAB_SPM, .fill = SYNTH_RANDOM, .seed = o->seed,
 		.t = {
 			[SYNTH_EMBD] = { QUANT_TYPE_F32, 0, 1 },
 			[SYNTH_ATTN_NORM] = { QUANT_TYPE_F32, 1, 0 },

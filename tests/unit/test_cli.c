@@ -366,7 +366,7 @@ int main(void)
 	struct synth_model s = {
 		.arch = "llama", .n_layers = 48, .dim = 32, .ffn = 64, .n_heads = 4,
 		.n_kv_heads = 2, .n_ctx = 256, .n_vocab = 300, .rope_theta = 10000.0f,
-		.vocab = true, .tied = true, .fill = SYNTH_PATTERN,
+		.vocab = SYNTH_VOCAB_SPM, .tied = true, .fill = SYNTH_PATTERN,
 		.t = {
 			[SYNTH_EMBD] = { QUANT_TYPE_F32 }, [SYNTH_ATTN_NORM] = { QUANT_TYPE_F32 },
 			[SYNTH_Q] = { QUANT_TYPE_Q8_0 }, [SYNTH_K] = { QUANT_TYPE_Q8_0 },
