@@ -126,6 +126,9 @@ INC_tests      = -Itests/lib -Iinclude -Iuapi -Ikernel -Iuserspace/common \
 		 -Iuserspace/lib -Iuserspace/llm -Iuserspace/chat -Iuserspace/engine -Iuserspace/cli \
 		 -Iuserspace/server -Iuserspace/smi -Iemulator -Icardmodel \
 		 $(DRM_CFLAGS) $(NL_CFLAGS)
+# The user-facing tools of tools/*.c: the test library's model writer and
+# profile fit (which predicts with the runtime's planner), over the runtime.
+INC_tools     := -Itests/lib $(INC_llm)
 
 $(B)/obj/userspace/common/%.o: INC = $(INC_common)
 $(B)/obj/cardmodel/%.o: INC = $(INC_cardmodel)
@@ -138,6 +141,7 @@ $(B)/obj/userspace/server/%.o: INC = $(INC_server)
 $(B)/obj/emulator/%.o: INC = $(INC_emu)
 $(B)/obj/userspace/smi/%.o: INC = $(INC_smi)
 $(B)/obj/tests/%.o: INC = $(INC_tests)
+$(B)/obj/tools/%.o: INC = $(INC_tools)
 
 COMMON_SRC := $(wildcard userspace/common/*.c)
 CARDMODEL_SRC := $(wildcard cardmodel/*.c)
@@ -420,6 +424,19 @@ $(B)/tests/%: $(B)/obj/tests/tools/%.o $(B)/libtest.a $(B)/libserver.a $(B)/libs
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(USBREDIR_LIBS) $(SERVER_LIBS) $(NL_LIBS) $(LDLIBS)
 
+# User-facing tools the README runs, one binary per tools/*.c in
+# $(B)/tools/: mksynth (synthetic GGUF models, tests/lib/synth_model.h)
+# and fit_profile (the card profile's fit, tests/lib/profile_fit.h).
+# tools/llama-ref-dump.c is not one: tools/gen-ref-vectors builds it
+# against llama.cpp.
+USERTOOL_SRC := tools/mksynth.c tools/fit_profile.c
+USERTOOL_BINS := $(patsubst tools/%.c,$(B)/tools/%,$(USERTOOL_SRC))
+$(USERTOOL_BINS): $(B)/tools/%: $(B)/obj/tools/%.o $(B)/libtest.a $(B)/libllm.a $(B)/librk1828.a \
+		  $(B)/libcommon.a $(B)/libcardmodel.a
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
+
 # rk1828-llm's main over the mock cards (tests/tools/host_story.c): the
 # demo's greedy text on this host without a driver (tests/arm64/run).
 $(B)/tests/host_story: $(B)/obj/tests/tools/host_story.o $(call obj,$(CLI_SRC)) $(LLM_SERVER) $(RUNTIME_LIBS) \
@@ -454,7 +471,7 @@ $(B)/bench/spec_bench $(B)/bench/kv_bench: $(B)/bench/%: $(B)/obj/tests/bench/%.
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
-tests: $(UNIT_BINS) examples selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
+tests: $(UNIT_BINS) examples selftests $(TOOL_BINS) $(USERTOOL_BINS) $(BENCH_BINS) $(B)/tests/serve-fake
 
 # The synthetic Qwen-family models of the committed llama.cpp reference
 # vectors (tests/vectors/qwen/*.ref), rebuilt by our own writer and
@@ -462,13 +479,13 @@ tests: $(UNIT_BINS) examples selftests $(TOOL_BINS) $(BENCH_BINS) $(B)/tests/ser
 # $(B)/synth; only rebuilt when mksynth or a vector file changes.
 SYNTH_REFS := $(wildcard tests/vectors/qwen/*.ref)
 SYNTH_MODELS := $(patsubst tests/vectors/qwen/%.ref,$(B)/synth/%.gguf,$(SYNTH_REFS))
-$(B)/synth/%.gguf: tests/vectors/qwen/%.ref $(B)/tests/mksynth tools/mk-synth-model
+$(B)/synth/%.gguf: tests/vectors/qwen/%.ref $(B)/tools/mksynth tools/mk-synth-model
 	@tools/mk-synth-model $< $@
 # The hybrid model of the engine tests (test_engine_hybrid, engine_check
 # in the guest): tiny qwen35, Q8_0, the byte-level placeholder vocabulary.
-$(B)/synth/qwen35-engine.gguf: $(B)/tests/mksynth
+$(B)/synth/qwen35-engine.gguf: $(B)/tools/mksynth
 	@mkdir -p $(dir $@)
-	@$(B)/tests/mksynth -o $@.tmp --arch qwen35 --type q8_0 && mv $@.tmp $@
+	@$(B)/tools/mksynth -o $@.tmp --arch qwen35 --type q8_0 && mv $@.tmp $@
 synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf
 
 # The module, W=1, for KVER: an installed kernel's headers (KDIR), or a
@@ -690,8 +707,8 @@ check: deps
 # Refit the card profile's eight timing parameters, all at once, on the
 # vendor's single-card figures and the published multi-card ones
 # (userspace/doc/timing.rst) and print the residuals.
-fit-profile: $(B)/tests/fit_profile
-	$(B)/tests/fit_profile --write
+fit-profile: $(B)/tools/fit_profile
+	$(B)/tools/fit_profile --write
 
 # The debug guest: KASAN, PROVE_LOCKING, DEBUG_OBJECTS, kmemleak. The
 # kernel is built from linux-source-6.12 once and cached by source

@@ -8,7 +8,7 @@
  * timing mode (emulator/timing.c) completes each job at the time computed
  * here, the planner's prediction (userspace/llm/predict.c) adds up the
  * same times over the pipeline's job graph, and the profile fit
- * (tests/tools/fit_profile.c) solves for the profile's parameters with the
+ * (tools/fit_profile.c) solves for the profile's parameters with the
  * same work counts. userspace/doc/timing.rst describes the
  * model, its sources and its limits.
  *

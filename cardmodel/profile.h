@@ -7,7 +7,7 @@
  * into the programs as their default, card_profile_builtin()). Read by the
  * emulator's timing mode (rk1828-emu --timing PROFILE), the planner's
  * prediction (rk1828-llm plan --predict [--profile PROFILE]) and the fit
- * that produces the file (tests/tools/fit_profile.c).
+ * that produces the file (tools/fit_profile.c).
  *
  * File format (profile format version 1): UTF-8 text, one "key = value"
  * per line; '#' starts a comment (whole line or after the value);

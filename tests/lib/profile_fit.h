@@ -5,7 +5,7 @@
  * the cost model (cardmodel/cost.h) on the vendor's single-card figures
  * (tests/shapes/vendor-rk1828.txt) and the published multi-card ones
  * (tests/shapes/vendor-multicard.txt) together, for
- * tests/tools/fit_profile.c and tests/unit/test_cardmodel.c.
+ * tools/fit_profile.c and tests/unit/test_cardmodel.c.
  *
  * A single-card figure is modelled as our runtime would produce it on one
  * card over PCIe: TTFT = the input COPY of 128 embedded tokens (F32) + one

@@ -46,7 +46,7 @@ int shape_load(struct model_shape *s, const char *path, char *err, size_t errlen
 bool shape_is_attn(const struct model_shape *s, uint32_t l);
 
 /*
- * The vendor's W4A16 format, as tests/tools/mksynth.c --type w4a16 writes
+ * The vendor's W4A16 format, as tools/mksynth.c --type w4a16 writes
  * it: every matrix in group-32 asymmetric 4-bit blocks (ggml Q4_1, 20
  * bytes per 32 weights), the LM head in Q6_K (210 bytes per 256), norms
  * and other small tensors F32.

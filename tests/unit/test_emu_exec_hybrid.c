@@ -2,7 +2,7 @@
 /*
  * Host unit test of the emulator's hybrid programs (RK1828_PROG_OP_HYBRID,
  * emulator/exec.c + exec_dnet.c + deltanet.c) on a synthetic qwen35 model
- * written by build/tests/mksynth (dim 256, 8 blocks: Gated DeltaNet in
+ * written by build/tools/mksynth (dim 256, 8 blocks: Gated DeltaNet in
  * blocks 0-2 and 4-6, gated full attention with IMROPE in 3 and 7, a
  * 512-token vocabulary), against the scalar reference forward
  * (ref_forward.c, per-token recurrence, double accumulation) on the very
@@ -544,7 +544,7 @@ static int make_model(const char *type, char *path, size_t len)
 	if (fd < 0)
 		return -1;
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "build/tests/mksynth -o %s --arch qwen35 --type %s", path, type);
+	snprintf(cmd, sizeof(cmd), "build/tools/mksynth -o %s --arch qwen35 --type %s", path, type);
 	return system(cmd);
 }
 
@@ -557,7 +557,7 @@ static void check_type(const char *type, bool all)
 	struct dev *d;
 
 	if (!tap_ok(make_model(type, path, sizeof(path)) == 0,
-		    "build/tests/mksynth writes a qwen35 %s model", type))
+		    "build/tools/mksynth writes a qwen35 %s model", type))
 		return;
 	m = ref_load(path, N_CTX, err, sizeof(err));
 	make_tokens(ta, N_TOK, 1);

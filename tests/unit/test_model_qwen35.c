@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loading qwen35 (Qwen3.5) GGUFs: llm_model_load() on models written by
- * build/tests/mksynth (llama.cpp's metadata keys and tensor names) and on
+ * build/tools/mksynth (llama.cpp's metadata keys and tensor names) and on
  * damaged copies of them written with the GGUF writer:
  *
  *  - the hybrid layout: DeltaNet and full-attention blocks by
@@ -35,7 +35,7 @@ static int mksynth(const char *args, char *path, size_t len)
 	if (fd < 0)
 		return -1;
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "build/tests/mksynth -o %s --arch qwen35 %s", path, args);
+	snprintf(cmd, sizeof(cmd), "build/tools/mksynth -o %s --arch qwen35 %s", path, args);
 	return system(cmd);
 }
 
@@ -131,7 +131,7 @@ int main(void)
 
 	if (!tap_ok(mksynth("--type q4_k_m", path, sizeof(path)) == 0 &&
 		    mksynth("--layers 8 --mtp 1", mtp, sizeof(mtp)) == 0,
-		    "build/tests/mksynth writes qwen35 models"))
+		    "build/tools/mksynth writes qwen35 models"))
 		return tap_done();
 	if (tap_ok(!load(path, &m, &gf, err, sizeof(err)), "qwen35 Q4_K_M loads (%s)", err)) {
 		ok = m.arch == LLM_ARCH_QWEN35 && m.n_layers == 8 && m.n_deltanet == 6 &&

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The planner on real shapes: Qwen3.5-9B and -27B (DESIGN.md section 10)
- * as sparse shape-only GGUFs that build/tests/mksynth writes here (tensor
+ * as sparse shape-only GGUFs that build/tools/mksynth writes here (tensor
  * data are holes: the 5.8 GB file takes ~20 MB of disk), in the vendor's
  * W4A16 layout (Q4_1 group-32 asymmetric matrices, a Q6_K LM head).
  *
@@ -37,7 +37,7 @@ static int make(const char *preset, char *path, size_t len)
 		return -1;
 	close(fd);
 	snprintf(cmd, sizeof(cmd),
-		 "build/tests/mksynth -o %s --arch qwen35 --preset %s --type w4a16", path, preset);
+		 "build/tools/mksynth -o %s --arch qwen35 --preset %s --type w4a16", path, preset);
 	return system(cmd);
 }
 

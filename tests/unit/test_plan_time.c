@@ -115,7 +115,7 @@ int main(void)
 	if (fd >= 0)
 		close(fd);
 	snprintf(cmd, sizeof(cmd),
-		 "build/tests/mksynth -o %s --arch qwen35 --preset 9b --type w4a16", path);
+		 "build/tools/mksynth -o %s --arch qwen35 --preset 9b --type w4a16", path);
 	if (!tap_ok(fd >= 0 && !system(cmd) && !card_profile_builtin(&prof, err, sizeof(err)),
 		    "mksynth writes a sparse Qwen3.5-9B; the built-in profile parses"))
 		goto out;

@@ -8,7 +8,7 @@
  * from the model file), for stories260K (F32) and synthetic qwen2 (q/k/v
  * biases, Q4_0/Q8_0/F16 weights, untied Q8_0 head), qwen3 (q/k norm,
  * tied head) and qwen35 (Gated DeltaNet and gated attention layers,
- * build/tests/mksynth) models on 1 to 3 cards, prefill in buckets and
+ * build/tools/mksynth) models on 1 to 3 cards, prefill in buckets and
  * decode; on the qwen35 model the difference the profile's fitted DeltaNet
  * terms make is exactly those terms' count times their cost. Then
  * timing-only EXEC (rk1828-emu --timing-only): no math, each logits row
@@ -187,7 +187,7 @@ static void check_synth(struct rk_card *cards, const char *arch, const struct ca
 	unlink(path);
 }
 
-/* A qwen35 model (Gated DeltaNet and gated attention) from build/tests/mksynth. */
+/* A qwen35 model (Gated DeltaNet and gated attention) from build/tools/mksynth. */
 static void check_qwen35(struct rk_card *cards, const struct card_profile *prof)
 {
 	char path[] = "/tmp/rk1828-test-timing-q35-XXXXXX", cmd[256], err[512] = "";
@@ -198,10 +198,10 @@ static void check_qwen35(struct rk_card *cards, const struct card_profile *prof)
 	memset(&m, 0, sizeof(m));
 	if (fd >= 0)
 		close(fd);
-	snprintf(cmd, sizeof(cmd), "build/tests/mksynth -o %s --arch qwen35 --type q4_0", path);
+	snprintf(cmd, sizeof(cmd), "build/tools/mksynth -o %s --arch qwen35 --type q4_0", path);
 	if (fd < 0 || system(cmd) || !(gf = gguf_open(path, err, sizeof(err))) ||
 	    llm_model_load(&m, gf, err, sizeof(err)) || !m.n_deltanet || !m.attn_gate) {
-		tap_ok(0, "qwen35 synthetic model (build/tests/mksynth): setup: %s", err);
+		tap_ok(0, "qwen35 synthetic model (build/tools/mksynth): setup: %s", err);
 	} else {
 		struct card_profile no_dn = *prof;
 		double with, without, want;

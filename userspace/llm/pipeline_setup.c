@@ -180,7 +180,7 @@ static void report_progress(struct pipeline *p, uint64_t len)
  * holes are never faulted into memory. @fd: the model file, or -1 (and
  * file systems without SEEK_DATA, such as a guest's 9p root, report no
  * holes); @shape_only: the file says its weights are all holes
- * (rk1828.shape_only, written by tests/tools/mksynth --shape-only).
+ * (rk1828.shape_only, written by tools/mksynth --shape-only).
  */
 static bool image_is_hole(const struct pipeline *p, const struct pipe_layout *L, int fd,
 			  bool shape_only, uint64_t off, uint64_t len)
