@@ -192,7 +192,8 @@ void eng_free(struct engine *e)
 		free(e->fl[i].t);
 		free(e->fl[i].rq);
 	}
-	spec_draft_close(&e->drafter);
+	if (!e->o.drafter)
+		spec_draft_close(&e->drafter);	/* a caller's drafter stays the caller's */
 	free(e->slots);
 	free(e->snaps);
 	free(e->run);

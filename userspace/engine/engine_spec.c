@@ -84,7 +84,10 @@ int eng_spec_setup(struct engine *e, char *err, size_t errlen)
 	if (o->draft_min < 0 || o->draft_min > o->draft_max)
 		return util_err(err, errlen, -EINVAL, "--draft-min %d: must be 0..%d (--draft-max)",
 				o->draft_min, o->draft_max);
-	if (o->spec == SPEC_DRAFT) {
+	if (o->drafter) {
+		e->drafter = *o->drafter;
+		e->drafter.kind = o->spec;
+	} else if (o->spec == SPEC_DRAFT) {
 		/* Opened by eng_spec_open() once the context is planned. */
 		if (!o->draft_model)
 			return util_err(err, errlen, -EINVAL, "--spec draft needs --draft-model FILE");
@@ -98,7 +101,7 @@ int eng_spec_setup(struct engine *e, char *err, size_t errlen)
 
 int eng_spec_open(struct engine *e, char *err, size_t errlen)
 {
-	if (e->o.spec != SPEC_DRAFT)
+	if (e->o.spec != SPEC_DRAFT || e->o.drafter)
 		return 0;
 	return spec_draft_open(&e->drafter, e->o.draft_model, e->tok, e->m->gf->path,
 			       (int)e->info.n_ctx, err, errlen);
