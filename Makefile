@@ -443,7 +443,7 @@ $(B)/bench/host_overhead: $(B)/obj/tests/bench/host_overhead.o $(B)/libmock.a $(
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
 # host_timing runs bench_run() (the CLI's bench.c) over the mock cards.
-$(B)/bench/host_timing: $(B)/obj/tests/bench/host_timing.o $(B)/obj/userspace/cli/bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/bench/host_timing: $(B)/obj/tests/bench/host_timing.o $(B)/obj/userspace/cli/bench.o $(B)/obj/userspace/cli/bench_passes.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
