@@ -827,6 +827,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		exit(0);
 	}
 	if (!strcmp(a->cmd, "--version") || !strcmp(a->cmd, "version")) {
+		if (argc > 2) {
+			fprintf(stderr, "rk1828-llm: %s takes no argument (got \"%s\")\n", a->cmd,
+				argv[2]);
+			return -1;
+		}
 		printf("rk1828-llm %s\n", RK1828_VERSION);
 		exit(0);
 	}
