@@ -469,7 +469,12 @@ $(B)/synth/%.gguf: tests/vectors/qwen/%.ref $(B)/tests/mksynth tools/mk-synth-mo
 $(B)/synth/qwen35-engine.gguf: $(B)/tests/mksynth
 	@mkdir -p $(dir $@)
 	@$(B)/tests/mksynth -o $@.tmp --arch qwen35 --type q8_0 && mv $@.tmp $@
-synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf
+# The same with one multi-token-prediction block (llama.cpp's nextn
+# tensors): the --spec mtp tests (test_engine_spec_mtp).
+$(B)/synth/qwen35-mtp.gguf: $(B)/tests/mksynth
+	@mkdir -p $(dir $@)
+	@$(B)/tests/mksynth -o $@.tmp --arch qwen35 --type q8_0 --mtp 1 && mv $@.tmp $@
+synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf $(B)/synth/qwen35-mtp.gguf
 
 # The module, W=1, for KVER: an installed kernel's headers (KDIR), or a
 # Debian kernel tools/prepare-kernel prepares (KVER=7.3, a series, or a

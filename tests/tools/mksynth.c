@@ -46,8 +46,10 @@
  * sparse file (real sizes, no disk use): for the planner.
  *
  * --mtp N (qwen35): the last N blocks are multi-token-prediction blocks
- * (<arch>.nextn_predict_layers = N), written like full-attention blocks;
- * runtimes skip them.
+ * (<arch>.nextn_predict_layers = N), written like full-attention blocks
+ * plus llama.cpp's nextn tensors: nextn.eh_proj [2 dim -> dim],
+ * nextn.enorm, nextn.hnorm and nextn.shared_head_norm [dim]; the card
+ * pipeline skips them, --spec mtp runs the first (spec_mtp.c).
  *
  * Weights (fixed seed: the file is byte-for-byte reproducible): matrices
  * uniform in +-sqrt(3 / fan_in) * gain, norm weights 1 +- 0.1, biases
@@ -457,6 +459,17 @@ static int add_block(struct gen *g, uint32_t l)
 	r = r ? r : matrix(g, n, s->dim, s->ffn, g->t->mat, 1.0);
 	snprintf(n, sizeof(n), "%s.ffn_down.weight", p);
 	r = r ? r : matrix(g, n, s->ffn, s->dim, td, 1.0);
+	if (l >= s->n_layers) {
+		/* An MTP block's own tensors (llama.cpp's nextn names). */
+		snprintf(n, sizeof(n), "%s.nextn.eh_proj.weight", p);
+		r = r ? r : matrix(g, n, 2 * s->dim, s->dim, g->t->mat, 1.0);
+		snprintf(n, sizeof(n), "%s.nextn.enorm.weight", p);
+		r = r ? r : vec_norm(g, n, s->dim);
+		snprintf(n, sizeof(n), "%s.nextn.hnorm.weight", p);
+		r = r ? r : vec_norm(g, n, s->dim);
+		snprintf(n, sizeof(n), "%s.nextn.shared_head_norm.weight", p);
+		r = r ? r : vec_norm(g, n, s->dim);
+	}
 	return r;
 }
 
