@@ -5,7 +5,9 @@
 # `rk1828-llm run --spec ngram` equal those without, on stories260K
 # (drafts accepted and rejected) and the synthetic qwen35 hybrid
 # (build/synth/qwen35-engine.gguf: Gated DeltaNet state on the cards),
-# for --cards 1, 2 and 4 and --draft-max 4 and 8; then `bench --spec
+# and `--spec mtp` on the hybrid with an MTP block
+# (build/synth/qwen35-mtp.gguf: the final hidden state back from the last
+# card through the driver, RK1828_PROG_F_HIDDEN), for --cards 1, 2 and 4 and --draft-max 4 and 8; then `bench --spec
 # ngram --trace` on 2 cards: its trace's "verify pass" events carry k in
 # 1..--draft-max adding up to the drafted count bench prints.
 #
@@ -20,11 +22,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 llm=${RK1828_LLM:-$root/build/rk1828-llm}
 story=${RK1828_MODEL:-$root/../shared/models/stories260K.gguf}
 hybrid=$root/build/synth/qwen35-engine.gguf
+mtp=$root/build/synth/qwen35-mtp.gguf
 p_story="Once upon a time, there was a little girl named Lily. She liked to play. Once upon a time, there was a little boy named Tom. He liked to"
 p_hybrid="abbcabbbdabbbbeab"
+p_mtp=$p_hybrid
 
 [ -x "$llm" ] || { echo "Bail out! $llm not built"; exit 2; }
-[ -r "$story" ] && [ -r "$hybrid" ] || { echo "Bail out! $story or $hybrid missing"; exit 2; }
+[ -r "$story" ] && [ -r "$hybrid" ] && [ -r "$mtp" ] ||
+	{ echo "Bail out! $story, $hybrid or $mtp missing (make synth-models)"; exit 2; }
 have=$(ls /dev/accel 2>/dev/null | grep -c '^accel' || true)
 [ "$llm" != "${llm%host_story}" ] && have=4	# the mock's cards
 tmp=$(mktemp -d /tmp/spec.XXXXXX)
@@ -56,8 +61,9 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-for m in story hybrid; do
-	model=${!m} pv=p_$m
+for m in story hybrid mtp; do
+	model=${!m} pv=p_$m drafter=ngram
+	[ "$m" = mtp ] && drafter=mtp
 	for c in 1 2 4; do
 		if [ "$c" -gt "$have" ]; then
 			n=$((n + 1)); echo "ok $n - $m --cards $c # SKIP $have cards"; continue
@@ -66,10 +72,10 @@ for m in story hybrid; do
 			>"$tmp/base.json" 2>"$tmp/err" || { report 0 "$m --cards $c: run" "$tmp/err"; continue; }
 		for k in 4 8; do
 			"$llm" run -m "$model" -p "${!pv}" -n 48 --temp 0 --ignore-eos --json --cards "$c" \
-				--spec ngram --draft-max "$k" >"$tmp/spec.json" 2>"$tmp/err"
+				--spec "$drafter" --draft-max "$k" >"$tmp/spec.json" 2>"$tmp/err"
 			[ "$m" = story ] && min=1 || min=0
 			cmp_ids "$tmp/base.json" "$tmp/spec.json" "$min" >"$tmp/cmp" 2>&1
-			report $(( $? == 0 )) "$m --cards $c --spec ngram --draft-max $k: greedy ids identical" "$tmp/err"
+			report $(( $? == 0 )) "$m --cards $c --spec $drafter --draft-max $k: greedy ids identical" "$tmp/err"
 			cat "$tmp/cmp"
 		done
 	done

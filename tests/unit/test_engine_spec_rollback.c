@@ -81,11 +81,12 @@ static void on_trace(void *user, const struct engine_trace *t)
 }
 
 static int oracle_draft(struct spec_drafter *d, const int32_t *hist, int n_hist, int n_max,
-			int32_t *out)
+			const float *hidden, int32_t *out)
 {
 	struct oracle *o = d->priv;
 	int c = o->calls++, j = c % 5 ? 0 : 1 + (c / 5) % n_max, i;
 
+	(void)hidden;
 	if (n_hist > o->n_seq || memcmp(hist, o->seq, sizeof(int32_t) * (size_t)n_hist))
 		o->bad_hist++;
 	for (i = 0; i < n_max; i++) {

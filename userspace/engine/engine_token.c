@@ -406,7 +406,7 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 	q->sq.next_tok = tok;
 	q->sq.ready = true;
 	q->sq.ready_since = e->step;
-	eng_spec_prepare(e, q);
+	eng_spec_prepare(e, q, logits);
 }
 
 /* Forget the oldest flight record; drop the engine's interest in its requests. */
