@@ -17,12 +17,15 @@
  * @live_objs: optional, BOs and syncobjs left (checked to be 0 after the
  *	last engine_destroy(); the mock's count)
  * @text_out: optional file for the batched text of the first prompt
+ * @unplug: optional, make card @card of @cards gone (@on) or back; the
+ *	idle-probe check runs only with it (the mock's mock_rk_unplug())
  */
 struct engine_cases_env {
 	struct rk_card *cards;
 	void (*reset)(void);
 	int (*live_objs)(void);
 	const char *text_out;
+	void (*unplug)(int card, int on);
 };
 
 /* engine_cases_run() - load the model at @model_path and run every check (TAP). */
