@@ -117,6 +117,28 @@ static int get_tensor(const struct gguf_file *f, const char *name, uint64_t ne0,
 	return 0;
 }
 
+/* The nextn tensors of MTP block @i (the first after the decoder blocks). */
+static int load_mtp(struct ref_model *m, int i, const char *path, char *err, size_t errlen)
+{
+	static const char *const names[] = { "eh_proj", "enorm", "hnorm", "shared_head_norm" };
+	struct ref_tensor *t[] = { &m->mtp.eh_proj, &m->mtp.enorm, &m->mtp.hnorm,
+				   &m->mtp.shared_head_norm };
+	uint64_t dim = (uint64_t)m->c.dim;
+	char n[64];
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		snprintf(n, sizeof(n), "blk.%d.nextn.%s.weight", i, names[k]);
+		/* eh_proj: [2 dim] -> dim, a matrix; the norms F32 vectors, the last optional. */
+		if (get_tensor(m->file, n, k ? dim : 2 * dim, k ? 1 : dim, k == 3, k != 0, t[k],
+			       path, err, errlen))
+			return -1;
+	}
+	if (!m->mtp.shared_head_norm.data)
+		m->mtp.shared_head_norm = m->output_norm;
+	return 0;
+}
+
 struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen)
 {
 	struct ref_model *m;
@@ -264,22 +286,8 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 		T(ffn_gate, "ffn_gate.weight", dim, ffn, false, false);
 		T(ffn_up, "ffn_up.weight", dim, ffn, false, false);
 		T(ffn_down, "ffn_down.weight", ffn, dim, false, false);
-		if (i == c->n_layers) {
-			struct ref_mtp *t = &m->mtp;
-
-			if (get_tensor(m->file, (snprintf(n, sizeof(n), "blk.%d.nextn.eh_proj.weight", i), n),
-				       2 * dim, dim, false, false, &t->eh_proj, path, err, errlen) ||
-			    get_tensor(m->file, (snprintf(n, sizeof(n), "blk.%d.nextn.enorm.weight", i), n),
-				       dim, 1, false, true, &t->enorm, path, err, errlen) ||
-			    get_tensor(m->file, (snprintf(n, sizeof(n), "blk.%d.nextn.hnorm.weight", i), n),
-				       dim, 1, false, true, &t->hnorm, path, err, errlen) ||
-			    get_tensor(m->file,
-				       (snprintf(n, sizeof(n), "blk.%d.nextn.shared_head_norm.weight", i), n),
-				       dim, 1, true, true, &t->shared_head_norm, path, err, errlen))
-				goto fail_quiet;
-			if (!t->shared_head_norm.data)
-				t->shared_head_norm = m->output_norm;
-		}
+		if (i == c->n_layers && load_mtp(m, i, path, err, errlen))
+			goto fail_quiet;
 #undef T
 	}
 	/* Untouched rows of a calloc()ed cache take no memory (MTP users). */
