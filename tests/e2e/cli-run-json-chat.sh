@@ -146,11 +146,11 @@ else:
     hp, hr = read("hplan.txt"), load("hrun.json").get("engine", {})
     plan_line = [l[6:] for l in hp.splitlines() if l.startswith("plan: ")]
     report(plan_line and hr.get("plan") == plan_line[0] and hr.get("slots") == 1
-           and hr.get("snapshots") == 4 and hr.get("ctx") == 256
+           and hr.get("snapshots") == 4 and hr.get("checkpoints") == 4 and hr.get("ctx") == 256
            and ("ctx 256, bucket %d, 1 session, 4 state snapshots" % hr.get("bucket", -1)) in hp
            and ("bucket %d, 1 slot, 4 state snapshots; plan %s" % (hr.get("bucket", -1), hr.get("plan")))
            in read("hrun.err"),
-           "hybrid model: the plan `plan` prints (bucket, 1 session, 4 snapshots) is the engine's in run --json and run -v",
+           "hybrid model: the plan `plan` prints (bucket, 1 session, 4 snapshots, all 4 checkpoints) is the engine's in run --json and run -v",
            "hplan.txt", "hplan.err", "hrun.json", "hrun.err")
 sys.exit(1 if failed else 0)
 PY

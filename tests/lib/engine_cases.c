@@ -14,7 +14,9 @@
  * running request with CANCELLED and frees its slot for the next one;
  * queue bound (-EBUSY), context bound (-E2BIG) and bad requests (-EINVAL);
  * max_tokens 0; greedy logprobs; engine_destroy() cancels what runs; the
- * counters of engine_get_stats(). Output: TAP.
+ * counters of engine_get_stats(); an idle engine whose card goes away
+ * reports the failure by itself (no request needed) and fails what comes
+ * next with ERROR. Output: TAP.
  */
 #include <errno.h>
 #include <math.h>
@@ -413,6 +415,51 @@ static void test_destroy(void)
 		       env->live_objs());
 }
 
+/*
+ * A card unplugged while nothing runs: within a few probe intervals
+ * (engine.c, ENGINE_PROBE_MS) engine_get_stats() says failed, naming the
+ * card, and a request submitted then finishes with ERROR; a request that
+ * ran before is untouched.
+ */
+static void test_unplug(void)
+{
+	static struct res before, after;
+	struct engine_stats st = { 0 };
+	struct engine *e;
+	int i, ret;
+
+	if (!env->unplug)
+		return;
+	e = mk_engine(1, 4, 2);
+	if (!e)
+		return;
+	submit(e, &before, prompts[0], 8, NULL, 0);
+	res_wait(&before);
+	env->unplug(1, 1);
+	for (i = 0; i < 100; i++) {
+		engine_get_stats(e, &st);
+		if (st.failed)
+			break;
+		usleep(100000);
+	}
+	tap_ok(before.done_ev.finish != ENGINE_FINISH_ERROR && before.n_ids == 8,
+	       "unplug: the request before it finished normally (%d tokens)", before.n_ids);
+	tap_ok(st.failed && strstr(st.failure, "card1") && strstr(st.failure, "No such device"),
+	       "unplug: an idle engine reports the gone card by itself after %.1f s: \"%s\"",
+	       i / 10.0, st.failure);
+	ret = submit(e, &after, prompts[1], 8, NULL, 0);
+	if (!ret)
+		res_wait(&after);
+	tap_ok(ret || after.done_ev.finish == ENGINE_FINISH_ERROR,
+	       "unplug: the next request fails (submit %d, finish %d)", ret,
+	       ret ? -1 : (int)after.done_ev.finish);
+	if (!ret)
+		engine_req_put(after.q);
+	engine_req_put(before.q);
+	engine_destroy(e);
+	env->unplug(1, 0);
+}
+
 /* One greedy request of @n tokens over @text with sampling @s, alone on @e. */
 static void run_with(struct engine *e, const char *text, int n, const struct sampler_params *s,
 		     struct res *r)
@@ -520,6 +567,7 @@ void engine_cases_run(const struct engine_cases_env *e, const char *model_path)
 	test_limits();
 	test_sampling();
 	test_destroy();
+	test_unplug();
 	tok_free(tk);
 	llm_model_free(&M);
 	gguf_close(gf);

@@ -18,6 +18,9 @@
  *   dropped when its history changed) restores 16 again;
  * - a prompt that extends the slot's whole history continues from the
  *   live state (cached = every token the slot evaluated);
+ * - with one checkpoint a slot (the planner's floor when memory is
+ *   short): the repeated prompt still restores 40, the prompt sharing 20
+ *   tokens is a miss (the cost), the live state still continues;
  * - two slots running different prompts at once give what each gives
  *   alone (the states of the slots do not mix);
  * - the counters of engine_get_stats().
@@ -31,6 +34,7 @@
 #include "engine.h"
 #include "gguf.h"
 #include "model.h"
+#include "planner.h"
 #include "tokenizer.h"
 
 #include "engine_cases.h"
@@ -76,18 +80,37 @@ static void on_event(const struct engine_event *ev, void *user)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static struct engine *mk_engine(int n_slots)
+/*
+ * An engine of @n_slots on the 2 cards; @ckpt > 0: run with the plan of
+ * @ckpt checkpoints a slot (what the planner gives when memory is short).
+ */
+static struct engine *mk_engine_ckpt(int n_slots, uint32_t ckpt, struct engine_info *info)
 {
 	struct engine_opts o = { .n_slots = n_slots, .n_ctx = 256, .bucket = 8,
 				 .queue_max = 4, .strict_slots = true };
+	static struct plan p;
+	static struct plan_sizes sz;
 	struct engine *e = NULL;
 	char err[512];
 
 	if (env->reset)
 		env->reset();
+	if (ckpt) {
+		if (engine_plan_ckpts(&M, &o, env->cards, 2, ckpt, &p, &sz))
+			return NULL;
+		o.plan = &p;
+		o.sizes = &sz;
+	}
 	if (engine_create(&e, &M, tk, env->cards, NULL, 2, &o, err, sizeof(err)))
 		fprintf(stderr, "# engine_create: %s\n", err);
+	if (e && info)
+		engine_get_info(e, info);
 	return e;
+}
+
+static struct engine *mk_engine(int n_slots)
+{
+	return mk_engine_ckpt(n_slots, 0, NULL);
 }
 
 /* Submit @n tokens greedily for N_GEN tokens into @r (0 or the error). */
@@ -223,6 +246,62 @@ static void test_prefix(void)
 	free(fa.logits); free(fc.logits); free(fd.logits);
 }
 
+/*
+ * One checkpoint a slot (ENGINE_SNAPS_MIN_PER_SLOT, the planner's floor):
+ * it holds the last prefill micro-batch's boundary, so a repeated prompt
+ * still restores 40 of 41 tokens; a prompt sharing 20 tokens finds no
+ * checkpoint at or before 20 (the one there is at 40) and is a miss where
+ * 4 checkpoints restore 16, the cost of fewer; a prompt extending the
+ * slot's whole history continues from the live state. Every output is
+ * what a fresh engine gives.
+ */
+static void test_prefix_one_ckpt(void)
+{
+	static struct hres r1, r2, r3, r4, fa, fc, fd;
+	int32_t a[MAX_PROMPT], c[MAX_PROMPT], d[MAX_PROMPT + N_GEN + 8];
+	int n_a = mk_prompt(a, 41, 'a'), n_c = 36, n_d, i;
+	struct engine_info info = { 0 };
+	struct engine *e;
+
+	memcpy(c, a, sizeof(a));
+	for (i = 20; i < 36; i++)
+		c[i] = a[i] == a[0] ? a[1] : a[0];
+	run_fresh(a, n_a, &fa);
+	run_fresh(c, n_c, &fc);
+	e = mk_engine_ckpt(1, ENGINE_SNAPS_MIN_PER_SLOT, &info);
+	if (!tap_ok(e && info.n_ckpt == ENGINE_SNAPS_MIN_PER_SLOT &&
+		    info.n_snap == ENGINE_SNAPS_MIN_PER_SLOT,
+		    "hybrid, 1 checkpoint a slot: the engine runs the plan's %u snapshots, %u checkpoints",
+		    info.n_snap, info.n_ckpt))
+		return;
+	submit(e, &r1, a, n_a);
+	wait_put(&r1);
+	submit(e, &r2, a, n_a);
+	wait_put(&r2);
+	tap_ok(r1.cached == 0 && same(&r1, &fa) && r2.cached == 40 && same(&r2, &fa),
+	       "1 checkpoint: a miss, then the same prompt restores the checkpoint at 40 (cached %d, %d), same output",
+	       r1.cached, r2.cached);
+	submit(e, &r3, c, n_c);
+	wait_put(&r3);
+	tap_ok(r3.cached == 0 && same(&r3, &fc),
+	       "1 checkpoint: a prompt sharing 20 tokens is a miss (cached %d; 4 checkpoints restore 16), same output",
+	       r3.cached);
+	memcpy(d, c, sizeof(int32_t) * n_c);
+	memcpy(d + n_c, r3.ids, sizeof(int32_t) * (N_GEN - 1));
+	n_d = n_c + N_GEN - 1;
+	for (i = 0; i < 5; i++)
+		d[n_d++] = a[i + 1];
+	submit(e, &r4, d, n_d);
+	wait_put(&r4);
+	run_fresh(d, n_d, &fd);
+	tap_ok(r4.cached == n_c + N_GEN - 1 && same(&r4, &fd),
+	       "1 checkpoint: a prompt extending the slot's history continues from the live state (cached %d of %d), same output",
+	       r4.cached, n_d);
+	engine_destroy(e);
+	free(r1.logits); free(r2.logits); free(r3.logits); free(r4.logits);
+	free(fa.logits); free(fc.logits); free(fd.logits);
+}
+
 static void test_slots(void)
 {
 	static struct hres alone[3], together[3];
@@ -269,6 +348,7 @@ void engine_cases_hybrid(const struct engine_cases_env *e, const char *model_pat
 	}
 	if (tap_ok(llm_model_hybrid(&M), "%s is a hybrid (DeltaNet) model", model_path)) {
 		test_prefix();
+		test_prefix_one_ckpt();
 		test_slots();
 	}
 	if (env->live_objs)

@@ -84,6 +84,7 @@ struct mcard {
 	uint64_t brk;
 	struct mobj obj[MOBJS];
 	int fail_exec;		/* make every EXEC fail with RK1828_HIF_ST_ACCESS */
+	int unplugged;		/* rk_card_refresh() fails with -ENODEV */
 	int n_exec;
 	double exec_ns[MOCK_MAX_TIMED];	/* modelled time of each EXEC (timing) */
 	int64_t free_at;	/* modelled clock: end of its last job */
@@ -173,6 +174,8 @@ const char *rk_error(void)
 
 int rk_card_refresh(struct rk_card *card)
 {
+	if (mc(card)->unplugged)
+		return mfail(-ENODEV, "GET_PARAM");
 	card->mem_free = mock_mem - (mock_sparse ? 4096 + mc(card)->live : mc(card)->brk);
 	return 0;
 }
@@ -785,6 +788,7 @@ void mock_rk_reset(void)
 			madvise(mcards[i].mem, mcards[i].brk, MADV_DONTNEED);
 		mcards[i].brk = 4096;	/* card address 0 stays unused */
 		mcards[i].fail_exec = 0;
+		mcards[i].unplugged = 0;
 		mcards[i].n_exec = 0;
 		mcards[i].free_at = 0;
 		mcards[i].copy_free_at = 0;
@@ -872,6 +876,11 @@ int mock_rk_live_objs(void)
 void mock_rk_fail_exec(int card, int on)
 {
 	mcards[card].fail_exec = on;
+}
+
+void mock_rk_unplug(int card, int on)
+{
+	mcards[card].unplugged = on;
 }
 
 int mock_rk_n_exec(int card)

@@ -47,6 +47,11 @@ void mock_rk_free(void);
 int mock_rk_live_objs(void);
 /* mock_rk_fail_exec() - make every EXEC on @card fail (ACCESS) while @on. */
 void mock_rk_fail_exec(int card, int on);
+/*
+ * mock_rk_unplug() - while @on, @card is gone: rk_card_refresh() on it
+ * fails with -ENODEV, as on a card that was unplugged or removed.
+ */
+void mock_rk_unplug(int card, int on);
 /* mock_rk_n_exec() - EXEC jobs run on @card since the last reset. */
 int mock_rk_n_exec(int card);
 

@@ -275,6 +275,8 @@ static void test_foreign_options(const char *model)
 		{ "bench -m M --api-key-file k", "bench does not take --api-key-file (an option of serve)" },
 		{ "chat -m M --chat-template-file t", "chat does not take --chat-template-file (an option of serve)" },
 		{ "plan -m M --queue 4", "plan does not take --queue (an option of serve)" },
+		{ "--version extra", "--version takes no argument (got \"extra\")" },
+		{ "version -m M", "version takes no argument (got \"-m\")" },
 	};
 	static const char *const good[] = {
 		"tokenize -m M -p hi --ids --no-bos --parse-special",
@@ -291,6 +293,7 @@ static void test_foreign_options(const char *model)
 		"bench -m M -p 16 -n 1 -r 1 --sessions 1 --trace /tmp/rk1828-cli.trace --cards 1"
 		" --ctx 64 --bucket 4 --link usb --profile emulator/profiles/rk1828.conf",
 		"info",
+		"--version",
 	};
 	char args[512], out[8192], want[256], *at;
 	size_t i;

@@ -16,6 +16,7 @@ int main(void)
 	static struct rk_card cards[MOCK_CARDS];
 	struct engine_cases_env env = {
 		.cards = cards, .reset = mock_rk_reset, .live_objs = mock_rk_live_objs,
+		.unplug = mock_rk_unplug,
 	};
 	const char *path = getenv("RK1828_MODEL");
 

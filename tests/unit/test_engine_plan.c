@@ -8,15 +8,18 @@
  * - run's path: the plan and sizes given in engine_opts are what
  *   engine_get_info() reports (plan string, slots, ctx, bucket, n_snap =
  *   ENGINE_SNAPS_PER_SLOT per slot);
- * - cards with too little memory for bucket 128: plan_fit() halves the
+ * - cards a little short of 4 checkpoints a slot: plan_fit() gives one up
+ *   (not the bucket or a slot), says so, and both engines run 3;
+ * - cards with too little memory for bucket 128 even at 1 checkpoint a
+ *   slot: plan_fit() halves the
  *   implicit bucket and says so; the engine given that plan and the engine
  *   that plans itself (serve's path) settle on the same bucket, snapshots
  *   and plan;
- * - 4 slots that do not fit: both lower the slots to the same count, with
- *   n_snap following them;
+ * - 4 slots that do not fit even at 1 checkpoint: both lower the slots to
+ *   the same count, with n_snap following them;
  * - a plan whose sizes the engine cannot run (no snapshots for a hybrid
- *   model, a bucket over the context, a plan without sizes) is refused
- *   with a message saying so.
+ *   model, more than 4 a slot, a bucket over the context, a plan without
+ *   sizes) is refused with a message saying so; 2 a slot run 2.
  * Model: $RK1828_HYBRID_MODEL or build/synth/qwen35-engine.gguf (make
  * synth-models). Output: TAP.
  */
@@ -108,8 +111,11 @@ static bool info_is(const struct engine_info *info, const struct plan_sizes *sz,
 	return false;
 }
 
-/* The smallest free memory a card needs for @o with an explicit bucket. */
-static uint64_t need_at(struct engine_opts o)
+/*
+ * The smallest free memory a card needs for @o with an explicit bucket
+ * and exactly @ckpt checkpoints a slot (none given up).
+ */
+static uint64_t need_at(struct engine_opts o, uint32_t ckpt)
 {
 	uint64_t lo = 4096, hi = MOCK_CARD_MEM - 8192, free_b[N_CARDS];
 	struct plan_fit_opts fo;
@@ -117,6 +123,8 @@ static uint64_t need_at(struct engine_opts o)
 	struct plan p;
 
 	engine_fit_opts(&M, &o, &fo);
+	fo.snaps_per_seq = fo.snaps_per_seq - ENGINE_SNAPS_PER_SLOT + ckpt;
+	fo.snaps_optional = 0;
 	while (hi - lo > 4096) {
 		uint64_t mid = (lo + hi) / 2 & ~4095ULL;
 
@@ -134,6 +142,7 @@ static void test_run_path(void)
 	struct engine_opts o = { .n_slots = 1, .strict_slots = true, .n_ctx = 256,
 				 .queue_max = -1 };
 	struct engine_info info;
+	struct plan_fit_opts fo;
 	struct plan_sizes sz;
 	struct plan p;
 	char note[256], err[512];
@@ -145,17 +154,62 @@ static void test_run_path(void)
 	       sz.n_snap == ENGINE_SNAPS_PER_SLOT && !note[0],
 	       "hybrid model: 1 slot, bucket %u, %u snapshot blocks (%d per slot), nothing lowered",
 	       sz.bucket, sz.n_snap, ENGINE_SNAPS_PER_SLOT);
+	engine_fit_opts(&M, &o, &fo);
+	tap_ok(fo.snaps_per_seq == ENGINE_SNAPS_PER_SLOT &&
+	       fo.snaps_optional == ENGINE_SNAPS_PER_SLOT - ENGINE_SNAPS_MIN_PER_SLOT,
+	       "the engine asks for %u snapshots a slot, %u of them optional (down to %d)",
+	       fo.snaps_per_seq, fo.snaps_optional, ENGINE_SNAPS_MIN_PER_SLOT);
 	o.plan = &p;
 	o.sizes = &sz;
-	tap_ok(engine_info_of(&o, &info, err, sizeof(err)) == 0 && info_is(&info, &sz, &p),
+	tap_ok(engine_info_of(&o, &info, err, sizeof(err)) == 0 && info_is(&info, &sz, &p) &&
+	       info.n_ckpt == ENGINE_SNAPS_PER_SLOT,
 	       "the engine given run's plan runs it: plan, slots, ctx, bucket and snapshots");
+}
+
+/*
+ * Cards that hold 2 slots with 3 checkpoints but not 4: plan_fit() gives
+ * one up (before the bucket or the slots), says so, and both engines run 3.
+ */
+static void test_snaps_lowered(void)
+{
+	struct engine_opts o = { .n_slots = 2, .strict_slots = true, .n_ctx = 256,
+				 .queue_max = -1, .bucket = PLAN_DEFAULT_BUCKET };
+	uint64_t need = need_at(o, 3), need4 = need_at(o, ENGINE_SNAPS_PER_SLOT);
+	struct engine_info given, own;
+	struct plan_sizes sz;
+	struct plan p;
+	char note[256], err[512];
+	int r;
+
+	o.bucket = 0;
+	if (!tap_ok(need < need4 && cards_with(need) == 0 &&
+		    fit(&o, &sz, &p, note, sizeof(note)) == 0,
+		    "cards of %llu bytes free hold 2 slots with 3 checkpoints, not 4 (%llu): a plan",
+		    (unsigned long long)need, (unsigned long long)need4))
+		return;
+	tap_ok(sz.n_seq == 2 && sz.bucket == PLAN_DEFAULT_BUCKET && sz.n_snap == 2 * 3 &&
+	       strstr(note, "state snapshots lowered from 4 to 3 a slot") &&
+	       !strstr(note, "bucket") && !strstr(note, "using"),
+	       "a checkpoint a slot given up, not the bucket or a slot: 2 slots, bucket %u, %u snapshots (\"%s\")",
+	       sz.bucket, sz.n_snap, note);
+	o.plan = &p;
+	o.sizes = &sz;
+	r = engine_info_of(&o, &given, err, sizeof(err));
+	tap_ok(r == 0 && info_is(&given, &sz, &p) && given.n_ckpt == 3,
+	       "the engine given that plan runs 3 checkpoints a slot (%u)", r ? 0 : given.n_ckpt);
+	o.plan = NULL;
+	o.sizes = NULL;
+	tap_ok(cards_with(need) == 0 && engine_info_of(&o, &own, err, sizeof(err)) == 0 &&
+	       info_is(&own, &sz, &p) && own.n_ckpt == 3 && strstr(own.note, "from 4 to 3"),
+	       "the engine planning itself (serve) settles on the same 3 checkpoints and note (\"%s\")",
+	       own.note);
 }
 
 static void test_bucket_lowered(void)
 {
 	struct engine_opts o = { .n_slots = 1, .strict_slots = true, .n_ctx = 256,
 				 .queue_max = -1, .bucket = PLAN_DEFAULT_BUCKET };
-	uint64_t need = need_at(o);
+	uint64_t need = need_at(o, ENGINE_SNAPS_MIN_PER_SLOT);
 	struct engine_info given, own;
 	struct plan_sizes sz;
 	struct plan p;
@@ -169,8 +223,9 @@ static void test_bucket_lowered(void)
 	snprintf(want, sizeof(want), "bucket lowered from %u to %u", PLAN_DEFAULT_BUCKET,
 		 sz.bucket);
 	tap_ok(sz.bucket == PLAN_DEFAULT_BUCKET / 2 && strstr(note, want) &&
-	       sz.n_snap == ENGINE_SNAPS_PER_SLOT, "the implicit bucket is halved to %u (\"%s\")",
-	       sz.bucket, note);
+	       sz.n_snap >= ENGINE_SNAPS_MIN_PER_SLOT && sz.n_snap <= ENGINE_SNAPS_PER_SLOT,
+	       "short of bucket 128 even with 1 checkpoint: the implicit bucket is halved to %u, %u checkpoints (\"%s\")",
+	       sz.bucket, sz.n_snap, note);
 	o.plan = &p;
 	o.sizes = &sz;
 	tap_ok(engine_info_of(&o, &given, err, sizeof(err)) == 0 && info_is(&given, &sz, &p),
@@ -186,7 +241,7 @@ static void test_slots_lowered(void)
 {
 	struct engine_opts o = { .n_slots = 2, .strict_slots = true, .n_ctx = 256,
 				 .queue_max = -1, .bucket = 16 };
-	uint64_t need = need_at(o);
+	uint64_t need = need_at(o, ENGINE_SNAPS_MIN_PER_SLOT);
 	struct engine_info own;
 	struct plan_sizes sz;
 	struct plan p;
@@ -197,9 +252,10 @@ static void test_slots_lowered(void)
 	if (!tap_ok(cards_with(need) == 0 && fit(&o, &sz, &p, note, sizeof(note)) == 0,
 		    "4 slots on cards that hold 2: a plan"))
 		return;
-	tap_ok(sz.n_seq == 2 && sz.n_snap == 2 * ENGINE_SNAPS_PER_SLOT && sz.bucket == 16 &&
-	       strstr(note, "using 2"), "lowered to 2 slots with 2 x %d snapshots (\"%s\")",
-	       ENGINE_SNAPS_PER_SLOT, note);
+	tap_ok(sz.n_seq == 2 && sz.n_snap == 2 * ENGINE_SNAPS_MIN_PER_SLOT && sz.bucket == 16 &&
+	       strstr(note, "using 2") && strstr(note, "from 4 to 1 a slot"),
+	       "4 slots on cards that hold 2 at 1 checkpoint: 2 slots with 2 x %d snapshots (\"%s\")",
+	       ENGINE_SNAPS_MIN_PER_SLOT, note);
 	tap_ok(engine_info_of(&o, &own, err, sizeof(err)) == 0 && info_is(&own, &sz, &p),
 	       "the engine planning itself lowers to the same 2 slots and plan");
 }
@@ -212,6 +268,7 @@ static void test_refused(void)
 	struct plan_sizes sz, bad;
 	struct plan p;
 	char err[512] = "";
+	int r;
 
 	if (cards_with(0) || fit(&o, &sz, &p, NULL, 0)) {
 		tap_ok(0, "a plan to spoil");
@@ -222,8 +279,15 @@ static void test_refused(void)
 	o.plan = &p;
 	o.sizes = &bad;
 	tap_ok(engine_info_of(&o, &info, err, sizeof(err)) == -1 && strstr(err, "0 snapshots") &&
-	       strstr(err, "4 snapshots a slot"),
+	       strstr(err, "1..4 snapshots a slot"),
 	       "a hybrid plan without snapshots is refused (\"%s\")", err);
+	bad.n_snap = 5;
+	tap_ok(engine_info_of(&o, &info, err, sizeof(err)) == -1 && strstr(err, "5 snapshots"),
+	       "a plan of 5 snapshots a slot (over the 4 the engine has) is refused");
+	bad.n_snap = 2;
+	r = engine_info_of(&o, &info, err, sizeof(err));
+	tap_ok(r == 0 && info.n_snap == 2 && info.n_ckpt == 2,
+	       "a plan of 2 snapshots a slot runs 2 checkpoints (%u)", r ? 0 : info.n_ckpt);
 	bad = sz;
 	bad.bucket = bad.n_ctx + 1;
 	tap_ok(engine_info_of(&o, &info, err, sizeof(err)) == -1 && strstr(err, "bucket 257"),
@@ -246,6 +310,7 @@ int main(void)
 		    "hybrid model loaded (%s)", gf ? "qwen35" : err))
 		return tap_done();
 	test_run_path();
+	test_snaps_lowered();
 	test_bucket_lowered();
 	test_slots_lowered();
 	test_refused();

@@ -13,7 +13,8 @@
  *   build/synth/qwen35-engine.gguf): the same identity with rejected drafts,
  *   which roll the Gated DeltaNet conv and recurrent states back to the
  *   last accepted token (per-position snapshots, replays), bit for bit
- *   (ids and log-probabilities); and a prefix-cache hit after a request that
+ *   (ids and log-probabilities), with the plan's 4 prefix-cache
+ *   checkpoints a slot and with 1 (the planner's floor); and a prefix-cache hit after a request that
  *   ended with a rollback pending gives what a fresh engine gives.
  * Output: TAP.
  */
@@ -27,7 +28,9 @@
 #include "model.h"
 #include "tokenizer.h"
 
+#include "engine_cases.h"
 #include "mock_rk.h"
+#include "planner.h"
 #include "tap.h"
 
 #define MAX_GEN 96
@@ -67,16 +70,27 @@ static void on_event(const struct engine_event *ev, void *user)
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* mk(): 0, or run with the plan of this many checkpoints a slot (hybrid). */
+static uint32_t mk_ckpt;
+
 static struct engine *mk(int slots, int bucket, enum spec_kind spec, int k)
 {
 	struct engine_opts o = { .n_slots = slots, .n_ctx = 256, .bucket = (uint32_t)bucket,
 				 .queue_max = 4, .strict_slots = true, .spec = spec,
 				 .draft_max = k, .verbose = getenv("SPEC_V") ? 3 : 0,
 				 .draft_model = draft_path };
+	static struct plan p;
+	static struct plan_sizes sz;
 	struct engine *e = NULL;
 
 	mock_rk_reset();
 	mk_err[0] = '\0';
+	if (mk_ckpt) {	/* the plan of fewer checkpoints a slot */
+		if (engine_plan_ckpts(&M, &o, cards, 2, mk_ckpt, &p, &sz))
+			return NULL;
+		o.plan = &p;
+		o.sizes = &sz;
+	}
 	if (engine_create(&e, &M, tk, cards, NULL, 2, &o, mk_err, sizeof(mk_err)))
 		fprintf(stderr, "# engine_create: %s\n", mk_err);
 	return e;
@@ -265,6 +279,13 @@ static void test_hybrid(void)
 		       "  hybrid: %d drafts, %d accepted: rejected drafts rolled back the DeltaNet states",
 		       sp.draft_n, sp.draft_acc);
 	}
+	/* Fewer checkpoints (the planner's floor): rollbacks have their own blocks. */
+	mk_ckpt = ENGINE_SNAPS_MIN_PER_SLOT;
+	run1(8, SPEC_NGRAM, 3, toks, n, 48, &sp);
+	mk_ckpt = 0;
+	tap_ok(same(&base, &sp, 48) && sp.draft_n > sp.draft_acc,
+	       "hybrid, %d checkpoint a slot, --draft-max 3: identical to no speculation, %d drafts, %d accepted",
+	       ENGINE_SNAPS_MIN_PER_SLOT, sp.draft_n, sp.draft_acc);
 	/* Prefix cache after a speculating request: extend its whole history. */
 	e = mk(1, 8, SPEC_NGRAM, 4);
 	if (e && !submit(e, &sp, toks, n, 20, 0))

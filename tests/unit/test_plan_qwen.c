@@ -11,7 +11,13 @@
  *    their GGUF types;
  *  - 9B on 2 cards of 5 GiB with the CLI's defaults (ctx 4096, bucket 128):
  *    the vendor's 19 | 13, the LM head on the second card;
- *  - 27B fits 4 cards of 5 GiB and is refused on 3, naming the cards.
+ *  - 27B fits 4 cards of 5 GiB and is refused on 3, naming the cards;
+ *  - 27B, 4 sessions of 8192 on 4 cards of the RK1828's usable memory
+ *    (issue 21): plan_fit() with 4 snapshots a session of which 3 are
+ *    optional plans Q8_0 K/V with 3 a session (16 do not fit: the
+ *    checkpoints go before a session), says so, and with none optional
+ *    plans a session fewer; F32 K/V: 4 do not fit even at 1, 3 do; 9B,
+ *    8 sessions of 8192 on 2 cards keeps all 4 with Q8_0.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +28,62 @@
 #include "model.h"
 #include "planner.h"
 #include "rk1828/program.h"
+#include "rk1828/quant_blocks.h"
 #include "tap.h"
 
 #define GIB (1ULL << 30)
+/* card.mem_usable_bytes of emulator/profiles/rk1828.conf (4.90 GiB). */
+#define RK1828_USABLE 5261334937ULL
+
+/*
+ * plan_fit() of @n_seq sessions of ctx 8192 at @kv on @n cards of the
+ * RK1828's usable memory, 4 snapshots a session, @opt of them optional.
+ */
+static int fit_8k(const struct llm_model *m, int n, uint32_t n_seq, int kv, uint32_t opt,
+		  struct plan_sizes *sz, struct plan *p, char *note, size_t notelen)
+{
+	uint64_t free_b[4] = { RK1828_USABLE, RK1828_USABLE, RK1828_USABLE, RK1828_USABLE };
+	struct plan_fit_opts o = { .n_ctx = 8192, .n_seq = n_seq, .snaps_per_seq = 4,
+				   .snaps_optional = opt, .kv_type = kv };
+	char err[4096];
+
+	return plan_fit(m, &o, n, free_b, NULL, sz, p, note, notelen, err, sizeof(err));
+}
+
+/* Every segment of @p within the RK1828's usable memory. */
+static bool within(const struct plan *p)
+{
+	int i;
+
+	for (i = 0; i < p->n_segs; i++)
+		if (p->seg[i].bytes > RK1828_USABLE)
+			return false;
+	return p->n_segs > 0;
+}
+
+static void check_fit_27b(const struct llm_model *m)
+{
+	struct plan_sizes sz;
+	struct plan p;
+	char note[512] = "";
+	int rc;
+
+	rc = fit_8k(m, 4, 4, QUANT_TYPE_Q8_0, 3, &sz, &p, note, sizeof(note));
+	tap_ok(rc == 0 && sz.n_seq == 4 && sz.n_snap == 12 && sz.kv_type == QUANT_TYPE_Q8_0 &&
+	       within(&p) && strstr(note, "state snapshots lowered from 4 to 3 a slot") &&
+	       !strstr(note, "using"),
+	       "27B, Q8_0 K/V, 4 sessions of 8192 on 4 RK1828s: 3 snapshots a session (%u), not a session fewer (\"%s\")",
+	       rc ? 0 : sz.n_snap, note);
+	rc = fit_8k(m, 4, 4, QUANT_TYPE_Q8_0, 0, &sz, &p, note, sizeof(note));
+	tap_ok(rc == 0 && sz.n_seq == 3 && sz.n_snap == 12,
+	       "  with no snapshot optional the old policy: a session fewer (%u sessions)",
+	       rc ? 0 : sz.n_seq);
+	rc = fit_8k(m, 4, 4, QUANT_TYPE_F32, 3, &sz, &p, note, sizeof(note));
+	tap_ok(rc == 0 && sz.n_seq == 3 && sz.n_snap >= 3 && sz.n_snap < 12 && sz.n_snap % 3 == 0 &&
+	       within(&p) && strstr(note, "using 3"),
+	       "  F32 K/V: 4 sessions do not fit even at 1 snapshot a session; 3 do with %u a session",
+	       rc ? 0 : sz.n_snap / 3);
+}
 
 static int make(const char *preset, char *path, size_t len)
 {
@@ -117,6 +176,10 @@ static void check_9b(void)
 	if (!rc)
 		printf("# 9B: card0 %.2f GiB, card1 %.2f GiB\n", (double)p.seg[0].bytes / GIB,
 		       (double)p.seg[1].bytes / GIB);
+	rc = fit_8k(&m, 2, 8, QUANT_TYPE_Q8_0, 3, &sz, &p, err, sizeof(err));
+	tap_ok(rc == 0 && sz.n_seq == 8 && sz.n_snap == 32 && within(&p) && !err[0],
+	       "9B, Q8_0 K/V, 8 sessions of 8192 on 2 RK1828s: all 4 snapshots a session (%u)",
+	       rc ? 0 : sz.n_snap);
 	llm_model_free(&m);
 	check_cli_9b(path);
 out:
@@ -156,6 +219,7 @@ static void check_27b(void)
 	rc = plan_model(&m, &sz, 3, free_b, NULL, &p, err, sizeof(err));
 	tap_ok(rc == PLAN_NOFIT && strstr(err, "does not fit on 3 cards") && strstr(err, "card2"),
 	       "27B on 3 cards of 5 GiB is refused, naming the cards: %.120s", err);
+	check_fit_27b(&m);
 	llm_model_free(&m);
 
 out:

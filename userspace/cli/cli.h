@@ -93,6 +93,29 @@ struct session {
 	char plan_str[PLAN_STR_MAX];
 };
 
+/**
+ * plan_print_snaps() - the plan line's ", N state snapshots" of a hybrid
+ * model (nothing else), with " (K a session, W wanted: fewer prefix-cache
+ * checkpoints)" when plan_fit() gave some up for memory
+ * (plan_sizes_out.c)
+ * @f: where to print
+ * @S: the planned session
+ */
+void plan_print_snaps(FILE *f, const struct session *S);
+
+/**
+ * plan_json_sizes() - the plan --json object @js with its "sizes" object
+ * added: sessions, ctx, bucket, kv_type (the type --kv-type auto chose),
+ * state_snapshots, snapshots_per_session and snapshots_wanted_per_session
+ * (what the engine asks for; more than snapshots_per_session when plan_fit()
+ * gave some up for memory; 0 for a model without recurrent states)
+ * @js: the object, as predict_json() or predict_split_json() make it
+ * @S: the planned session
+ * Return: a new string (free()), or NULL when out of memory or @js is not
+ * an object.
+ */
+char *plan_json_sizes(const char *js, const struct session *S);
+
 struct engine_opts;
 
 /*

@@ -245,10 +245,11 @@ static int run_json(const struct session *S, const struct engine_info *info,
 		      "draft_acceptance", acceptance(&ro->last.usage));
 	/* What the engine runs (engine_get_info()): the plan run planned. */
 	if (o && json_object_set_new(o, "engine",
-				     json_pack("{s:s, s:i, s:i, s:i, s:i, s:s}", "plan", info->plan,
-					       "ctx", (int)info->n_ctx, "bucket", (int)info->bucket,
-					       "slots", info->n_slots, "snapshots",
-					       (int)info->n_snap, "kv_type",
+				     json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:s}", "plan",
+					       info->plan, "ctx", (int)info->n_ctx, "bucket",
+					       (int)info->bucket, "slots", info->n_slots,
+					       "snapshots", (int)info->n_snap, "checkpoints",
+					       (int)info->n_ckpt, "kv_type",
 					       quant_kv_type_name(info->kv_type)))) {
 		json_decref(o);
 		return -1;
@@ -383,10 +384,10 @@ int cmd_run(const struct args *a)
 	engine_get_info(e, &info);
 	snprintf(S.plan_str, sizeof(S.plan_str), "%s", info.plan);
 	if (a->verbose)
-		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u, %d slot%s, %u state snapshots; plan %s\n",
+		fprintf(stderr, "model %s: %s, %u blocks, dim %u, vocab %u; ctx %u, bucket %u, %d slot%s, %u state snapshots; plan %s; %u checkpoints a slot\n",
 			a->model, S.m.arch_name, S.m.n_layers, S.m.dim, S.m.n_vocab, info.n_ctx,
 			info.bucket, info.n_slots, info.n_slots == 1 ? "" : "s", info.n_snap,
-			S.plan_str);
+			S.plan_str, info.n_ckpt);
 	ro.e = e;
 	if (submit(e, &S, a, &pr, logits, schema, &ro, &q))
 		goto out;

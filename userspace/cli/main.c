@@ -827,6 +827,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		exit(0);
 	}
 	if (!strcmp(a->cmd, "--version") || !strcmp(a->cmd, "version")) {
+		if (argc > 2) {
+			fprintf(stderr, "rk1828-llm: %s takes no argument (got \"%s\")\n", a->cmd,
+				argv[2]);
+			return -1;
+		}
 		printf("rk1828-llm %s\n", RK1828_VERSION);
 		exit(0);
 	}
@@ -1225,8 +1230,7 @@ static void print_plan(const struct args *a, const struct session *S)
 	       a->model, S->m.arch_name, S->m.n_layers, S->m.dim, S->m.n_heads, S->m.n_kv_heads,
 	       S->m.n_vocab, S->sizes.n_ctx, S->sizes.bucket, S->sizes.n_seq,
 	       S->sizes.n_seq == 1 ? "" : "s");
-	if (S->sizes.n_snap)	/* hybrid: the engine's state snapshots */
-		printf(", %u state snapshots", S->sizes.n_snap);
+	plan_print_snaps(stdout, S);	/* hybrid: the engine's state snapshots */
 	printf(", KV %s\n", quant_kv_type_name(S->sizes.kv_type));
 	printf("plan: %s\n", S->plan_str);
 	for (i = 0; i < S->plan.n_segs; i++) {
@@ -1280,7 +1284,11 @@ static int plan_report(const struct args *a, const struct session *S,
 	if (a->predict && plan_splits(a, S, prof, &po, &run, &other))
 		return EXIT_RUNTIME;
 	if (a->json) {
-		js = a->predict ? predict_split_json(&run, &other) : predict_json(&S->plan, NULL);
+		char *base = a->predict ? predict_split_json(&run, &other)
+					: predict_json(&S->plan, NULL);
+
+		js = base ? plan_json_sizes(base, S) : NULL;
+		free(base);
 		if (!js) {
 			fprintf(stderr, "rk1828-llm: out of memory\n");
 			return EXIT_RUNTIME;

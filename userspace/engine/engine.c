@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 
 const double engine_hist_le_ms[ENGINE_HIST_BUCKETS] = {
@@ -398,6 +399,45 @@ static int submit_ready(struct engine *e)
 	return 0;
 }
 
+/*
+ * How often an idle engine asks its cards whether they are still there
+ * (pipe_probe()), ms: a card unplugged or removed while no request runs
+ * turns /health to 503 within this time rather than at the next request.
+ */
+#define ENGINE_PROBE_MS	2000
+
+/*
+ * Wait for work (e->mu held, and held again on return); every
+ * ENGINE_PROBE_MS without any, probe the cards and go dead when one is
+ * gone. Return: true when the engine went dead (its lists are failed).
+ */
+static bool wait_for_work(struct engine *e)
+{
+	char err[384];
+	struct timespec ts;
+
+	while (!have_work(e)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += ENGINE_PROBE_MS / 1000;
+		ts.tv_nsec += (long)(ENGINE_PROBE_MS % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&e->cv, &e->mu, &ts) != ETIMEDOUT || e->dead ||
+		    have_work(e))
+			continue;
+		pthread_mutex_unlock(&e->mu);
+		if (pipe_probe(e->pipe, err, sizeof(err))) {
+			go_dead(e, err);
+			pthread_mutex_lock(&e->mu);
+			return true;
+		}
+		pthread_mutex_lock(&e->mu);
+	}
+	return false;
+}
+
 static void *engine_main(void *arg)
 {
 	struct engine *e = arg;
@@ -414,8 +454,10 @@ static void *engine_main(void *arg)
 			eng_idle(e);
 			pthread_mutex_lock(&e->mu);
 		}
-		while (!have_work(e))
-			pthread_cond_wait(&e->cv, &e->mu);
+		if (wait_for_work(e)) {
+			pthread_mutex_unlock(&e->mu);
+			continue;
+		}
 		stopping = e->stopping;
 		e->kick = false;
 		take_queue(e, stopping || e->dead, &gone, &admit);

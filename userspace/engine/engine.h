@@ -59,8 +59,17 @@ struct engine_trace;
 #define ENGINE_DEFAULT_SLOTS	4
 #define ENGINE_DEFAULT_QUEUE	16
 
-/* Recurrent-state snapshot blocks per slot of a hybrid model. */
-#define ENGINE_SNAPS_PER_SLOT	4
+/*
+ * Recurrent-state checkpoints per slot of a hybrid model (prefix-cache
+ * reuse points, engine_hybrid.c): ENGINE_SNAPS_PER_SLOT, or as few as
+ * ENGINE_SNAPS_MIN_PER_SLOT when the cards are short of memory
+ * (plan_fit_opts.snaps_optional). One keeps the hit of a repeated prompt
+ * (the last prefill micro-batch's boundary); more keep shared prefixes of
+ * other prompts. Fewer cost only hits: every restore is of a state that
+ * was taken, and speculative decoding's rollback has its own blocks.
+ */
+#define ENGINE_SNAPS_PER_SLOT		4
+#define ENGINE_SNAPS_MIN_PER_SLOT	1
 
 /* Most slots (--parallel). */
 #define ENGINE_MAX_SLOTS	64
@@ -144,7 +153,8 @@ struct engine_opts {
  * engine_fit_opts() - the plan_fit() request the engine makes of @o for
  * @m: its slots (0: ENGINE_DEFAULT_SLOTS, at most PIPE_MAX_SEQ), context,
  * bucket, strictness and, for a hybrid model, ENGINE_SNAPS_PER_SLOT
- * snapshot blocks per slot. A caller that plans before engine_create()
+ * checkpoints per slot (of which all but ENGINE_SNAPS_MIN_PER_SLOT are
+ * optional) plus the verify pass's blocks of --spec. A caller that plans before engine_create()
  * plans with this and passes the result in engine_opts.plan and .sizes.
  */
 void engine_fit_opts(const struct llm_model *m, const struct engine_opts *o,
@@ -410,6 +420,8 @@ void engine_destroy(struct engine *e);
  * @n_ctx: context per slot
  * @bucket: prefill bucket
  * @n_snap: hybrid models: state snapshot blocks on every card (0 else)
+ * @n_ckpt: hybrid models: prefix-cache checkpoints per slot, of @n_snap
+ *	(ENGINE_SNAPS_MIN_PER_SLOT..ENGINE_SNAPS_PER_SLOT; 0 else)
  * @kv_type: the K/V cache rows' QUANT_TYPE_* (never PLAN_KV_AUTO: what
  *	auto chose)
  * @queue_max: queue bound
@@ -420,7 +432,7 @@ void engine_destroy(struct engine *e);
  */
 struct engine_info {
 	int n_slots;
-	uint32_t n_ctx, bucket, n_snap;
+	uint32_t n_ctx, bucket, n_snap, n_ckpt;
 	int kv_type;
 	int queue_max;
 	int n_cards;

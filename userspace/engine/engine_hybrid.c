@@ -16,7 +16,12 @@
  * reuse is the longest such point at most the common prefix the scheduler
  * found, so greedy output is the same with and without a hit.
  *
- * Snapshot blocks of slot s: pipeline blocks n_slots + s * ENG_SNAPS + j.
+ * A slot has engine_info.n_ckpt checkpoints (the plan's: ENG_SNAPS, or
+ * fewer down to ENGINE_SNAPS_MIN_PER_SLOT when the cards are short of
+ * memory). Fewer cost only hits: a prefix whose checkpoint was overwritten
+ * is evaluated again, and the output is the same.
+ *
+ * Snapshot blocks of slot s: pipeline blocks n_slots + s * n_ckpt + j.
  */
 #include <string.h>
 
@@ -24,23 +29,24 @@
 
 static uint32_t block_of(const struct engine *e, int slot, int j)
 {
-	return (uint32_t)(e->info.n_slots + slot * ENG_SNAPS + j);
+	return (uint32_t)e->info.n_slots + (uint32_t)slot * e->info.n_ckpt + (uint32_t)j;
 }
 
 uint32_t eng_hybrid_ckpt_blocks(const struct engine *e)
 {
-	return (uint32_t)(e->info.n_slots * ENG_SNAPS);
+	return (uint32_t)e->info.n_slots * e->info.n_ckpt;
 }
 
 uint32_t eng_hybrid_snaps(const struct engine *e)
 {
-	return e->hybrid ? (uint32_t)(e->info.n_slots * (ENG_SNAPS + e->n_spec_blk)) : 0;
+	return e->hybrid ? (uint32_t)e->info.n_slots * (e->info.n_ckpt + (uint32_t)e->n_spec_blk)
+			 : 0;
 }
 
 int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
 {
 	struct eng_snaps *sn = &e->snaps[q->slot];
-	int reuse = q->cached, best = -1, j;
+	int reuse = q->cached, best = -1, j, n = (int)e->info.n_ckpt;
 
 	q->restore = -1;
 	if (!e->hybrid)
@@ -50,7 +56,7 @@ int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
 		q->restore = sn->live_blk;
 	sn->live_blk = 0;
 	if (reuse != e->slots[q->slot].n_toks) {
-		for (j = 0; j < ENG_SNAPS; j++)
+		for (j = 0; j < n; j++)
 			if (sn->pos[j] > 0 && sn->pos[j] <= reuse &&
 			    (best < 0 || sn->pos[j] > sn->pos[best]))
 				best = j;
@@ -58,7 +64,7 @@ int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
 		q->restore = best >= 0 ? (int)block_of(e, q->slot, best) : -1;
 	}
 	/* The slot's tokens past the reuse point change: so do its checkpoints. */
-	for (j = 0; j < ENG_SNAPS; j++)
+	for (j = 0; j < n; j++)
 		if (sn->pos[j] > reuse)
 			sn->pos[j] = 0;
 	sn->keep = reuse;
@@ -66,14 +72,14 @@ int eng_hybrid_reuse(struct engine *e, struct engine_req *q)
 }
 
 /*
- * The block a new checkpoint of @sn goes to: a free one, else the oldest
- * past the reuse point, else the oldest.
+ * The checkpoint of @sn's @n (>= 1) a new one goes to: a free one, else
+ * the oldest past the reuse point, else the oldest.
  */
-static int victim(const struct eng_snaps *sn)
+static int victim(const struct eng_snaps *sn, int n)
 {
 	int j, old = -1, old_past = -1;
 
-	for (j = 0; j < ENG_SNAPS; j++) {
+	for (j = 0; j < n; j++) {
 		if (!sn->pos[j])
 			return j;
 		if (old < 0 || sn->taken[j] < sn->taken[old])
@@ -110,7 +116,7 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n)
 		}
 		/* Checkpoint after each prefill micro-batch of the prompt. */
 		if (last && !(t[i].flags & PIPE_TOK_RESTORE) && t[i].pos + 1 < q->n_prompt) {
-			int j = victim(sn);
+			int j = victim(sn, (int)e->info.n_ckpt);
 
 			sn->taken[j] = ++sn->clock;
 			sn->pos[j] = t[i].pos + 1;

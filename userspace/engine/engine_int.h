@@ -93,12 +93,15 @@ struct engine_req {
 	struct spec_rng rng;		/* acceptance draws */
 };
 
-/* Recurrent-state checkpoints per slot of a hybrid model (engine_hybrid.c). */
+/*
+ * Most recurrent-state checkpoints per slot of a hybrid model
+ * (engine_hybrid.c); a slot has engine_info.n_ckpt of them.
+ */
 #define ENG_SNAPS	ENGINE_SNAPS_PER_SLOT
 
 /**
  * struct eng_snaps - a slot's checkpoints
- * @pos: per snapshot block, the tokens of the slot's history its state
+ * @pos: per checkpoint (the first engine_info.n_ckpt), the tokens of the slot's history its state
  *	has seen (0: none)
  * @taken: per snapshot block, @clock when it was written (its age)
  * @clock: checkpoints taken in this slot so far
@@ -178,7 +181,7 @@ struct eng_flight {
  *	built at the first one
  * @drafter: speculative decoding's drafter (engine_opts.spec != SPEC_NONE)
  * @n_spec_blk: hybrid with speculation: snapshot blocks per slot for the
- *	verify passes (draft_max + 1), after the ENG_SNAPS checkpoints
+ *	verify passes (draft_max + 1), after the engine_info.n_ckpt checkpoints
  */
 struct engine {
 	const struct llm_model *m;
@@ -274,7 +277,7 @@ void eng_idle(struct engine *e);
  * micro-batch in its pipeline form.
  */
 uint32_t eng_hybrid_snaps(const struct engine *e);
-/* The ENG_SNAPS checkpoint blocks of all slots (before the spec blocks). */
+/* The n_ckpt checkpoint blocks of all slots (before the spec blocks). */
 uint32_t eng_hybrid_ckpt_blocks(const struct engine *e);
 int eng_hybrid_reuse(struct engine *e, struct engine_req *q);
 void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n);

@@ -22,6 +22,7 @@ void engine_fit_opts(const struct llm_model *m, const struct engine_opts *o,
 		.n_seq = o->n_slots > 0 ? (uint32_t)o->n_slots : ENGINE_DEFAULT_SLOTS,
 		.max_seq = PIPE_MAX_SEQ,
 		.snaps_per_seq = llm_model_hybrid(m) ? ENG_SNAPS + eng_spec_blocks(m, o) : 0,
+		.snaps_optional = llm_model_hybrid(m) ? ENG_SNAPS - ENGINE_SNAPS_MIN_PER_SLOT : 0,
 		.rows_per_seq = eng_spec_rows(o),
 		.strict_seq = o->strict_slots,
 		.split = o->split,
@@ -52,9 +53,30 @@ static int settle_opts(struct engine *e, const struct engine_opts *o, char *err,
 }
 
 /*
+ * The checkpoints a slot of a plan of @sz has (the snapshots past the
+ * verify pass's blocks), or -1 when its snapshots are not a whole number
+ * a slot in ENGINE_SNAPS_MIN_PER_SLOT..ENG_SNAPS checkpoints (0 for a
+ * model without recurrent states, whose plans have none).
+ */
+static int plan_ckpts(const struct engine *e, const struct plan_sizes *sz)
+{
+	uint32_t each, spec = (uint32_t)e->n_spec_blk;
+
+	if (!e->hybrid)
+		return sz->n_snap ? -1 : 0;
+	if (!sz->n_seq || sz->n_snap % sz->n_seq)
+		return -1;
+	each = sz->n_snap / sz->n_seq;
+	if (each < spec + ENGINE_SNAPS_MIN_PER_SLOT || each > spec + ENG_SNAPS)
+		return -1;
+	return (int)(each - spec);
+}
+
+/*
  * A caller's plan (engine_opts.plan): sizes the engine can run (its slots,
- * a bucket within the context, the snapshots of engine_fit_opts()) and
- * segments on the cards offered.
+ * a bucket within the context, the snapshots of engine_fit_opts(): its
+ * checkpoints, maybe fewer, and the verify pass's blocks) and segments on
+ * the cards offered.
  */
 static int check_given(struct engine *e, int n_cards, struct plan_sizes *sz, char *err,
 		       size_t errlen)
@@ -65,11 +87,12 @@ static int check_given(struct engine *e, int n_cards, struct plan_sizes *sz, cha
 
 	*sz = *e->o.sizes;
 	if (sz->n_seq < 1 || sz->n_seq > PIPE_MAX_SEQ || !sz->n_ctx || !sz->bucket ||
-	    sz->bucket > sz->n_ctx || sz->n_snap != sz->n_seq * snaps ||
+	    sz->bucket > sz->n_ctx || plan_ckpts(e, sz) < 0 ||
 	    !llm_kv_type_ok(e->m, sz->kv_type))
 		return util_err(err, errlen, -EINVAL,
-				"engine: the plan's sizes (%u sequences, ctx %u, bucket %u, %u snapshots) are not ones this engine runs (%u snapshots a slot)",
-				sz->n_seq, sz->n_ctx, sz->bucket, sz->n_snap, snaps);
+				"engine: the plan's sizes (%u sequences, ctx %u, bucket %u, %u snapshots) are not ones this engine runs (%u..%u snapshots a slot)",
+				sz->n_seq, sz->n_ctx, sz->bucket, sz->n_snap,
+				e->hybrid ? snaps - ENG_SNAPS + ENGINE_SNAPS_MIN_PER_SLOT : 0, snaps);
 	if (p->n_segs < 1 || p->n_segs > n_cards)
 		return util_err(err, errlen, -EINVAL, "engine: the plan has %d segments for %d cards",
 				p->n_segs, n_cards);
@@ -127,6 +150,11 @@ static int plan_slots_fit(struct engine *e, struct rk_card *cards, const int *id
 		for (i = 0; i < e->plan.n_segs; i++)
 			e->plan.seg[i].card = idx ? idx[e->plan.seg[i].card] : e->plan.seg[i].card;
 	}
+	ret = plan_ckpts(e, &sz);
+	if (ret < 0)	/* plan_fit() of engine_fit_opts() never gives such */
+		return util_err(err, errlen, -EINVAL, "engine: %u snapshots for %u slots",
+				sz.n_snap, sz.n_seq);
+	e->info.n_ckpt = (uint32_t)ret;
 	e->info.n_slots = (int)sz.n_seq;
 	e->info.n_ctx = sz.n_ctx;
 	e->info.bucket = sz.bucket;

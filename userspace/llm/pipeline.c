@@ -233,6 +233,24 @@ int pipe_account(struct pipeline *p, char *err, size_t errlen)
 	return n;
 }
 
+int pipe_probe(struct pipeline *p, char *err, size_t errlen)
+{
+	int k;
+
+	if (p->failed[0])
+		return pipe_err(err, errlen, NULL, "%s", p->failed);
+	for (k = 0; k < p->n_stages; k++) {
+		struct stage *st = &p->st[k];
+
+		if (rk_card_refresh(st->card)) {
+			pipe_err(p->failed, sizeof(p->failed), st, "the card does not answer: %s",
+				 rk_error());
+			return pipe_err(err, errlen, NULL, "%s", p->failed);
+		}
+	}
+	return 0;
+}
+
 /* Program and token table of micro-batch @t[0..n) into stage @st's slot @s. */
 static void write_program(struct pipeline *p, struct stage *st, int s,
 			  const struct pipe_tok *t, int n)

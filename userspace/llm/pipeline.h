@@ -189,6 +189,21 @@ int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err,
 		 size_t errlen);
 
 /**
+ * pipe_probe() - ask every card of @p whether it is still there
+ * @p: pipeline, idle or not (no job is submitted or waited for)
+ * @err, @errlen: out, the first card that did not answer and why
+ *
+ * One GET_PARAM per card (rk_card_refresh(): the card's free memory), so
+ * that an idle server learns of a card that was unplugged, removed or
+ * whose link died before the next request fails on it.
+ *
+ * Return: 0 when every card answers; -1 with @err ("card1
+ * (/dev/accel/accel1): ...: No such device") otherwise, and then the
+ * pipeline is unusable, as after a failed job.
+ */
+int pipe_probe(struct pipeline *p, char *err, size_t errlen);
+
+/**
  * pipe_exec_cost() - card time of a collected micro-batch, oldest first:
  * its EXEC jobs' times summed over the stages, from the fence timestamps
  * (each from the later of its input's arrival and the previous EXEC's end

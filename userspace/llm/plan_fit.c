@@ -50,11 +50,18 @@ void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
 	sz->kv_type = o->kv_type == PLAN_KV_AUTO ? QUANT_TYPE_F32 : o->kv_type;
 }
 
+/* Snapshot blocks a sequence of @sz (0: none, or no sequences). */
+static uint32_t snaps_each(const struct plan_sizes *sz)
+{
+	return sz->n_seq ? sz->n_snap / sz->n_seq : 0;
+}
+
 /* What plan_fit() lowered, into @note (NULL: nothing said). */
 static void fit_note(const struct plan_fit_opts *o, const struct plan_sizes *sz0,
 		     const struct plan_sizes *sz, char *note, size_t notelen)
 {
 	uint32_t want = o->n_seq ? o->n_seq : 1;
+	size_t l;
 
 	if (!note || !notelen)
 		return;
@@ -70,6 +77,34 @@ static void fit_note(const struct plan_fit_opts *o, const struct plan_sizes *sz0
 		snprintf(note, notelen,
 			 "bucket lowered from %u to %u to fit the cards' memory (--bucket to choose)",
 			 sz0->bucket, sz->bucket);
+	if (snaps_each(sz) >= o->snaps_per_seq)
+		return;
+	l = strlen(note);
+	snprintf(note + l, notelen - l,
+		 "%sstate snapshots lowered from %u to %u a slot to fit the cards' memory (fewer prefix-cache checkpoints)",
+		 l ? "; " : "", o->snaps_per_seq, snaps_each(sz));
+}
+
+/*
+ * plan_model_split() at @sz with the most snapshots a sequence that fit:
+ * @o->snaps_per_seq, then one fewer down to the optional ones' floor.
+ */
+static int fit_snaps(const struct llm_model *m, const struct plan_fit_opts *o, int n_cards,
+		     const uint64_t *card_free, const int *card_ids, struct plan_sizes *sz,
+		     struct plan *p, char *err, size_t errlen)
+{
+	uint32_t k = o->snaps_per_seq;
+	uint32_t lo = o->snaps_optional < k ? k - o->snaps_optional : 0;
+	int ret;
+
+	for (;;) {
+		sz->n_snap = sz->n_seq * k;
+		ret = plan_model_split(m, sz, o->split, o->timing, n_cards, card_free, card_ids,
+				       p, err, errlen);
+		if (ret != PLAN_NOFIT || k <= lo)
+			return ret;
+		k--;
+	}
 }
 
 /* plan_fit() at one K/V type (@o->kv_type is never PLAN_KV_AUTO here). */
@@ -93,13 +128,11 @@ static int fit_one(const struct llm_model *m, const struct plan_fit_opts *o, int
 	*sz = sz0;
 	for (;;) {
 		/* The refusal reported is the last: what the smallest sizes need. */
-		ret = plan_model_split(m, sz, o->split, o->timing, n_cards, card_free, card_ids,
-				       p, err, errlen);
+		ret = fit_snaps(m, o, n_cards, card_free, card_ids, sz, p, err, errlen);
 		if (ret != PLAN_NOFIT)
 			break;
 		if (sz->n_seq > 1 && !o->strict_seq) {
 			sz->n_seq--;
-			sz->n_snap = sz->n_seq * o->snaps_per_seq;
 			if (o->rows_per_seq > 1)
 				sz->max_rows = sz->n_seq * o->rows_per_seq;
 		} else if (!o->bucket && sz->bucket > 1) {

@@ -285,6 +285,12 @@ struct plan_timing;
  *	capped to it
  * @snaps_per_seq: hybrid models: state snapshot blocks per sequence
  *	(plan_sizes.n_snap = n_seq * @snaps_per_seq)
+ * @snaps_optional: of @snaps_per_seq, how many a sequence may go without
+ *	when the cards are short of memory (0: none). The engine's prefix-cache
+ *	checkpoints are such: fewer cost only prefix-cache hits. plan_fit()
+ *	gives them up one a sequence at a time, down to @snaps_per_seq -
+ *	@snaps_optional, before it lowers the sequences or the bucket, and
+ *	says so in its note
  * @rows_per_seq: logits rows one micro-batch may return per sequence
  *	(speculative decoding's verify pass: 1 + drafts); 0 or 1: one a
  *	sequence (plan_sizes.max_rows = n_seq * @rows_per_seq, capped to the
@@ -306,6 +312,7 @@ struct plan_fit_opts {
 	uint32_t n_seq;
 	uint32_t max_seq;
 	uint32_t snaps_per_seq;
+	uint32_t snaps_optional;
 	uint32_t rows_per_seq;
 	uint32_t bo_align;
 	bool strict_seq;
@@ -331,8 +338,11 @@ void plan_fit_sizes(const struct llm_model *m, const struct plan_fit_opts *o,
  * plan_fit() - the one fitting policy of the runtime (rk1828-llm plan,
  *	run, chat and the engine that serve creates): plan_model_split() of
  *	@o->split at
- *	plan_fit_sizes(); while it does not fit, first lower the sequences
- *	(unless @o->strict_seq) down to 1, then halve an implicit bucket
+ *	plan_fit_sizes(); while it does not fit, first give up the optional
+ *	snapshots (@o->snaps_optional, one a sequence at a time), then lower
+ *	the sequences (unless @o->strict_seq) down to 1, then halve an
+ *	implicit bucket; at each number of sequences and bucket, the most
+ *	snapshots that fit
  * @m: the model
  * @o: what is asked
  * @n_cards, @card_free, @card_ids: as plan_model()

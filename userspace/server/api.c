@@ -648,6 +648,8 @@ int api_parse_with(enum api_kind kind, const char *body, size_t len,
 		return api_bad(e, NULL, "the request body must be a JSON object");
 	}
 	ops = api_ops_of(kind);
+	if (store)
+		p->owner = store->owner;
 	ret = ops->parse ? ops->parse(o, store, p, e) :
 	      api_bad(e, NULL, "this endpoint parses its own body");
 	if (!ret && p->s.logprobs != p->logprobs) {

@@ -141,6 +141,10 @@ struct api_bias_text {
  *	item references resolved (a JSON array, a reference), for the store
  * @n_chain: responses: items of the previous responses before them in
  *	the conversation (their "input[i]" in errors is i - @n_chain)
+ * @owner: responses: whose store the answer goes to, the api_store's
+ *	@owner the request was parsed with (not owned; "" or NULL: none)
+ * @draft_max, @draft_min: /completion speculative.n_max / n_min (0:
+ *	unset, -1: off)
  */
 struct api_params {
 	enum api_kind kind;
@@ -170,7 +174,8 @@ struct api_params {
 	char *previous_id;
 	struct json_t *input_items;
 	int n_chain;
-	int draft_max, draft_min;	/* /completion speculative.n_max / n_min (0: unset, -1: off) */
+	int draft_max, draft_min;
+	const char *owner;
 };
 
 struct rstore;

@@ -392,7 +392,7 @@ void fmt_resp_done(struct gen *g)
 	if (!failed && r->store && g->s->store) {
 		/* Kept before the answer goes out: a GET right after it finds it. */
 		o = response_obj(g, g->finish == ENGINE_FINISH_LENGTH ? "incomplete" : "completed");
-		rstore_put(g->s->store, g->s->o.api_key ? g->s->o.api_key : "", g->id, r->prev_id,
+		rstore_put(g->s->store, g->owner, g->id, r->prev_id,
 			   o, r->input, time(NULL));
 		json_decref(o);
 	}

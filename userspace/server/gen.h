@@ -25,6 +25,8 @@ struct api_ops;
 /**
  * struct gen - generation state shared by an HTTP request and the engine
  * @s: the server
+ * @owner: the request's API key, whose store a stored response goes to
+ *	(an entry of the server's keys, or ""; not owned)
  * @mu: protects everything below that changes after submit
  * @refs: HTTP side + engine side (freed at 0)
  * @next, @prev: list in s->gens (under s->lock)
@@ -62,6 +64,7 @@ struct api_ops;
  */
 struct gen {
 	struct srv *s;
+	const char *owner;
 	pthread_mutex_t mu;
 	int refs;
 	struct gen *next, *prev;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_keys.h"
 #include "gen.h"
 #include "http.h"
 #include "http_conn.h"
@@ -65,37 +66,32 @@
 #define DISCARD_MAX	(256ull << 20)
 /* ---- the API key ------------------------------------------------------ */
 
-/* Constant-time comparison of @h with the key @k. */
-static bool key_eq(const char *h, const char *k)
-{
-	size_t i, n = strlen(h), m = strlen(k);
-	unsigned char d = 0;
-
-	for (i = 0; i < m; i++)
-		d |= (unsigned char)k[i] ^ (unsigned char)(i < n ? h[i] : 0);
-	return !d && n == m;
-}
-
 /*
- * The configured key, as "Authorization: Bearer KEY" (OpenAI) or as
- * "X-Api-Key: KEY" (llama-server takes both).
+ * The caller's key, from "Authorization: Bearer KEY" (OpenAI) or
+ * "X-Api-Key: KEY" (llama-server takes both), into h->owner: the entry of
+ * the server's keys it matches, "" on a server without keys. False: the
+ * server has keys and the request holds none of them.
  */
-static bool auth_ok(struct srv *s, struct MHD_Connection *c)
+static bool auth_ok(struct srv *s, struct MHD_Connection *c, struct hreq *h)
 {
-	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	const char *x = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Api-Key");
-	const char *k = s->o.api_key;
+	const char *k = NULL;
 
-	if (!k)
+	h->owner = "";
+	if (!s->o.n_api_keys)
 		return true;
-	if (x && key_eq(x, k))
-		return true;
-	if (!h || strncasecmp(h, "Bearer ", 7))
-		return false;
-	h += 7;
-	while (*h == ' ')
-		h++;
-	return key_eq(h, k);
+	if (x)
+		k = api_keys_match(&s->o, x);
+	if (!k && a && !strncasecmp(a, "Bearer ", 7)) {
+		a += 7;
+		while (*a == ' ')
+			a++;
+		k = api_keys_match(&s->o, a);
+	}
+	if (k)
+		h->owner = k;
+	return k != NULL;
 }
 
 /* ---- the access handler ------------------------------------------------- */
@@ -173,7 +169,7 @@ static enum MHD_Result first_call(struct srv *s, struct MHD_Connection *c, struc
 		return http_fail(c, h, 405, "invalid_request_error", "method_not_allowed",
 				 "method not allowed on this path: use %s",
 				 http_methods_str(h->allow, " or ", use, sizeof(use)));
-	if ((h->route->flags & RF_KEY) && !auth_ok(s, c))
+	if ((h->route->flags & RF_KEY) && !auth_ok(s, c, h))
 		return http_fail(c, h, 401, "invalid_request_error", "invalid_api_key", "%s",
 				 "invalid or missing API key: send 'Authorization: Bearer KEY' (--api-key)");
 	/*
@@ -247,6 +243,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*con_cls = h;
 		h->url = url;
 		h->t0 = util_now_ns();
+		h->owner = "";
 		http_route_find(h, url, method, s->o.no_ui);
 		snprintf(h->method, sizeof(h->method), "%s", method);
 		snprintf(h->path, sizeof(h->path), "%s", url);

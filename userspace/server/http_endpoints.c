@@ -193,7 +193,7 @@ static enum MHD_Result response_not_found(struct MHD_Connection *c, struct hreq 
 enum MHD_Result ep_response_get(struct srv *s, struct MHD_Connection *c, struct hreq *h)
 {
 	const char *id = h->url + h->rest;
-	json_t *o = rstore_get(s->store, s->o.api_key ? s->o.api_key : "", id, time(NULL));
+	json_t *o = rstore_get(s->store, h->owner ? h->owner : "", id, time(NULL));
 
 	if (o)
 		return http_reply_json(c, h, 200, o);
@@ -206,7 +206,7 @@ enum MHD_Result ep_response_delete(struct srv *s, struct MHD_Connection *c,
 {
 	const char *id = h->url + h->rest;
 
-	if (rstore_del(s->store, s->o.api_key ? s->o.api_key : "", id, time(NULL)))
+	if (rstore_del(s->store, h->owner ? h->owner : "", id, time(NULL)))
 		return http_reply_json(c, h, 200, json_pack("{s:s, s:s, s:b}", "id", id, "object",
 							    "response", "deleted", true));
 	return response_not_found(c, h, id);

@@ -278,6 +278,7 @@ static struct gen *gen_new(struct srv *s, struct MHD_Connection *c, const struct
 	}
 	pthread_mutex_init(&g->mu, NULL);
 	g->s = s;
+	g->owner = p->owner ? p->owner : "";
 	g->refs = 2;	/* HTTP side + engine side */
 	g->conn = c;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -459,7 +460,7 @@ enum MHD_Result ep_generate(struct srv *s, struct MHD_Connection *c, struct hreq
 	int32_t *toks = NULL;
 	int n = 0;
 
-	struct api_store st = { .st = s->store, .owner = s->o.api_key ? s->o.api_key : "",
+	struct api_store st = { .st = s->store, .owner = h->owner ? h->owner : "",
 				.now = time(NULL) };
 
 	if (api_parse_with(k, h->body ? h->body : "", h->len, &st, &p, &e) ||

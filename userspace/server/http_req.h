@@ -81,6 +81,8 @@ struct route {
  * @more, @n_more: POST /completion with several prompts: the generations
  *	of the prompts after the first (@g), in order
  * @t0: arrival, ns
+ * @owner: the caller's API key, the matching entry of the server's keys
+ *	("" on a server without keys; set by the key check of RF_KEY routes)
  */
 struct hreq {
 	const struct route *route;
@@ -99,6 +101,7 @@ struct hreq {
 	struct gen **more;
 	int n_more;
 	int64_t t0;
+	const char *owner;
 };
 
 /* ---- http_route.c: the route table ---------------------------------- */

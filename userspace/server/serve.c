@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "api_keys.h"
 #include "engine_opts.h"
 #include "http.h"
 #include "http_guard.h"
@@ -75,9 +76,10 @@ static void usage(FILE *f)
 		"                 their predicted prefill time (built-in profile, PCIe)\n"
 		"  --draft-model FILE  --spec draft: the draft model (same vocabulary), run on\n"
 		"                 the host CPU\n"
-		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /)\n"
-		"  --api-key-file FILE  the key is FILE's first line (kept out of the\n"
-		"                 process list, where --api-key shows it to every user)\n"
+		"  --api-key KEY  require 'Authorization: Bearer KEY' (all but /health and /);\n"
+		"                 KEY,KEY2,... or the option repeated accepts each key\n"
+		"  --api-key-file FILE  the keys are FILE's lines, one a line (kept out of\n"
+		"                 the process list, where --api-key shows them to every user)\n"
 		"  --alias NAME   model id in the API (default: the model's file name)\n"
 		"  --queue Q      requests waiting beyond the sessions before 503 (default %d)\n"
 		"  --no-ui        do not serve the web UI\n"
@@ -209,40 +211,6 @@ static int parse_net_opt(int c, const char *arg, struct srv_opts *o)
 	}
 }
 
-/*
- * --api-key-file: the key is the file's first line (its newline, and a
- * CR before it, dropped), so that it stays out of the process list
- * (llama-server's --api-key-file takes a file of keys the same way).
- */
-static int read_key_file(const char *path, struct srv_opts *o)
-{
-	FILE *f = fopen(path, "r");
-	char line[1024];
-	size_t n;
-
-	if (!f || !fgets(line, sizeof(line), f)) {
-		fprintf(stderr, "rk1828-llm: --api-key-file %s: %s\n", path,
-			f ? "empty" : strerror(errno));
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	n = strcspn(line, "\r\n");
-	if (!n || (n == sizeof(line) - 1 && line[n - 1] != '\n')) {
-		fprintf(stderr, "rk1828-llm: --api-key-file %s: %s\n", path,
-			n ? "the key is longer than 1022 bytes" : "the first line is empty");
-		return -1;
-	}
-	line[n] = 0;
-	free(o->api_key_buf);
-	o->api_key_buf = strdup(line);
-	if (!o->api_key_buf)
-		return -1;
-	o->api_key = o->api_key_buf;
-	return 0;
-}
-
 /* --chat-template-file: the file's text (at most 1 MiB) into o->chat_template. */
 static int read_template(const char *path, struct srv_opts *o)
 {
@@ -297,14 +265,9 @@ static int parse_opt(int c, const char *arg, struct srv_opts *o)
 	case O_KVTYPE:
 		return engine_opt_kv_type(arg, &o->kv_type);
 	case O_KEY:
-		if (!*arg) {
-			fprintf(stderr, "rk1828-llm: --api-key: the key is empty\n");
-			return -1;
-		}
-		o->api_key = arg;
-		break;
+		return api_keys_add(o, arg, "--api-key");
 	case O_KEY_FILE:
-		return read_key_file(arg, o);
+		return api_keys_read_file(o, arg);
 	case O_ALIAS:
 		if (!*arg || strlen(arg) > 200) {
 			fprintf(stderr, "rk1828-llm: --alias: 1..200 characters\n");
@@ -414,17 +377,17 @@ static int make_policy(struct srv *s)
 	const struct srv_opts *o = &s->o;
 	char err[256];
 
-	s->policy = origin_policy_new(o->api_key != NULL, o->host, o->allowed_hosts,
+	s->policy = origin_policy_new(o->n_api_keys > 0, o->host, o->allowed_hosts,
 				      o->cors_origins, err, sizeof(err));
 	if (!s->policy) {
 		fprintf(stderr, "rk1828-llm: %s\n", err);
 		return -1;
 	}
-	if (!o->api_key && strcmp(o->host, "localhost") && strncmp(o->host, "127.", 4) &&
+	if (!o->n_api_keys && strcmp(o->host, "localhost") && strncmp(o->host, "127.", 4) &&
 	    strcmp(o->host, "::1"))
 		fprintf(stderr, "rk1828-llm: note: --host %s without --api-key: every client that reaches it may use the server (web pages only from its own origin, localhost and --cors-origin)\n",
 			o->host);
-	if (o->api_key && (o->allowed_hosts || o->cors_origins))
+	if (o->n_api_keys && (o->allowed_hosts || o->cors_origins))
 		fprintf(stderr, "rk1828-llm: note: with --api-key every host name and web page may call (the key is the check): --allowed-host and --cors-origin change nothing\n");
 	return 0;
 }
@@ -435,7 +398,7 @@ static void free_srv(struct srv *s)
 	free(s->o.allowed_hosts);
 	free(s->o.cors_origins);
 	free(s->o.chat_template);
-	free(s->o.api_key_buf);
+	api_keys_free(&s->o);
 	free(s);
 }
 

@@ -45,8 +45,10 @@ struct agent;
  * @bucket: --bucket, 0 = default (128)
  * @kv_type: --kv-type, QUANT_TYPE_* or PLAN_KV_AUTO (0: f32)
  * @queue_max: --queue, requests waiting beyond the slots (default 16)
- * @api_key: --api-key or --api-key-file; NULL = no authentication
- * @api_key_buf: --api-key-file's key (owned; @api_key points to it)
+ * @api_keys: the accepted API keys (owned copies), from every --api-key
+ *	(comma-separated lists, repeated options add) and --api-key-file (a
+ *	key a line), as llama-server takes them; NULL = no authentication
+ * @n_api_keys: entries in @api_keys
  * @alias: --alias, the model id in the API; NULL = the file name
  * @chat_template: --chat-template-file's text (in place of the model's
  *	tokenizer.chat_template, as llama-server's option), or NULL
@@ -62,8 +64,9 @@ struct agent;
  *	@host (agent.c); -1 = none, 0 = any free one (set to it by agent_start())
  */
 struct srv_opts {
-	const char *model, *host, *cards, *api_key, *alias;
-	char *chat_template, *api_key_buf;
+	const char *model, *host, *cards, *alias;
+	char *chat_template, **api_keys;
+	int n_api_keys;
 	struct cards_spec cs;
 	int port, n_slots, queue_max, verbose;
 	uint32_t n_ctx, bucket;
