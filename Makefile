@@ -460,7 +460,7 @@ $(B)/bench/host_overhead: $(B)/obj/tests/bench/host_overhead.o $(B)/libmock.a $(
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
 
 # host_timing runs bench_run() (the CLI's bench.c) over the mock cards.
-$(B)/bench/host_timing: $(B)/obj/tests/bench/host_timing.o $(B)/obj/userspace/cli/bench.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
+$(B)/bench/host_timing: $(B)/obj/tests/bench/host_timing.o $(B)/obj/userspace/cli/bench.o $(B)/obj/userspace/cli/bench_passes.o $(B)/libmock.a $(B)/libtest.a $(RUNTIME_LIBS) $(B)/libemu.a $(B)/librk1828.a $(B)/libcommon.a $(B)/libcardmodel.a
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(DRM_LIBS) $(LDLIBS)
@@ -486,7 +486,12 @@ $(B)/synth/%.gguf: tests/vectors/qwen/%.ref $(B)/tools/mksynth tools/mk-synth-mo
 $(B)/synth/qwen35-engine.gguf: $(B)/tools/mksynth
 	@mkdir -p $(dir $@)
 	@$(B)/tools/mksynth -o $@.tmp --arch qwen35 --type q8_0 && mv $@.tmp $@
-synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf
+# The same with one multi-token-prediction block (llama.cpp's nextn
+# tensors): the --spec mtp tests (test_engine_spec_mtp).
+$(B)/synth/qwen35-mtp.gguf: $(B)/tools/mksynth
+	@mkdir -p $(dir $@)
+	@$(B)/tools/mksynth -o $@.tmp --arch qwen35 --type q8_0 --mtp 1 && mv $@.tmp $@
+synth-models: $(SYNTH_MODELS) $(B)/synth/qwen35-engine.gguf $(B)/synth/qwen35-mtp.gguf
 
 # The module, W=1, for KVER: an installed kernel's headers (KDIR), or a
 # Debian kernel tools/prepare-kernel prepares (KVER=7.3, a series, or a

@@ -27,7 +27,9 @@
  *       x += Wdown (silu(Wgate h) * (Wup h))
  *     and with RK1828_PROG_F_OUTPUT: logits = Woutput (rmsnorm(x) *
  *     output_norm) for the last token (or all with F_ALL_LOGITS, or those
- *     with RK1828_PROG_TOK_LOGITS under F_BATCH).
+ *     with RK1828_PROG_TOK_LOGITS under F_BATCH), and with
+ *     RK1828_PROG_F_HIDDEN the normed rows rmsnorm(x) * output_norm after
+ *     the logits rows.
  * A version 1.0 program (no F_BATCH) gets a made-up token table
  * (positions pos.., sequence 0), so one code path runs both.
  *
@@ -317,7 +319,8 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 			   struct ex_prog *p)
 {
 	const uint32_t known = RK1828_PROG_F_OUTPUT | RK1828_PROG_F_ALL_LOGITS |
-			       RK1828_PROG_F_ROPE_NEOX | RK1828_PROG_F_BATCH;
+			       RK1828_PROG_F_ROPE_NEOX | RK1828_PROG_F_BATCH |
+			       RK1828_PROG_F_HIDDEN;
 	uint64_t size = le32toh(h->size), want;
 
 	p->flags = le32toh(h->flags);
@@ -347,7 +350,8 @@ static int validate_header(const struct rk1828_program *h, uint64_t prog_size,
 		return RK1828_HIF_ST_INVAL;
 	if (p->flags & ~known)
 		return RK1828_HIF_ST_INVAL;
-	if ((p->flags & RK1828_PROG_F_ALL_LOGITS) && !(p->flags & RK1828_PROG_F_OUTPUT))
+	if ((p->flags & (RK1828_PROG_F_ALL_LOGITS | RK1828_PROG_F_HIDDEN)) &&
+	    !(p->flags & RK1828_PROG_F_OUTPUT))
 		return RK1828_HIF_ST_INVAL;
 	if (p->n_layers == 0 && !(p->flags & RK1828_PROG_F_OUTPUT))
 		return RK1828_HIF_ST_INVAL;
@@ -506,7 +510,12 @@ static int validate_io(const struct emu_access *acc, const struct rk1828_program
 	if (!mul_ok(p->n_tokens, p->dim, &in_n))
 		return RK1828_HIF_ST_INVAL;
 	if (p->flags & RK1828_PROG_F_OUTPUT) {
-		if (!mul_ok(p->n_out, p->n_vocab, &out_n))
+		uint64_t row = p->n_vocab;
+
+		/* F_HIDDEN: the normed rows follow the logits rows. */
+		if ((p->flags & RK1828_PROG_F_HIDDEN) && __builtin_add_overflow(row, p->dim, &row))
+			return RK1828_HIF_ST_INVAL;
+		if (!mul_ok(p->n_out, row, &out_n))
 			return RK1828_HIF_ST_INVAL;
 		rc = map_tensor(acc, &h->output_norm, 1, p->dim, true, false, &p->output_norm);
 		if (rc)
@@ -839,6 +848,8 @@ static int run_program(const struct emu_access *acc, const struct ex_prog *p)
 					     (const float *)p->output_norm.p, p->dim, p->eps);
 		if (r)
 			rc = matmul(&w, &p->output, w.xb, p->out, p->n_vocab, p->dim, r);
+		if (r && (p->flags & RK1828_PROG_F_HIDDEN))
+			memcpy(p->out + r * p->n_vocab, w.xb, r * p->dim * sizeof(float));
 	} else {
 		memcpy(p->out, w.x, T * p->dim * sizeof(float));
 	}

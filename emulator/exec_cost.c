@@ -157,4 +157,7 @@ void ex_fill_outputs(const struct ex_prog *p)
 		h = (p->toks[i].pos + 1) * 0x9e3779b97f4a7c15ULL ^ p->toks[i].seq * 0xbf58476d1ce4e5b9ULL;
 		row[(h >> 17) % p->n_vocab] = 1.0f;
 	}
+	/* F_HIDDEN: the normed rows after the logits (no math here: zeros). */
+	if (p->flags & RK1828_PROG_F_HIDDEN)
+		memset(p->out + r * p->n_vocab, 0, r * p->dim * sizeof(float));
 }

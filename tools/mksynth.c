@@ -46,8 +46,10 @@
  * sparse file (real sizes, no disk use): for the planner.
  *
  * --mtp N (qwen35): the last N blocks are multi-token-prediction blocks
- * (<arch>.nextn_predict_layers = N), written like full-attention blocks;
- * runtimes skip them.
+ * (<arch>.nextn_predict_layers = N), written like full-attention blocks
+ * plus llama.cpp's nextn tensors: nextn.eh_proj [2 dim -> dim],
+ * nextn.enorm, nextn.hnorm and nextn.shared_head_norm [dim]; the card
+ * pipeline skips them, --spec mtp runs the first (spec_mtp.c).
  *
  * Weights (fixed seed: the file is byte-for-byte reproducible): as
  * tests/lib/synth_preset.h describes. Every random draw is made in the

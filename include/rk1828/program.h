@@ -56,8 +56,11 @@
  *        table (%RK1828_PROG_TOK_SNAPSHOT, %RK1828_PROG_TOK_RESTORE).
  *   1.3  K/V cache types: @kv_type (F16, Q8_0, Q4_0 rows besides F32,
  *        rk1828/kv_cache.h) for the caches of every attention layer.
+ *   1.4  final hidden states: %RK1828_PROG_F_HIDDEN (the output-normed
+ *        rows of the logits tokens after the logits, for a
+ *        multi-token-prediction drafter).
  */
-#define RK1828_PROG_MINOR		3
+#define RK1828_PROG_MINOR		4
 
 /* Sizes of the fixed records in bytes (version 1). */
 #define RK1828_PROG_HEADER_BYTES	160
@@ -94,6 +97,12 @@ enum rk1828_prog_op {
  * table's %RK1828_PROG_TOK_LOGITS bits choose the logits rows).
  */
 #define RK1828_PROG_F_BATCH		0x8U
+/*
+ * With F_OUTPUT (1.4): after the n_out logits rows, out_addr also receives
+ * the n_out rows the LM head read, rmsnorm(x) * output_norm (F32
+ * [n_out][dim], the final hidden state a Qwen3.5 MTP block takes).
+ */
+#define RK1828_PROG_F_HIDDEN		0x10U
 
 /*
  * Per-sequence state (1.1). Everything a card keeps per sequence between

@@ -95,6 +95,13 @@ static void add_block(struct synth *y, uint32_t l)
 	blk(y, l, "ffn_gate.weight", SYNTH_GATE, s->dim, s->ffn);
 	blk(y, l, "ffn_up.weight", SYNTH_UP, s->dim, s->ffn);
 	blk(y, l, "ffn_down.weight", SYNTH_DOWN, s->ffn, s->dim);
+	if (l >= s->n_layers) {
+		/* An MTP block's own tensors (llama.cpp's nextn names). */
+		blk(y, l, "nextn.eh_proj.weight", SYNTH_MTP_EH_PROJ, 2 * (uint64_t)s->dim, s->dim);
+		blk(y, l, "nextn.enorm.weight", SYNTH_MTP_NORM, s->dim, 0);
+		blk(y, l, "nextn.hnorm.weight", SYNTH_MTP_NORM, s->dim, 0);
+		blk(y, l, "nextn.shared_head_norm.weight", SYNTH_MTP_NORM, s->dim, 0);
+	}
 }
 
 void synth_add_tensors(struct synth *y)

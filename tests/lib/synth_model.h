@@ -64,6 +64,8 @@
  * @SYNTH_SSM_ALPHA: ssm_alpha [ssm.rank][dim]
  * @SYNTH_SSM_NORM: ssm_norm [ssm.state]
  * @SYNTH_SSM_OUT: ssm_out [dim][value]
+ * @SYNTH_MTP_EH_PROJ: an MTP block's nextn.eh_proj [dim][2 * dim]
+ * @SYNTH_MTP_NORM: an MTP block's nextn.enorm, hnorm, shared_head_norm [dim]
  * @SYNTH_N_ROLES: number of roles
  */
 enum synth_role {
@@ -72,6 +74,7 @@ enum synth_role {
 	SYNTH_DOWN, SYNTH_OUT_NORM, SYNTH_OUTPUT,
 	SYNTH_SSM_QKV, SYNTH_SSM_GATE, SYNTH_SSM_CONV, SYNTH_SSM_DT, SYNTH_SSM_A,
 	SYNTH_SSM_BETA, SYNTH_SSM_ALPHA, SYNTH_SSM_NORM, SYNTH_SSM_OUT,
+	SYNTH_MTP_EH_PROJ, SYNTH_MTP_NORM,
 	SYNTH_N_ROLES
 };
 
@@ -164,7 +167,8 @@ struct synth_ssm {
  * @name: general.name, or NULL for none
  * @n_layers: blocks
  * @n_mtp: further multi-token-prediction blocks (qwen35; written like
- *	full-attention blocks, <arch>.nextn_predict_layers when not 0)
+ *	full-attention blocks plus llama.cpp's nextn tensors,
+ *	<arch>.nextn_predict_layers when not 0)
  * @dim: embedding length
  * @ffn: feed-forward length
  * @n_heads: attention heads

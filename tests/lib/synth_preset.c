@@ -89,9 +89,11 @@ static void set_dists(struct synth_model *s, double embd_scale)
 	static const enum synth_role mats[] = {
 		SYNTH_Q, SYNTH_K, SYNTH_V, SYNTH_O, SYNTH_GATE, SYNTH_UP, SYNTH_DOWN,
 		SYNTH_SSM_QKV, SYNTH_SSM_GATE, SYNTH_SSM_BETA, SYNTH_SSM_ALPHA, SYNTH_SSM_OUT,
+		SYNTH_MTP_EH_PROJ,
 	};
 	static const enum synth_role norms[] = {
 		SYNTH_ATTN_NORM, SYNTH_QK_NORM, SYNTH_FFN_NORM, SYNTH_OUT_NORM, SYNTH_SSM_NORM,
+		SYNTH_MTP_NORM,
 	};
 	size_t i;
 
@@ -210,6 +212,7 @@ int synth_preset_types(struct synth_model *s, const char *plan, char *err, size_
 	static const enum synth_role mats[] = {
 		SYNTH_Q, SYNTH_K, SYNTH_V, SYNTH_O, SYNTH_GATE, SYNTH_UP, SYNTH_DOWN,
 		SYNTH_SSM_QKV, SYNTH_SSM_GATE, SYNTH_SSM_BETA, SYNTH_SSM_ALPHA, SYNTH_SSM_OUT,
+		SYNTH_MTP_EH_PROJ,
 	};
 	const struct type_plan *p = NULL;
 	size_t i;

@@ -262,11 +262,52 @@ static void test_limit(void)
 	tap_ok(sched_cost_fixed_tok(&c) == 0, "cost: time falling with size (T <= 0): unknown");
 }
 
+/*
+ * Drafts of a verify pass under the token budget: a session decoding
+ * alone with no prompt waiting fills the bucket; with a second session
+ * decoding, or a prompt waiting, the budget holds.
+ */
+static void test_drafts(void)
+{
+	static const int32_t d[7] = { 50, 51, 52, 53, 54, 55, 56 }, pa[4] = { 1, 2, 3, 4 };
+	struct sched_seq q[2], *v[2] = { &q[0], &q[1] };
+	struct sched_tok t[8];
+	int n, nd = 0, i;
+
+	dec(&q[0], 0, 10, 0, 0);
+	q[0].draft = d;
+	q[0].n_draft = 7;
+	n = sched_build(v, 1, 8, 4, sched_mb_limit(8, 4, 100), t);
+	for (i = 0; i < n; i++)
+		nd += !!(t[i].flags & SCHED_TOK_DRAFT);
+	tap_ok(n == 8 && nd == 7 && q[0].n_spec == 7 && t[1].token == 50 && t[7].pos == 17 &&
+	       q[0].pos == 18,
+	       "drafts: alone on 4 cards (budget 1): the decode token and all 7 drafts (n %d, drafts %d)",
+	       n, nd);
+	dec(&q[0], 0, 10, 0, 0);
+	q[0].draft = d;
+	q[0].n_draft = 7;
+	dec(&q[1], 1, 20, 1, 1);
+	n = sched_build(v, 2, 8, 4, sched_mb_limit(8, 4, 0), t);
+	tap_ok(n == 2 && q[0].n_spec == 1,
+	       "drafts: a second session decoding: the budget of 2 holds (n %d, drafts %d)", n,
+	       q[0].n_spec);
+	dec(&q[0], 0, 10, 0, 0);
+	q[0].draft = d;
+	q[0].n_draft = 7;
+	q[1] = (struct sched_seq){ .slot = 1, .prompt = pa, .n_prompt = 4, .order = 1 };
+	n = sched_build(v, 2, 8, 4, sched_mb_limit(8, 4, 0), t);
+	tap_ok(q[0].n_spec == 0 && n == 2 && t[1].slot == 1,
+	       "drafts: a prompt waiting: no draft, one prompt token (n %d, drafts %d)", n,
+	       q[0].n_spec);
+}
+
 int main(void)
 {
 	test_pick();
 	test_decode_groups();
 	test_prefill();
 	test_limit();
+	test_drafts();
 	return tap_done();
 }

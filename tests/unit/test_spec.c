@@ -131,7 +131,10 @@ static void test_parse(void)
 	tap_ok(!spec_parse("draft", &k) && k == SPEC_DRAFT && !strcmp(spec_name(k), "draft"),
 	       "--spec draft");
 	k = SPEC_NONE;
-	tap_ok(spec_parse("mtp", &k) && k == SPEC_NONE, "--spec mtp: not available, refused");
+	tap_ok(!spec_parse("mtp", &k) && k == SPEC_MTP && !strcmp(spec_name(k), "mtp"),
+	       "--spec mtp");
+	k = SPEC_NONE;
+	tap_ok(spec_parse("eagle", &k) && k == SPEC_NONE, "--spec eagle: unknown, refused");
 	tap_ok(!strcmp(spec_name(SPEC_NGRAM), "ngram"), "spec_name(SPEC_NGRAM)");
 }
 

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
+#include "bench_passes.h"
 #include "engine.h"
 #include "pipeline.h"
 #include "predict.h"
@@ -216,74 +217,6 @@ static double overlap(const struct trace *t, int test)
 	return tot ? (double)cov / (double)tot : NAN;
 }
 
-static void ev(FILE *f, bool *first, const char *name, const char *cat, int pid, int tid,
-	       int64_t t0, int64_t b, int64_t e, const struct tjob *j, uint64_t bytes)
-{
-	fprintf(f, "%s\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-		"\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"micro-batch\":%ld,\"tokens\":%d",
-		*first ? "" : ",", name, cat, pid, tid, (b - t0) / 1e3, (e - b) / 1e3, j->mb,
-		j->n_tokens);
-	if (bytes)
-		fprintf(f, ",\"bytes\":%llu", (unsigned long long)bytes);
-	fprintf(f, "}}");
-	*first = false;
-}
-
-static int write_trace(const struct trace *t, const char *path, const char *const *tests,
-		       const struct bench_opts *o, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "w");
-	bool first = true;
-	int64_t t0 = t->n ? t->j[0].submit : 0;
-	size_t i;
-	int k, host = t->n_stages;
-
-	if (!f) {
-		snprintf(err, errlen, "--trace %s: %s", path, strerror(errno));
-		return -1;
-	}
-	fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
-	for (k = 0; k < t->n_stages; k++) {
-		const struct rk_card *c = &o->cards[o->card_idx[k]];
-		char blk[PLAN_BLK_MAX];
-
-		plan_seg_blocks(&o->plan->seg[k], blk, sizeof(blk));
-		fprintf(f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
-			"\"args\":{\"name\":\"card%d (%s): %s\"}}", first ? "" : ",", k,
-			c->index, c->node, blk);
-		first = false;
-		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,"
-			"\"args\":{\"name\":\"compute queue\"}}", k);
-		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":2,"
-			"\"args\":{\"name\":\"copy queue\"}}", k);
-	}
-	fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
-		"\"args\":{\"name\":\"host\"}}", host);
-	for (i = 0; i < t->n; i++) {
-		const struct tjob *j = &t->j[i];
-		bool last = j->stage == t->n_stages - 1;
-
-		ev(f, &first, j->stage ? "IN hidden" : "IN embeddings", "copy", j->stage, 2, t0,
-		   j->in0, j->in1, j, j->in_bytes);
-		ev(f, &first, "EXEC", "compute", j->stage, 1, t0, j->ex0, j->ex1, j, 0);
-		ev(f, &first, last ? "OUT logits" : "OUT hidden", "copy", j->stage, 2, t0,
-		   j->out0, j->out1, j, j->out_bytes);
-		if (last) {
-			/* From its submission to the first stage to its logits. */
-			const struct tjob *j0 = find(t, j->mb, 0);
-
-			ev(f, &first, tests[j->test], "micro-batch", host, 1, t0,
-			   j0 ? j0->submit : j->submit, j->out1, j, 0);
-		}
-	}
-	fprintf(f, "\n]}\n");
-	if (fclose(f)) {
-		snprintf(err, errlen, "--trace %s: write failed", path);
-		return -1;
-	}
-	return 0;
-}
-
 /* Deterministic prompt tokens (no special meaning needed). */
 static void fill_tokens(int32_t *t, uint32_t n, uint32_t n_vocab)
 {
@@ -398,13 +331,14 @@ static void sess_event(const struct engine_event *ev, void *user)
  */
 static int sessions_test(const struct bench_opts *o, uint32_t prompt, int S, bool spec,
 			 struct row *row, long long *draft_n, long long *draft_acc,
-			 char *err, size_t errlen)
+			 struct bench_passes *passes, char *err, size_t errlen)
 {
 	struct engine_opts eo = { .n_slots = S, .n_ctx = o->n_ctx, .bucket = o->bucket,
 				  .strict_slots = true, .kv_type = o->kv_type,
 				  .spec = spec ? (enum spec_kind)o->spec : SPEC_NONE,
 				  .draft_max = spec ? o->draft_max : 0,
-				  .draft_model = o->draft_model };
+				  .draft_model = o->draft_model,
+				  .trace = passes ? bench_passes_rec : NULL, .trace_user = passes };
 	struct engine *e;
 	struct engine_req *req[64];
 	struct sess_arg args[64];
@@ -425,6 +359,8 @@ static int sessions_test(const struct bench_opts *o, uint32_t prompt, int S, boo
 	for (rep = 0; rep < o->reps; rep++) {
 		struct sess_run run = { .S = S };
 
+		if (passes)
+			passes->rep = rep;	/* the engine thread records it after our submit */
 		pthread_mutex_init(&run.mu, NULL);
 		pthread_cond_init(&run.cv, NULL);
 		for (i = 0; i < S; i++) {
@@ -489,7 +425,82 @@ struct ctx {
 	long long spec_n, spec_acc;	/* the tgN spec row's drafts: verified, accepted */
 	double spec_a;			/* their acceptance */
 	uint32_t spec_k;		/* drafts a pass of its prediction */
+	struct bench_passes passes;	/* --trace: the engine's passes of the tgN spec row */
+	int spec_test;			/* that row's index in names[], or -1 */
 };
+
+static void ev(FILE *f, bool *first, const char *name, const char *cat, int pid, int tid,
+	       int64_t t0, int64_t b, int64_t e, const struct tjob *j, uint64_t bytes)
+{
+	fprintf(f, "%s\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+		"\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"micro-batch\":%ld,\"tokens\":%d",
+		*first ? "" : ",", name, cat, pid, tid, (b - t0) / 1e3, (e - b) / 1e3, j->mb,
+		j->n_tokens);
+	if (bytes)
+		fprintf(f, ",\"bytes\":%llu", (unsigned long long)bytes);
+	fprintf(f, "}}");
+	*first = false;
+}
+
+static int write_trace(const struct ctx *c, char *err, size_t errlen)
+{
+	const struct trace *t = &c->tr;
+	const struct bench_opts *o = c->o;
+	const char *path = o->trace;
+	const char *const *tests = c->names;
+	FILE *f = fopen(path, "w");
+	bool first = true;
+	int64_t t0 = t->n ? t->j[0].submit : c->passes.n ? c->passes.p[0].t0 : 0;
+	size_t i;
+	int k, host = t->n_stages;
+
+	if (!f) {
+		snprintf(err, errlen, "--trace %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+	for (k = 0; k < t->n_stages; k++) {
+		const struct rk_card *c = &o->cards[o->card_idx[k]];
+		char blk[PLAN_BLK_MAX];
+
+		plan_seg_blocks(&o->plan->seg[k], blk, sizeof(blk));
+		fprintf(f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
+			"\"args\":{\"name\":\"card%d (%s): %s\"}}", first ? "" : ",", k,
+			c->index, c->node, blk);
+		first = false;
+		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":1,"
+			"\"args\":{\"name\":\"compute queue\"}}", k);
+		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":2,"
+			"\"args\":{\"name\":\"copy queue\"}}", k);
+	}
+	fprintf(f, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
+		"\"args\":{\"name\":\"host\"}}", host);
+	for (i = 0; i < t->n; i++) {
+		const struct tjob *j = &t->j[i];
+		bool last = j->stage == t->n_stages - 1;
+
+		ev(f, &first, j->stage ? "IN hidden" : "IN embeddings", "copy", j->stage, 2, t0,
+		   j->in0, j->in1, j, j->in_bytes);
+		ev(f, &first, "EXEC", "compute", j->stage, 1, t0, j->ex0, j->ex1, j, 0);
+		ev(f, &first, last ? "OUT logits" : "OUT hidden", "copy", j->stage, 2, t0,
+		   j->out0, j->out1, j, j->out_bytes);
+		if (last) {
+			/* From its submission to the first stage to its logits. */
+			const struct tjob *j0 = find(t, j->mb, 0);
+
+			ev(f, &first, tests[j->test], "micro-batch", host, 1, t0,
+			   j0 ? j0->submit : j->submit, j->out1, j, 0);
+		}
+	}
+	if (c->spec_test >= 0)
+		bench_passes_write(&c->passes, f, &first, host, t0, tests[c->spec_test]);
+	fprintf(f, "\n]}\n");
+	if (fclose(f)) {
+		snprintf(err, errlen, "--trace %s: write failed", path);
+		return -1;
+	}
+	return 0;
+}
 
 static int pp_test(struct ctx *c, uint32_t n, char *err, size_t errlen)
 {
@@ -627,6 +638,31 @@ out:
 	return ret;
 }
 
+/*
+ * The tgN spec row's passes as measured (c->passes): decode passes (a
+ * decode token, with drafts or not) and verify passes, the tokens a
+ * decode pass gave (each request's first token comes from its prefill)
+ * and the drafts a verify pass accepted.
+ */
+static void spec_passes_note(const struct ctx *c)
+{
+	const struct bench_opts *o = c->o;
+	long long dec = 0, ver = 0, toks = (long long)(o->n_gen - 1) * o->reps;
+	size_t i;
+
+	for (i = 0; i < c->passes.n; i++) {
+		dec += c->passes.p[i].n_decode > 0;
+		ver += c->passes.p[i].k > 0;
+	}
+	if (!dec)
+		return;
+	fprintf(o->out, "measured (tg%d %s): %lld decode passes through the cards for %lld "
+		"tokens: %.2f tokens a pass (1.00 without speculation), %.2f passes a token; %lld "
+		"verify passes, %.2f drafts accepted a verify pass\n", o->n_gen, spec_name(o->spec),
+		dec, toks, (double)toks / dec, (double)dec / toks, ver,
+		ver ? (double)c->spec_acc / ver : 0.0);
+}
+
 static void print_notes(const struct ctx *c)
 {
 	const struct bench_opts *o = c->o;
@@ -657,6 +693,8 @@ static void print_notes(const struct ctx *c)
 			"pass (pred. t/s of tg%d %s)\n", spec_name(o->spec), c->spec_k, c->spec_n,
 			c->spec_acc, c->spec_a, predict_spec_tokens_per_pass(c->spec_a, c->spec_k),
 			o->n_gen, spec_name(o->spec));
+	if (o->spec && o->n_gen > 0)
+		spec_passes_note(c);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		fprintf(o->out, "peak resident set of rk1828-llm: %.1f MiB\n", ru.ru_maxrss / 1024.0);
 }
@@ -689,27 +727,34 @@ static void sessions_plan(const struct bench_opts *o, struct plan *out)
 		*out = *o->plan;
 }
 
-/* The tgN xS row: predicted on the profile, measured through the engine. */
-static int sessions_row(struct ctx *c, char *err, size_t errlen)
+/*
+ * The tgN xS row of @S sessions: predicted on the profile, measured
+ * through the engine. With --spec, S = 1 is the spec row's baseline: one
+ * session through the same engine path without speculation.
+ */
+static int sessions_row(struct ctx *c, int S, char *err, size_t errlen)
 {
 	const struct bench_opts *o = c->o;
 	struct row *row = &c->rows[c->n_rows];
 	uint32_t prompt = o->n_prompts ? o->prompts[0] : 128;
+	long long dn = 0, da = 0;
 	struct plan plan;
 	struct psim *s;
 
-	sessions_plan(o, &plan);
+	if (S > 1)
+		sessions_plan(o, &plan);
+	else
+		plan = *o->plan;
 	s = psim_create(c->layers, o->m->n_layers, &c->head, &plan, &c->po);
 
 	if (!s)
 		return snprintf(err, errlen, "out of memory"), -1;
-	snprintf(row->test, sizeof(row->test), "tg%d x%d", o->n_gen, o->sessions);
+	snprintf(row->test, sizeof(row->test), "tg%d x%d", o->n_gen, S);
 	c->names[c->n_rows] = row->test;
-	row->pred_rate = psim_aggregate(s, (uint32_t)o->sessions, prompt);
-	row->pred_ms = 1000.0 * o->sessions / row->pred_rate;
+	row->pred_rate = psim_aggregate(s, (uint32_t)S, prompt);
+	row->pred_ms = 1000.0 * S / row->pred_rate;
 	psim_destroy(s);
-	if (sessions_test(o, prompt, o->sessions, false, row, &c->spec_n, &c->spec_acc, err,
-			  errlen))
+	if (sessions_test(o, prompt, S, false, row, &dn, &da, NULL, err, errlen))
 		return -1;
 	c->n_rows++;
 	return 0;
@@ -731,8 +776,10 @@ static int spec_row(struct ctx *c, char *err, size_t errlen)
 
 	snprintf(row->test, sizeof(row->test), "tg%d %s", o->n_gen, spec_name(o->spec));
 	c->names[c->n_rows] = row->test;
+	c->spec_test = c->n_rows;
 	c->spec_n = c->spec_acc = 0;
-	if (sessions_test(o, prompt, 1, true, row, &c->spec_n, &c->spec_acc, err, errlen))
+	if (sessions_test(o, prompt, 1, true, row, &c->spec_n, &c->spec_acc, &c->passes, err,
+			  errlen))
 		return -1;
 	c->spec_a = c->spec_n ? (double)c->spec_acc / c->spec_n : 0;
 	k = (uint32_t)(o->draft_max ? o->draft_max : ENGINE_DEFAULT_DRAFT_MAX);
@@ -760,6 +807,7 @@ int bench_run(const struct bench_opts *o, char *err, size_t errlen)
 	if (!c)
 		return snprintf(err, errlen, "out of memory"), -1;
 	c->o = o;
+	c->spec_test = -1;
 	c->po = (struct predict_opts){ o->prof, o->link, o->bucket, o->n_ctx, NULL, o->card_links,
 				       0, 0 };
 	c->layers = calloc(o->m->n_layers ? o->m->n_layers : 1, sizeof(*c->layers));
@@ -774,13 +822,15 @@ int bench_run(const struct bench_opts *o, char *err, size_t errlen)
 	predict_cost_head(o->m, &c->head);
 	if ((o->n_prompts || o->n_gen > 0) && pipeline_tests(c, err, errlen))
 		goto out;
-	if (o->sessions > 1 && o->n_gen > 0 && sessions_row(c, err, errlen))
+	if (o->sessions > 1 && o->n_gen > 0 && sessions_row(c, o->sessions, err, errlen))
+		goto out;
+	if (o->spec && o->sessions <= 1 && o->n_gen > 0 && sessions_row(c, 1, err, errlen))
 		goto out;
 	if (o->spec && o->n_gen > 0 && spec_row(c, err, errlen))
 		goto out;
 	print_table(o, c->rows, c->n_rows);
 	print_notes(c);
-	if (o->trace && write_trace(&c->tr, o->trace, c->names, o, err, errlen))
+	if (o->trace && write_trace(c, err, errlen))
 		goto out;
 	ret = 0;
 out:
@@ -788,6 +838,7 @@ out:
 	free(c->logits);
 	free(c->toks);
 	free(c->tr.j);
+	bench_passes_free(&c->passes);
 	free(c);
 	return ret;
 }

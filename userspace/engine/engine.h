@@ -112,6 +112,11 @@ struct engine_trace;
  *	0..@draft_max): a shorter proposal is not verified
  * @draft_model: SPEC_DRAFT: the draft model's GGUF file (--draft-model),
  *	same vocabulary as the model; run on the host CPU (spec_draft.c)
+ * @drafter: optional, with @spec != SPEC_NONE: the caller's own drafter,
+ *	used instead of @spec's (copied at engine_create(); its @priv stays
+ *	the caller's and must outlive the engine). The counters stay under
+ *	@spec's name. For tests that need drafts of a known quality (e.g.
+ *	tests/unit/test_engine_spec_rollback.c: mostly wrong ones)
  * @plan, @sizes: optional, a plan made by plan_fit() with engine_fit_opts()
  *	of these options (rk1828-llm run and chat plan before they create
  *	the engine and print that plan): the engine runs it as it is instead
@@ -140,6 +145,7 @@ struct engine_opts {
 	int draft_max;
 	int draft_min;
 	const char *draft_model;
+	const struct spec_drafter *drafter;
 	const struct plan *plan;
 	const struct plan_sizes *sizes;
 	enum plan_split split;
@@ -179,12 +185,18 @@ enum engine_trace_kind {
  *	(prefill)
  * @logits: the micro-batch returns its logits (a decode token or a
  *	prompt's last token)
+ * @draft: a drafted token of a verify pass (speculative decoding; also
+ *	@decode and @logits), which follows its session's decode token
+ * @replay: a token evaluated again after a rollback (hybrid models,
+ *	engine_spec.c; also @decode), before its session's decode token
  */
 struct engine_trace_tok {
 	int slot;
 	int pos;
 	bool decode;
 	bool logits;
+	bool draft;
+	bool replay;
 };
 
 /**

@@ -286,9 +286,11 @@ void eng_hybrid_flags(struct engine *e, struct pipe_tok *t, int n);
  * engine_spec.c: speculative decoding. eng_spec_setup() settles the
  * options (drafter, draft_max, draft_min, the spec blocks of hybrid
  * models) before planning; eng_spec_open() opens the draft model of
- * --spec draft once the context is planned (0 or spec_draft_open()'s
- * error); eng_spec_start() a request's (0 or -ENOMEM);
- * eng_spec_prepare() drafts for @q's ready decode token; eng_spec_verify()
+ * --spec draft or the MTP block of --spec mtp once the context is planned
+ * (0 or spec_draft_open()'s / spec_mtp_open()'s error); eng_spec_start() a
+ * request's (0 or -ENOMEM); eng_spec_prepare() drafts for @q's ready
+ * decode token, sampled from the collected logits row @row (whose final
+ * hidden state the mtp drafter takes); eng_spec_verify()
  * takes the logits rows @rows of a verify pass (@t: its decode token and
  * @nd drafts after it), accepts, emits and rolls back; eng_spec_flags()
  * marks the per-position snapshots of the verify passes of a micro-batch
@@ -307,7 +309,7 @@ int eng_spec_open(struct engine *e, char *err, size_t errlen);
 uint32_t eng_spec_blocks(const struct llm_model *m, const struct engine_opts *o);
 uint32_t eng_spec_rows(const struct engine_opts *o);
 int eng_spec_start(struct engine *e, struct engine_req *q, uint64_t seed);
-void eng_spec_prepare(struct engine *e, struct engine_req *q);
+void eng_spec_prepare(struct engine *e, struct engine_req *q, const float *row);
 void eng_spec_verify(struct engine *e, struct engine_req *q, const struct sched_tok *t, int nd,
 		     const float *rows);
 void eng_spec_flags(struct engine *e, struct pipe_tok *t, int n);

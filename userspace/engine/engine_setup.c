@@ -220,7 +220,8 @@ void eng_free(struct engine *e)
 		free(e->fl[i].t);
 		free(e->fl[i].rq);
 	}
-	spec_draft_close(&e->drafter);
+	if (!e->o.drafter && e->drafter.close)
+		e->drafter.close(&e->drafter);	/* a caller's drafter stays the caller's */
 	free(e->slots);
 	free(e->snaps);
 	free(e->run);
@@ -292,6 +293,7 @@ int engine_create(struct engine **ep, const struct llm_model *m,
 	po.max_rows = (uint32_t)e->max_rows;
 	po.timeout_ms = e->o.timeout_ms;
 	po.kv_type = e->info.kv_type;
+	po.hidden = e->drafter.wants_hidden;	/* --spec mtp: the final hidden rows too */
 	po.verbose = e->o.verbose;
 	po.progress = e->o.progress;
 	po.progress_user = e->o.progress_user;

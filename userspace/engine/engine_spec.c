@@ -84,9 +84,12 @@ int eng_spec_setup(struct engine *e, char *err, size_t errlen)
 	if (o->draft_min < 0 || o->draft_min > o->draft_max)
 		return util_err(err, errlen, -EINVAL, "--draft-min %d: must be 0..%d (--draft-max)",
 				o->draft_min, o->draft_max);
-	if (o->spec == SPEC_DRAFT) {
+	if (o->drafter) {
+		e->drafter = *o->drafter;
+		e->drafter.kind = o->spec;
+	} else if (o->spec == SPEC_DRAFT || o->spec == SPEC_MTP) {
 		/* Opened by eng_spec_open() once the context is planned. */
-		if (!o->draft_model)
+		if (o->spec == SPEC_DRAFT && !o->draft_model)
 			return util_err(err, errlen, -EINVAL, "--spec draft needs --draft-model FILE");
 	} else if (spec_drafter_init(&e->drafter, o->spec)) {
 		return util_err(err, errlen, -EINVAL, "--spec: unknown drafter %d", (int)o->spec);
@@ -98,6 +101,10 @@ int eng_spec_setup(struct engine *e, char *err, size_t errlen)
 
 int eng_spec_open(struct engine *e, char *err, size_t errlen)
 {
+	if (e->o.drafter)
+		return 0;
+	if (e->o.spec == SPEC_MTP)
+		return spec_mtp_open(&e->drafter, e->m->gf->path, (int)e->info.n_ctx, err, errlen);
 	if (e->o.spec != SPEC_DRAFT)
 		return 0;
 	return spec_draft_open(&e->drafter, e->o.draft_model, e->tok, e->m->gf->path,
@@ -126,10 +133,21 @@ int eng_spec_start(struct engine *e, struct engine_req *q, uint64_t seed)
 	return q->draft ? 0 : -ENOMEM;
 }
 
-void eng_spec_prepare(struct engine *e, struct engine_req *q)
+/* The final hidden state of collected logits row @row (pipe_opts.hidden), or NULL. */
+static const float *hidden_of(const struct engine *e, const float *row)
+{
+	const float *h = e->drafter.wants_hidden ? pipe_hidden(e->pipe) : NULL;
+
+	if (!h || !row)
+		return NULL;
+	return h + (size_t)((row - e->logits) / e->m->n_vocab) * e->m->dim;
+}
+
+void eng_spec_prepare(struct engine *e, struct engine_req *q, const float *row)
 {
 	struct sched_slot *sl = &e->slots[q->slot];
 	int pos = q->sq.pos, k = q->draft_max, nd;
+	const float *h = hidden_of(e, row);
 
 	q->sq.n_draft = 0;
 	if (!k)
@@ -143,7 +161,9 @@ void eng_spec_prepare(struct engine *e, struct engine_req *q)
 		return;
 	/* The history: the slot's tokens below pos, then the ready token. */
 	sl->toks[pos] = q->sq.next_tok;
-	nd = e->drafter.draft(&e->drafter, sl->toks, pos + 1, k, q->draft);
+	if (e->drafter.wants_hidden && !h)
+		return;
+	nd = e->drafter.draft(&e->drafter, sl->toks, pos + 1, k, h, q->draft);
 	if (nd < 1 || nd < q->draft_min)
 		return;
 	q->sq.draft = q->draft;
@@ -186,6 +206,7 @@ void eng_spec_verify(struct engine *e, struct engine_req *q, const struct sched_
 	size_t V = e->m->n_vocab;
 	int pos = t[0].pos, j, acc_n = 0;
 	bool alive = true, acc = false;
+	const float *last = rows;
 	int32_t tok = -1;
 
 	q->sq.waiting = false;
@@ -193,6 +214,7 @@ void eng_spec_verify(struct engine *e, struct engine_req *q, const struct sched_
 	for (j = 0; j <= nd && alive; j++) {
 		const float *row = rows + (size_t)j * V;
 
+		last = row;
 		keep(e, q, pos, j, nd, t[0].token);
 		if (j < nd) {
 			const int32_t *ids;
@@ -224,7 +246,7 @@ void eng_spec_verify(struct engine *e, struct engine_req *q, const struct sched_
 	q->sq.next_tok = tok;
 	q->sq.ready = true;
 	q->sq.ready_since = e->step;
-	eng_spec_prepare(e, q);
+	eng_spec_prepare(e, q, last);
 }
 
 /* Pipeline block of spec block @b of @slot. */

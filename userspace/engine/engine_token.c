@@ -211,6 +211,8 @@ static void trace_submit(struct engine *e, int n)
 			.slot = e->mb[i].slot, .pos = e->mb[i].pos,
 			.decode = !!(e->mb[i].flags & SCHED_TOK_DECODE),
 			.logits = !!(e->mb[i].flags & SCHED_TOK_LOGITS),
+			.draft = !!(e->mb[i].flags & SCHED_TOK_DRAFT),
+			.replay = !!(e->mb[i].flags & SCHED_TOK_REPLAY),
 		};
 	t.t_ms = eng_now_ms();
 	e->o.trace(e->o.trace_user, &t);
@@ -404,7 +406,7 @@ static void on_logits(struct engine *e, struct engine_req *q, const float *logit
 	q->sq.next_tok = tok;
 	q->sq.ready = true;
 	q->sq.ready_since = e->step;
-	eng_spec_prepare(e, q);
+	eng_spec_prepare(e, q, logits);
 }
 
 /* Forget the oldest flight record; drop the engine's interest in its requests. */

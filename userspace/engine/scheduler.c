@@ -187,7 +187,7 @@ static int place_decode(struct sched_seq *const *seqs, int n, int cap, int bucke
 int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages, int limit,
 		struct sched_tok *out)
 {
-	int n_dec = 0, cap, k = 0, i;
+	int n_dec = 0, cap, k = 0, dlimit, i;
 
 	for (i = 0; i < n; i++)
 		if (seqs[i] && seqs[i]->next >= seqs[i]->n_prompt && (seqs[i]->ready ||
@@ -199,9 +199,17 @@ int sched_build(struct sched_seq *const *seqs, int n, int bucket, int n_stages, 
 	if (cap > bucket)
 		cap = bucket;
 
-	/* Decode tokens, oldest ready first, each with its replay and drafts. */
-	k = place_decode(seqs, n, cap, bucket, n_dec && limit > 0 && limit < bucket ? limit : bucket,
-			 out);
+	/*
+	 * Decode tokens, oldest ready first, each with its replay and drafts.
+	 * One sequence decoding and no prompt waiting: nobody shares the
+	 * cards with its verify pass, so its drafts may fill the bucket (the
+	 * budget would cut them to nothing on 4 cards: 8 / 4 - 1 = 1, or 0
+	 * once the fixed cost is learnt).
+	 */
+	dlimit = n_dec && limit > 0 && limit < bucket ? limit : bucket;
+	if (n_dec == 1 && first_prefill(seqs, n) < 0)
+		dlimit = bucket;
+	k = place_decode(seqs, n, cap, bucket, dlimit, out);
 
 	/*
 	 * Prompt chunks in admission order. While sessions decode, the

@@ -212,7 +212,9 @@ int sched_mb_limit(int bucket, int depth, double fixed_tok);
  * sequence's decode (and replay) token allows: the whole micro-batch stays
  * within @limit (so the others' streams wait no longer than without
  * speculation), and while a prompt waits for prefill drafts take at most
- * half of what is left, so prefill keeps at least half its share. Drafts
+ * half of what is left, so prefill keeps at least half its share; a
+ * sequence decoding alone with no prompt waiting has the whole @bucket
+ * (nobody else's stream to protect). Drafts
  * are shared out oldest sequence first; a sequence whose share falls
  * below its @n_min verifies none.
  *

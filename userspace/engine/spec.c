@@ -23,12 +23,16 @@ int spec_parse(const char *name, enum spec_kind *k)
 		*k = SPEC_DRAFT;
 		return 0;
 	}
+	if (!strcmp(name, "mtp")) {
+		*k = SPEC_MTP;
+		return 0;
+	}
 	return -1;
 }
 
 const char *spec_name(enum spec_kind k)
 {
-	return k == SPEC_NGRAM ? "ngram" : k == SPEC_DRAFT ? "draft" : "none";
+	return k == SPEC_NGRAM ? "ngram" : k == SPEC_DRAFT ? "draft" : k == SPEC_MTP ? "mtp" : "none";
 }
 
 /* Whether @a and @b hold the same @n tokens. */
@@ -66,9 +70,10 @@ int spec_ngram_draft(const int32_t *hist, int n_hist, int n_max, int32_t *out)
 }
 
 static int ngram_draft(struct spec_drafter *d, const int32_t *hist, int n_hist, int n_max,
-		       int32_t *out)
+		       const float *hidden, int32_t *out)
 {
 	(void)d;
+	(void)hidden;
 	return spec_ngram_draft(hist, n_hist, n_max, out);
 }
 

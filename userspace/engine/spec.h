@@ -30,15 +30,18 @@
  * @SPEC_NONE: no speculation (default)
  * @SPEC_NGRAM: prompt/history lookup (spec_ngram_draft())
  * @SPEC_DRAFT: a small draft model on the host CPU (spec_draft_open())
+ * @SPEC_MTP: the model's own multi-token-prediction block on the host CPU
+ *	(spec_mtp_open())
  */
 enum spec_kind {
 	SPEC_NONE,
 	SPEC_NGRAM,
 	SPEC_DRAFT,
+	SPEC_MTP,
 };
 
 /* The names spec_parse() takes, for messages. */
-#define SPEC_NAMES	"none, ngram or draft"
+#define SPEC_NAMES	"none, ngram, draft or mtp"
 
 /* Longest and shortest n-gram the ngram drafter matches. */
 #define SPEC_NGRAM_MAX	4
@@ -48,12 +51,12 @@ enum spec_kind {
 #define SPEC_MAX_DRAFT	32
 
 /**
- * spec_parse() - the drafter named @name ("none", "ngram", "draft")
+ * spec_parse() - the drafter named @name ("none", "ngram", "draft", "mtp")
  * Return: 0 and *@k set, or -1 for an unknown name (*@k unchanged).
  */
 int spec_parse(const char *name, enum spec_kind *k);
 
-/** spec_name() - "none", "ngram" or "draft". */
+/** spec_name() - "none", "ngram", "draft" or "mtp". */
 const char *spec_name(enum spec_kind k);
 
 /**
@@ -61,14 +64,23 @@ const char *spec_name(enum spec_kind k);
  * @kind: which
  * @draft: propose up to @n_max tokens that follow @hist (@n_hist >= 1
  *	tokens: the sequence so far, its last token the one about to be
- *	submitted) into @out; return the count (0: no proposal). Must not
- *	fail; runs on the engine thread, so it must be cheap
- * @priv: the drafter's own state (NULL for ngram; spec_draft.c's for draft)
+ *	submitted) into @out; return the count (0: no proposal). @hidden:
+ *	with @wants_hidden, the model's final hidden state (dim floats,
+ *	rmsnorm(x) * output_norm) at position @n_hist - 2, the row whose
+ *	logits gave @hist[@n_hist - 1]; else NULL. Must not fail; runs on
+ *	the engine thread, so it must be cheap
+ * @close: free @priv (NULL: nothing to free)
+ * @wants_hidden: the engine must ask the last card for the hidden rows
+ *	(pipe_opts.hidden) and pass them to @draft
+ * @priv: the drafter's own state (NULL for ngram; spec_draft.c's for
+ *	draft, spec_mtp.c's for mtp)
  */
 struct spec_drafter {
 	enum spec_kind kind;
 	int (*draft)(struct spec_drafter *d, const int32_t *hist, int n_hist, int n_max,
-		     int32_t *out);
+		     const float *hidden, int32_t *out);
+	void (*close)(struct spec_drafter *d);
+	bool wants_hidden;
 	void *priv;
 };
 
@@ -95,6 +107,16 @@ int spec_draft_open(struct spec_drafter *d, const char *path, const struct token
 
 /** spec_draft_close() - free the draft drafter's state in @d (others: no-op). */
 void spec_draft_close(struct spec_drafter *d);
+
+/**
+ * spec_mtp_open() - the mtp drafter in @d: the first multi-token-prediction
+ * block (nextn) of the GGUF model @path, on the host CPU by the reference
+ * kernels (ref_mtp(), userspace/engine/spec_mtp.c)
+ * @n_ctx: positions of the block's own KV cache (the engine's context)
+ * @err, @errlen: the reason (no MTP block in @path, bad file)
+ * Return: 0, or a negative errno; @d is then empty.
+ */
+int spec_mtp_open(struct spec_drafter *d, const char *path, int n_ctx, char *err, size_t errlen);
 
 /**
  * spec_ngram_draft() - prompt lookup decoding: the longest suffix of

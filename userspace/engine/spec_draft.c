@@ -53,11 +53,12 @@ static int feed(struct spec_draft *s, int32_t tok, bool out)
 }
 
 static int draft_draft(struct spec_drafter *d, const int32_t *hist, int n_hist, int n_max,
-		       int32_t *out)
+		       const float *hidden, int32_t *out)
 {
 	struct spec_draft *s = d->priv;
 	int keep = 0, i, k;
 
+	(void)hidden;
 	if (n_hist < 1 || n_max < 1 || n_hist + n_max > s->n_ctx)
 		return 0;
 	while (keep < s->n && keep < n_hist - 1 && s->toks[keep] == hist[keep])
@@ -125,6 +126,7 @@ int spec_draft_open(struct spec_drafter *d, const char *path, const struct token
 		return util_err(err, errlen, -ENOMEM, "out of memory");
 	d->kind = SPEC_DRAFT;
 	d->draft = draft_draft;
+	d->close = spec_draft_close;
 	d->priv = s;
 	s->m = ref_load(path, n_ctx, err, errlen);
 	if (!s->m) {

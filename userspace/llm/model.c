@@ -295,7 +295,7 @@ static int load_qwen35(struct llm_model *m, bool **recurrent, char *err, size_t 
 			snprintf(blk, sizeof(blk), "blk.%u-%u", m->n_layers, total - 1);
 		snprintf(m->note, sizeof(m->note),
 			 "%s: %u multi-token-prediction block%s (%s, %s.nextn_predict_layers) "
-			 "skipped: only the decoder blocks run", gf->path ? gf->path : "model", nextn,
+			 "skipped on the cards (--spec mtp drafts with the first on the host)", gf->path ? gf->path : "model", nextn,
 			 nextn == 1 ? "" : "s", blk, a);
 	}
 	*recurrent = calloc(total, sizeof(bool));

@@ -128,7 +128,7 @@ struct llm_model {
 	bool attn_gate;
 	uint32_t rope_sections[4];
 	uint32_t ssm_state, ssm_k_heads, ssm_v_heads, ssm_conv, n_deltanet, n_mtp;
-	char note[160];
+	char note[256];
 	const struct gguf_tensor *token_embd, *output_norm, *output;
 	bool tied;
 	struct llm_layer *layers;

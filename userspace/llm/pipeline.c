@@ -326,7 +326,7 @@ static int submit_stage(struct pipeline *p, int k, int s, const struct pipe_tok 
 	if (!st->last && !p->st[k + 1].checked[s])
 		in[n_in++] = (struct rk_sync){ st->sy_next[s], 0 };
 	/* No logits rows: a token-sized copy keeps the job graph uniform. */
-	out_len = st->last ? (n_out ? (uint64_t)n_out * p->m->n_vocab * sizeof(float) : 4) : hid;
+	out_len = st->last ? (n_out ? (uint64_t)n_out * p->row_floats * sizeof(float) : 4) : hid;
 	st->in_bytes_of[s] = st->prog_size + (st->p2p_in ? 0 : hid);
 	st->out_bytes_of[s] = out_len;
 	out = (struct rk_sync){ st->sy_out[s], 0 };
@@ -364,6 +364,11 @@ int pipe_exec_cost(struct pipeline *p, int *n_tok, int64_t *ns)
 int pipe_in_flight(const struct pipeline *p)
 {
 	return p->n_flight;
+}
+
+const float *pipe_hidden(const struct pipeline *p)
+{
+	return p->hid;
 }
 
 void pipe_set_trace(struct pipeline *p, pipe_trace_fn fn, void *user)
@@ -533,6 +538,9 @@ int pipe_collect(struct pipeline *p, float *logits, int max_rows, char *err, siz
 	if (rows)
 		memcpy(logits, last->out_host[s].map,
 		       (size_t)rows * p->m->n_vocab * sizeof(float));
+	if (rows && p->hid)	/* F_HIDDEN: the hidden rows follow the logits rows */
+		memcpy(p->hid, (const float *)last->out_host[s].map + (size_t)rows * p->m->n_vocab,
+		       (size_t)rows * p->m->dim * sizeof(float));
 	p->n_flight--;
 	ret = rows;
 out:

@@ -60,6 +60,10 @@
  * @no_p2p: hidden states always take the host hop, also between cards
  *	that could use peer-to-peer DMA (comparisons; RK1828_P2P=off in the
  *	environment does the same)
+ * @hidden: the last card also returns, after the logits rows, each logits
+ *	token's final hidden state rmsnorm(x) * output_norm (dim floats;
+ *	RK1828_PROG_F_HIDDEN, program revision 1.4), read with pipe_hidden():
+ *	what a multi-token-prediction drafter takes (spec_mtp.c)
  */
 struct pipe_opts {
 	uint32_t n_ctx;
@@ -73,6 +77,7 @@ struct pipe_opts {
 	void (*progress)(void *user, uint64_t done, uint64_t total);
 	void *progress_user;
 	bool no_p2p;
+	bool hidden;
 };
 
 struct pipeline;
@@ -314,6 +319,14 @@ typedef void (*pipe_trace_fn)(void *user, const struct pipe_trace_rec *r);
  * (NULL: stop)
  */
 void pipe_set_trace(struct pipeline *p, pipe_trace_fn fn, void *user);
+
+/**
+ * pipe_hidden() - with pipe_opts.hidden: the final hidden states of the
+ * micro-batch pipe_collect() returned last, one row of m->dim floats per
+ * logits row in the same order; NULL without pipe_opts.hidden. Valid
+ * until the next pipe_collect().
+ */
+const float *pipe_hidden(const struct pipeline *p);
 
 /** pipe_get_stats() - copy the counters of @p into @st. */
 void pipe_get_stats(const struct pipeline *p, struct pipe_stats *st);

@@ -118,6 +118,10 @@ struct stage {
  * @failed: first job failure; the pipeline is unusable after it
  * @hybrid: the model has DeltaNet or gated-attention blocks: programs are
  *	RK1828_PROG_OP_HYBRID
+ * @row_floats: floats of one returned row: n_vocab, plus dim with
+ *	pipe_opts.hidden (the hidden rows follow the logits rows)
+ * @hid: pipe_opts.hidden: the last collected micro-batch's hidden rows
+ *	(@max_rows of dim floats), else NULL
  */
 struct pipeline {
 	const struct llm_model *m;
@@ -138,6 +142,8 @@ struct pipeline {
 	pipe_trace_fn trace;
 	void *trace_user;
 	char failed[384];
+	size_t row_floats;
+	float *hid;
 };
 
 /* One contiguous piece of a weights image: @size bytes from @src at @off. */

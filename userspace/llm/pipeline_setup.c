@@ -146,6 +146,7 @@ void pipe_prog_header(const struct pipeline *p, const struct stage *st, uint32_t
 	h->n_layers = htole32(st->count);
 	h->first_layer = htole32(st->first);
 	h->flags = htole32((st->last ? RK1828_PROG_F_OUTPUT : 0) | RK1828_PROG_F_BATCH |
+			   (st->last && p->o.hidden ? RK1828_PROG_F_HIDDEN : 0) |
 			   (m->rope_neox ? RK1828_PROG_F_ROPE_NEOX : 0));
 	h->dim = htole32(m->dim);
 	h->n_heads = htole32(m->n_heads);
@@ -309,6 +310,7 @@ void pipe_destroy(struct pipeline *p)
 	for (k = 0; p->st && k < p->n_stages; k++)
 		stage_free(&p->st[k]);
 	free(p->st);
+	free(p->hid);
 	free(p);
 }
 
@@ -413,7 +415,7 @@ static int stage_init(struct pipeline *p, int k, char *err, size_t errlen)
 	int ret = -1;
 
 	/* Stage k+1's program travels in front of the hidden states. */
-	st->out_bytes = st->last ? (uint64_t)p->max_rows * m->n_vocab * sizeof(float) :
+	st->out_bytes = st->last ? (uint64_t)p->max_rows * p->row_floats * sizeof(float) :
 			p->st[k + 1].prog_size + act;
 	st->tmpl = calloc(1, st->prog_size);
 	if (!st->tmpl)
@@ -564,6 +566,11 @@ int pipe_create(struct pipeline **pp, const struct llm_model *m,
 	p->max_rows = (int)(o->max_rows > n_seq ? o->max_rows : n_seq);
 	if (p->max_rows > (int)o->bucket)
 		p->max_rows = (int)o->bucket;
+	p->row_floats = m->n_vocab + (o->hidden ? m->dim : 0);
+	if (o->hidden && !(p->hid = calloc((size_t)p->max_rows * m->dim, sizeof(float)))) {
+		pipe_destroy(p);
+		return pipe_err(err, errlen, NULL, "out of host memory");
+	}
 	for (l = 0; l < m->n_layers; l++)
 		p->up_total += llm_layer_weight_bytes(m, l);
 	p->up_total += llm_head_bytes(m);

@@ -117,6 +117,28 @@ static int get_tensor(const struct gguf_file *f, const char *name, uint64_t ne0,
 	return 0;
 }
 
+/* The nextn tensors of MTP block @i (the first after the decoder blocks). */
+static int load_mtp(struct ref_model *m, int i, const char *path, char *err, size_t errlen)
+{
+	static const char *const names[] = { "eh_proj", "enorm", "hnorm", "shared_head_norm" };
+	struct ref_tensor *t[] = { &m->mtp.eh_proj, &m->mtp.enorm, &m->mtp.hnorm,
+				   &m->mtp.shared_head_norm };
+	uint64_t dim = (uint64_t)m->c.dim;
+	char n[64];
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		snprintf(n, sizeof(n), "blk.%d.nextn.%s.weight", i, names[k]);
+		/* eh_proj: [2 dim] -> dim, a matrix; the norms F32 vectors, the last optional. */
+		if (get_tensor(m->file, n, k ? dim : 2 * dim, k ? 1 : dim, k == 3, k != 0, t[k],
+			       path, err, errlen))
+			return -1;
+	}
+	if (!m->mtp.shared_head_norm.data)
+		m->mtp.shared_head_norm = m->output_norm;
+	return 0;
+}
+
 struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen)
 {
 	struct ref_model *m;
@@ -155,6 +177,12 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 		c->field = (int)v; \
 	} while (0)
 	INT(n_layers, "block_count", -1);
+	INT(n_mtp, "nextn_predict_layers", 0);
+	if (c->n_mtp < 0 || c->n_mtp >= c->n_layers) {
+		set_err(err, errlen, path, "bad %s.nextn_predict_layers %d", c->arch, c->n_mtp);
+		goto fail;
+	}
+	c->n_layers -= c->n_mtp;	/* the decoder blocks; the MTP ones follow */
 	INT(dim, "embedding_length", -1);
 	INT(ffn_dim, "feed_forward_length", -1);
 	INT(n_heads, "attention.head_count", -1);
@@ -210,12 +238,12 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 	if (!m->output.data)
 		m->output = m->token_embd;	/* tied */
 
-	m->layers = calloc((size_t)c->n_layers, sizeof(*m->layers));
+	m->layers = calloc((size_t)(c->n_layers + c->n_mtp), sizeof(*m->layers));
 	if (!m->layers) {
 		set_err(err, errlen, path, "out of memory");
 		goto fail;
 	}
-	for (i = 0; i < c->n_layers; i++) {
+	for (i = 0; i < c->n_layers + c->n_mtp; i++) {
 		struct ref_layer *l = &m->layers[i];
 		char n[64];
 
@@ -225,7 +253,8 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 			goto fail_quiet; \
 	} while (0)
 		T(attn_norm, "attn_norm.weight", dim, 1, false, true);
-		l->recurrent = c->hybrid && (i + 1) % c->fa_interval != 0;
+		/* MTP blocks are full attention. */
+		l->recurrent = c->hybrid && i < c->n_layers && (i + 1) % c->fa_interval != 0;
 		if (l->recurrent) {
 			uint64_t S = (uint64_t)c->ssm_state, key = S * c->ssm_groups;
 			uint64_t val = S * c->ssm_rank, ch = 2 * key + val;
@@ -257,9 +286,12 @@ struct ref_model *ref_load(const char *path, int n_ctx, char *err, size_t errlen
 		T(ffn_gate, "ffn_gate.weight", dim, ffn, false, false);
 		T(ffn_up, "ffn_up.weight", dim, ffn, false, false);
 		T(ffn_down, "ffn_down.weight", ffn, dim, false, false);
+		if (i == c->n_layers && load_mtp(m, i, path, err, errlen))
+			goto fail_quiet;
 #undef T
 	}
-	size_t kv = (size_t)c->n_layers * (size_t)c->n_ctx * kvd;
+	/* Untouched rows of a calloc()ed cache take no memory (MTP users). */
+	size_t kv = (size_t)(c->n_layers + c->n_mtp) * (size_t)c->n_ctx * kvd;
 
 	m->k_cache = calloc(kv, sizeof(float));
 	m->v_cache = calloc(kv, sizeof(float));
@@ -484,6 +516,12 @@ static void kv_round(int type, float *row, int n, void *tmp)
  * Self-attention of block @l on the normalised input @xb; the output
  * projection goes to @out [dim]. qwen35: gated, q rows interleaved [q, gate].
  */
+/* Whether K/V row @j of layer @l is left out of position @pos's attention. */
+static bool masked(const struct ref_model *m, int l, int j, int pos)
+{
+	return l >= m->c.n_layers && m->mtp_valid && j < pos && !m->mtp_valid[j];
+}
+
 static void attention(struct ref_model *m, int l, const float *xb, int pos, float *out,
 		      struct ref_scratch *w)
 {
@@ -532,6 +570,10 @@ static void attention(struct ref_model *m, int l, const float *xb, int pos, floa
 		for (j = 0; j <= pos; j++) {
 			double s = 0.0;
 
+			if (masked(m, l, j, pos)) {
+				w->sc[j] = -INFINITY;
+				continue;
+			}
 			for (i = 0; i < hd; i++)
 				s += (double)qh[i] * kc[(size_t)j * kvd + off + i];
 			w->sc[j] = s / sqrt((double)hd);
@@ -539,7 +581,7 @@ static void attention(struct ref_model *m, int l, const float *xb, int pos, floa
 				max = w->sc[j];
 		}
 		for (j = 0; j <= pos; j++) {
-			w->sc[j] = exp(w->sc[j] - max);
+			w->sc[j] = w->sc[j] == -INFINITY ? 0.0 : exp(w->sc[j] - max);
 			sum += w->sc[j];
 		}
 		for (i = 0; i < hd; i++) {
@@ -637,66 +679,135 @@ static void deltanet(struct ref_model *m, int l, const float *xb, float *out,
 	matvec(&L->ssm_out, o, out, w->tmp);
 }
 
-int ref_forward(struct ref_model *m, int token, int pos, float *logits)
+/* Scratch of one token's forward: x, xb2 and the buffers of struct ref_scratch. */
+struct ref_work {
+	float *x, *xb2, *hb, *hb2;
+	struct ref_scratch w;
+};
+
+static int work_alloc(const struct ref_model *m, struct ref_work *k)
 {
 	const struct ref_config *c = &m->c;
 	int dim = c->dim, qd = c->n_heads * c->head_dim;
 	int big = dim > c->ffn_dim ? dim : c->ffn_dim;
-	float *x, *xb2, *hb, *hb2;
-	struct ref_scratch w;
-	int l, i;
 
-	if (pos < 0 || pos >= c->n_ctx)
-		return -1;
-	/* Longest vector any layer uses: q with gates, qkv, rows of any matrix. */
+	/* Longest vector any layer uses: q with gates, qkv, rows of any matrix, [e; h]. */
 	if (3 * qd > big)
 		big = 3 * qd;
 	if (c->hybrid && (2 * c->ssm_groups + c->ssm_rank) * c->ssm_state > big)
 		big = (2 * c->ssm_groups + c->ssm_rank) * c->ssm_state;
+	if (2 * dim > big)
+		big = 2 * dim;
 	size_t nf = (size_t)dim * 2 + (size_t)big * 9;
 
-	x = malloc(sizeof(float) * nf);
-	w.sc = malloc(sizeof(double) * (size_t)c->n_ctx);
-	if (!x || !w.sc || ref_embed(m, token, x)) {
-		free(x);
-		free(w.sc);
+	k->x = malloc(sizeof(float) * nf);
+	k->w.sc = malloc(sizeof(double) * (size_t)c->n_ctx);
+	if (!k->x || !k->w.sc) {
+		free(k->x);
+		free(k->w.sc);
 		return -1;
 	}
-	xb2 = x + dim;
-	w.xb = xb2 + dim;
-	w.q = w.xb + big;
-	w.k = w.q + big;
-	w.v = w.k + big;
-	w.att = w.v + big;
-	hb = w.att + big;
-	hb2 = hb + big;
-	w.tmp = hb2 + big;
+	k->xb2 = k->x + dim;
+	k->w.xb = k->xb2 + dim;
+	k->w.q = k->w.xb + big;
+	k->w.k = k->w.q + big;
+	k->w.v = k->w.k + big;
+	k->w.att = k->w.v + big;
+	k->hb = k->w.att + big;
+	k->hb2 = k->hb + big;
+	k->w.tmp = k->hb2 + big;
+	return 0;
+}
 
-	for (l = 0; l < c->n_layers; l++) {
-		const struct ref_layer *L = &m->layers[l];
+static void work_free(struct ref_work *k)
+{
+	free(k->x);
+	free(k->w.sc);
+}
 
-		rmsnorm(w.xb, x, L->attn_norm.data, dim, c->eps);
-		if (L->recurrent)
-			deltanet(m, l, w.xb, xb2, &w);
-		else
-			attention(m, l, w.xb, pos, xb2, &w);
-		for (i = 0; i < dim; i++)
-			x[i] += xb2[i];
+/* Block @l on the residual stream k->x at @pos. */
+static void block(struct ref_model *m, int l, int pos, struct ref_work *k)
+{
+	const struct ref_config *c = &m->c;
+	const struct ref_layer *L = &m->layers[l];
+	int dim = c->dim, i;
+	float *x = k->x, *xb2 = k->xb2, *hb = k->hb, *hb2 = k->hb2;
+	struct ref_scratch *w = &k->w;
 
-		rmsnorm(w.xb, x, L->ffn_norm.data, dim, c->eps);
-		matvec(&L->ffn_gate, w.xb, hb, w.tmp);
-		matvec(&L->ffn_up, w.xb, hb2, w.tmp);
-		for (i = 0; i < c->ffn_dim; i++)
-			hb[i] = (float)(hb[i] / (1.0 + exp(-(double)hb[i])) * hb2[i]);
-		matvec(&L->ffn_down, hb, xb2, w.tmp);
-		for (i = 0; i < dim; i++)
-			x[i] += xb2[i];
+	rmsnorm(w->xb, x, L->attn_norm.data, dim, c->eps);
+	if (L->recurrent)
+		deltanet(m, l, w->xb, xb2, w);
+	else
+		attention(m, l, w->xb, pos, xb2, w);
+	for (i = 0; i < dim; i++)
+		x[i] += xb2[i];
+
+	rmsnorm(w->xb, x, L->ffn_norm.data, dim, c->eps);
+	matvec(&L->ffn_gate, w->xb, hb, w->tmp);
+	matvec(&L->ffn_up, w->xb, hb2, w->tmp);
+	for (i = 0; i < c->ffn_dim; i++)
+		hb[i] = (float)(hb[i] / (1.0 + exp(-(double)hb[i])) * hb2[i]);
+	matvec(&L->ffn_down, hb, xb2, w->tmp);
+	for (i = 0; i < dim; i++)
+		x[i] += xb2[i];
+}
+
+int ref_forward_hidden(struct ref_model *m, int token, int pos, float *logits, float *hidden)
+{
+	const struct ref_config *c = &m->c;
+	struct ref_work k;
+	int l;
+
+	if (pos < 0 || pos >= c->n_ctx || work_alloc(m, &k))
+		return -1;
+	if (ref_embed(m, token, k.x)) {
+		work_free(&k);
+		return -1;
 	}
-	if (logits) {
-		rmsnorm(w.xb, x, m->output_norm.data, dim, c->eps);
-		matvec(&m->output, w.xb, logits, w.tmp);
+	for (l = 0; l < c->n_layers; l++)
+		block(m, l, pos, &k);
+	if (logits || hidden) {
+		rmsnorm(k.w.xb, k.x, m->output_norm.data, c->dim, c->eps);
+		if (hidden)
+			memcpy(hidden, k.w.xb, sizeof(float) * (size_t)c->dim);
+		if (logits)
+			matvec(&m->output, k.w.xb, logits, k.w.tmp);
 	}
-	free(x);
-	free(w.sc);
+	work_free(&k);
+	return 0;
+}
+
+int ref_forward(struct ref_model *m, int token, int pos, float *logits)
+{
+	return ref_forward_hidden(m, token, pos, logits, NULL);
+}
+
+int ref_mtp(struct ref_model *m, int token, const float *hidden, int pos, float *logits,
+	    float *hidden_out)
+{
+	const struct ref_config *c = &m->c;
+	const struct ref_mtp *t = &m->mtp;
+	int dim = c->dim;
+	struct ref_work k;
+	float *eh;
+
+	if (!c->n_mtp || pos < 0 || pos >= c->n_ctx || work_alloc(m, &k))
+		return -1;
+	/* [enorm(e); hnorm(h)] in hb (2 dim floats), projected into x. */
+	eh = k.hb;
+	if (ref_embed(m, token, k.xb2)) {
+		work_free(&k);
+		return -1;
+	}
+	rmsnorm(eh, k.xb2, t->enorm.data, dim, c->eps);
+	rmsnorm(eh + dim, hidden, t->hnorm.data, dim, c->eps);
+	matvec(&t->eh_proj, eh, k.x, k.w.tmp);
+	block(m, c->n_layers, pos, &k);
+	rmsnorm(k.w.xb, k.x, t->shared_head_norm.data, dim, c->eps);
+	if (hidden_out)
+		memcpy(hidden_out, k.w.xb, sizeof(float) * (size_t)dim);
+	if (logits)
+		matvec(&m->output, k.w.xb, logits, k.w.tmp);
+	work_free(&k);
 	return 0;
 }

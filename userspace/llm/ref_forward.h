@@ -85,6 +85,10 @@ struct ref_layer {
  * @ssm_state, @ssm_groups, @ssm_rank, @conv_k, @fa_interval: qwen35
  *	ssm.state_size, ssm.group_count, ssm.time_step_rank, ssm.conv_kernel,
  *	full_attention_interval
+ * @n_mtp: <arch>.nextn_predict_layers: multi-token-prediction blocks
+ *	after the @n_layers decoder blocks (block_count is their sum);
+ *	ref_forward() runs the decoder blocks only, ref_mtp() the first MTP
+ *	block
  */
 struct ref_config {
 	char arch[16];
@@ -95,6 +99,19 @@ struct ref_config {
 	bool hybrid;
 	int sections[4];
 	int ssm_state, ssm_groups, ssm_rank, conv_k, fa_interval;
+	int n_mtp;
+};
+
+/**
+ * struct ref_mtp - a multi-token-prediction block's own tensors (Qwen3.5,
+ * GLM-4.5 and DeepSeek-V3 "nextn"; llama.cpp's names blk.N.nextn.*),
+ * besides the full-attention block's usual ones in @layers[N]
+ * @eh_proj: [dim][2 dim]: [enorm(embedding); hnorm(hidden)] to the model width
+ * @enorm, @hnorm: [dim] RMSNorm weights of the embedding and the hidden state
+ * @shared_head_norm: [dim] norm before the LM head (output_norm if absent)
+ */
+struct ref_mtp {
+	struct ref_tensor eh_proj, enorm, hnorm, shared_head_norm;
 };
 
 /**
@@ -105,8 +122,13 @@ struct ref_config {
  * @output_norm: [dim]
  * @output: [n_vocab][dim] (token_embd when tied)
  * @layers: @c.n_layers blocks
- * @k_cache: [n_layers][n_ctx][n_kv_heads * head_dim]
+ * @k_cache: [n_layers + n_mtp][n_ctx][n_kv_heads * head_dim]
  * @v_cache: same shape as @k_cache
+ * @mtp: the first MTP block's own tensors (@c.n_mtp > 0), its other
+ *	weights in @layers[@c.n_layers]
+ * @mtp_valid: NULL, or [n_ctx] flags: the MTP block's attention reads only
+ *	the K/V rows whose flag is set (and the row being written); its user
+ *	sets them (spec_mtp.c: rows of drafts rejected since are stale)
  * @conv_state: qwen35 [n_layers][conv_k - 1][channels] (zero at start)
  * @ssm_state: qwen35 [n_layers][ssm_rank][ssm_state][ssm_state]
  * @kv_type: QUANT_TYPE_* the K/V rows are rounded through before they are
@@ -121,6 +143,8 @@ struct ref_model {
 	struct gguf_file *file;
 	struct ref_tensor token_embd, output_norm, output;
 	struct ref_layer *layers;
+	struct ref_mtp mtp;
+	const unsigned char *mtp_valid;
 	float *k_cache, *v_cache;
 	float *conv_state, *ssm_state;
 };
@@ -169,5 +193,28 @@ int ref_embed(const struct ref_model *m, int token, float *out);
  * Return: 0, or -1 on a bad token/pos or out of memory.
  */
 int ref_forward(struct ref_model *m, int token, int pos, float *logits);
+
+/**
+ * ref_forward_hidden() - ref_forward(), and the final hidden state
+ * rmsnorm(x) * output_norm into @hidden [dim] (NULL: not wanted): what a
+ * card returns with RK1828_PROG_F_HIDDEN
+ * Return: as ref_forward().
+ */
+int ref_forward_hidden(struct ref_model *m, int token, int pos, float *logits, float *hidden);
+
+/**
+ * ref_mtp() - the first multi-token-prediction block at position @pos:
+ * h = eh_proj [rmsnorm(embed(@token)) * enorm; rmsnorm(@hidden) * hnorm],
+ * then the full-attention block (its K/V rows at @pos in its own layer
+ * of the cache), @hidden_out = rmsnorm(h) * shared_head_norm and @logits
+ * = output @hidden_out: the logits of the token after @token
+ * @token: the token at @pos (the one sampled after the hidden state)
+ * @hidden: [dim] the final hidden state of position @pos - 1 (from the
+ *	model, or @hidden_out of the previous ref_mtp() when chaining)
+ * @logits: [n_vocab] or NULL; @hidden_out: [dim] or NULL
+ * Return: 0, or -1 without an MTP block, on a bad token/pos or out of memory.
+ */
+int ref_mtp(struct ref_model *m, int token, const float *hidden, int pos, float *logits,
+	    float *hidden_out);
 
 #endif
